@@ -1,0 +1,113 @@
+package d5list
+
+// Direction says whether a smaller or a larger metric value is better.
+type Direction string
+
+const (
+	LowerIsBetter  Direction = "lower"
+	HigherIsBetter Direction = "higher"
+)
+
+// Better reports whether a is strictly better than b in direction d.
+func (d Direction) Better(a, b float64) bool {
+	if d == HigherIsBetter {
+		return a > b
+	}
+	return a < b
+}
+
+// Metric names shared by benchmarks, derived results and rankings.
+const (
+	MetricTimeToTrain    = "time_to_train_s"  // run_stop - run_start, MLPerf's score of one run
+	MetricTTA            = "tta_s"            // DAWNBench: run_start to the first evaluation at target
+	MetricFinalAccuracy  = "final_accuracy"   // last eval_accuracy of a run
+	MetricBestAccuracy   = "best_accuracy"    // highest eval_accuracy of a run
+	MetricEpochsToTarget = "epochs_to_target" // epoch_num of the first evaluation at target
+	MetricThroughput     = "throughput"       // samples per second
+)
+
+// Benchmark is one entry of the catalogue: what competitors run and how the
+// list ranks it.
+type Benchmark struct {
+	ID          string `json:"id" yaml:"id"`
+	Name        string `json:"name" yaml:"name"`
+	Description string `json:"description" yaml:"description"`
+	Level       int    `json:"level" yaml:"level"` // Deep500 level 0..3
+	Category    string `json:"category" yaml:"category"`
+	// Workload names the builtin CPU workload that re-runs this benchmark
+	// (for example "digits-mlp"); empty means the bundle's own entrypoint.
+	Workload string `json:"workload,omitempty" yaml:"workload"`
+
+	Division DivisionRules `json:"division" yaml:"division"`
+	Runs     int           `json:"runs" yaml:"runs"` // required number of runs
+	Quality  QualityTarget `json:"quality" yaml:"quality"`
+	Ranking  RankingRule   `json:"ranking" yaml:"ranking"`
+	Timing   string        `json:"timing,omitempty" yaml:"timing"` // what is on the clock, in words
+	Verify   VerifyPolicy  `json:"verify" yaml:"verify"`
+	// Requires lists runner labels a runner must have to take this
+	// benchmark's jobs, e.g. {"accelerator": "H100", "dataset.cifar10": "yes"}.
+	Requires map[string]string `json:"requires,omitempty" yaml:"requires"`
+	// RCP holds optional reference convergence points (MLPerf rcp_checker).
+	RCP []ConvergencePoint `json:"rcp,omitempty" yaml:"rcp"`
+}
+
+// DivisionRules are the recipe rules of the closed division.
+type DivisionRules struct {
+	// Fixed components a closed-division recipe must match exactly.
+	Fixed map[string]any `json:"fixed" yaml:"fixed"`
+	// Mutable lists the keys a competitor may change, with their defaults.
+	Mutable map[string]any `json:"mutable" yaml:"mutable"`
+}
+
+// QualityTarget is the convergence criterion.
+type QualityTarget struct {
+	Metric string  `json:"metric" yaml:"metric"` // MLLOG key, usually "eval_accuracy"
+	Target float64 `json:"target" yaml:"target"` // acceptable value, Deep500 semantics
+	// Mode is "first" (the run reaches the target at some evaluation,
+	// MLPerf/DAWNBench) or "final" (the last evaluation must reach it).
+	Mode      string    `json:"mode" yaml:"mode"`
+	Direction Direction `json:"direction" yaml:"direction"`
+}
+
+// Reached reports whether value satisfies the target, following Deep500's
+// acceptable-metric semantics: accuracy at least, error and time at most.
+func (q QualityTarget) Reached(value float64) bool {
+	if q.Direction == LowerIsBetter {
+		return value <= q.Target
+	}
+	return value >= q.Target
+}
+
+// RankingRule says which metric orders the list.
+type RankingRule struct {
+	Metric    string    `json:"metric" yaml:"metric"`
+	Direction Direction `json:"direction" yaml:"direction"`
+	Unit      string    `json:"unit" yaml:"unit"`
+	// Secondary breaks ties before submission time does.
+	Secondary          string    `json:"secondary,omitempty" yaml:"secondary"`
+	SecondaryDirection Direction `json:"secondary_direction,omitempty" yaml:"secondary_direction"`
+}
+
+// VerifyPolicy says how a re-run is compared with the claim.
+type VerifyPolicy struct {
+	// AccuracyTolerance is the allowed absolute difference of an accuracy
+	// (0 for the deterministic builtin workloads).
+	AccuracyTolerance float64 `json:"accuracy_tolerance" yaml:"accuracy_tolerance"`
+	// TimingTolerance is the allowed relative amount by which a claimed time
+	// may be faster than the measured one (0.5 = claims up to 50 % faster pass).
+	TimingTolerance float64 `json:"timing_tolerance" yaml:"timing_tolerance"`
+	// SameHardware lists the runner labels that must equal the declared
+	// system's for timing to be verified.
+	SameHardware []string `json:"same_hardware,omitempty" yaml:"same_hardware"`
+	// TimeLimitSeconds bounds one re-run job.
+	TimeLimitSeconds int `json:"time_limit_s,omitempty" yaml:"time_limit_s"`
+}
+
+// ConvergencePoint is a reference: runs at this global batch size need
+// EpochsMean epochs (with EpochsStdev) to reach the target.
+type ConvergencePoint struct {
+	GlobalBatchSize int     `json:"global_batch_size" yaml:"global_batch_size"`
+	EpochsMean      float64 `json:"epochs_mean" yaml:"epochs_mean"`
+	EpochsStdev     float64 `json:"epochs_stdev" yaml:"epochs_stdev"`
+	Samples         int     `json:"samples" yaml:"samples"`
+}

@@ -1,0 +1,71 @@
+package d5list
+
+// Result is the set of metrics derived from the N run logs of a submission,
+// either as claimed (the uploaded logs) or as measured (the portal's re-run).
+type Result struct {
+	Runs  []RunMetrics `json:"runs"`
+	Score Score        `json:"score"`
+	// Runner describes where a measured result was produced (labels).
+	Runner map[string]string `json:"runner,omitempty"`
+}
+
+// RunMetrics are the metrics of one run, derived from its MLLOG.
+type RunMetrics struct {
+	Index           int     `json:"index"`
+	File            string  `json:"file"`
+	Seed            int64   `json:"seed"`
+	Status          string  `json:"status"` // run_stop metadata.status
+	Converged       bool    `json:"converged"`
+	StartMS         int64   `json:"start_ms"`
+	StopMS          int64   `json:"stop_ms"`
+	TimeToTrain     float64 `json:"time_to_train_s"`
+	TTA             float64 `json:"tta_s"`            // 0 when the target was never reached
+	EpochsToTarget  float64 `json:"epochs_to_target"` // -1 when the target was never reached
+	FinalAccuracy   float64 `json:"final_accuracy"`
+	BestAccuracy    float64 `json:"best_accuracy"`
+	Throughput      float64 `json:"throughput,omitempty"`
+	GlobalBatchSize int     `json:"global_batch_size,omitempty"`
+	// Extra holds workload-specific metrics (operator error, latency, ...).
+	Extra map[string]float64 `json:"extra,omitempty"`
+	Evals []EvalPoint        `json:"evals"`
+}
+
+// Metric returns the named metric of the run.
+func (r *RunMetrics) Metric(name string) (float64, bool) {
+	switch name {
+	case MetricTimeToTrain:
+		return r.TimeToTrain, true
+	case MetricTTA:
+		return r.TTA, r.EpochsToTarget >= 0
+	case MetricFinalAccuracy:
+		return r.FinalAccuracy, true
+	case MetricBestAccuracy:
+		return r.BestAccuracy, true
+	case MetricEpochsToTarget:
+		return r.EpochsToTarget, r.EpochsToTarget >= 0
+	case MetricThroughput:
+		return r.Throughput, r.Throughput > 0
+	}
+	v, ok := r.Extra[name]
+	return v, ok
+}
+
+// EvalPoint is one evaluation of a run.
+type EvalPoint struct {
+	Epoch    float64 `json:"epoch"`
+	Seconds  float64 `json:"t"` // since run_start
+	Accuracy float64 `json:"acc"`
+}
+
+// Score is a submission's ranking value over its runs, the MLPerf way: the
+// olympic mean (drop the best and the worst, average the rest), where a
+// non-converged run counts as infinitely slow.
+type Score struct {
+	Metric  string  `json:"metric"`
+	Value   float64 `json:"value"`
+	Valid   bool    `json:"valid"`
+	Dropped []int   `json:"dropped,omitempty"` // run indices left out
+	Min     float64 `json:"min"`
+	Max     float64 `json:"max"`
+	Note    string  `json:"note,omitempty"`
+}

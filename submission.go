@@ -1,0 +1,113 @@
+package d5list
+
+import "time"
+
+// Status is where a submission is in its life.
+type Status string
+
+const (
+	StatusChecking    Status = "checking"
+	StatusRejected    Status = "rejected"
+	StatusQueued      Status = "queued"
+	StatusRunning     Status = "running"
+	StatusVerified    Status = "verified"
+	StatusDiscrepancy Status = "discrepancy"
+	StatusFailed      Status = "failed" // the re-run broke; not the competitor's fault
+	StatusNeedsReview Status = "needs_review"
+)
+
+// Final reports whether no more work is scheduled for the status.
+func (s Status) Final() bool {
+	switch s {
+	case StatusRejected, StatusVerified, StatusDiscrepancy, StatusFailed, StatusNeedsReview:
+		return true
+	}
+	return false
+}
+
+// Divisions and availabilities, as in MLPerf.
+const (
+	DivisionClosed = "closed"
+	DivisionOpen   = "open"
+
+	AvailabilityAvailable = "available"
+	AvailabilityPreview   = "preview"
+	AvailabilityRDI       = "rdi"
+)
+
+// Manifest is submission.json, the bundle's cover sheet.
+type Manifest struct {
+	Format       string `json:"format"` // "d5list/v1"
+	Benchmark    string `json:"benchmark"`
+	Division     string `json:"division"`
+	Availability string `json:"availability"`
+	Submitter    string `json:"submitter"`
+	SystemName   string `json:"system_name"`
+	Framework    string `json:"framework"`
+	CodeURL      string `json:"code_url,omitempty"`
+	// Claims are explicit claimed values; they must equal what the logs give.
+	Claims map[string]float64 `json:"claims,omitempty"`
+}
+
+// ManifestFormat is the only bundle format version this portal reads.
+const ManifestFormat = "d5list/v1"
+
+// Submission is one uploaded result and its verification state.
+type Submission struct {
+	ID           int64     `json:"id"`
+	BenchmarkID  string    `json:"benchmark"`
+	OwnerID      int64     `json:"owner_id"`
+	Owner        string    `json:"owner"`
+	Division     string    `json:"division"`
+	Availability string    `json:"availability"`
+	Submitter    string    `json:"submitter"`
+	SystemName   string    `json:"system_name"`
+	Framework    string    `json:"framework"`
+	Accelerator  string    `json:"accelerator,omitempty"`
+	Accelerators int       `json:"accelerators,omitempty"` // total count over all nodes
+	HostCPU      string    `json:"host_cpu,omitempty"`     // declared host processor model
+	Status       Status    `json:"status"`
+	BundleSHA256 string    `json:"bundle_sha256"`
+	BundleSize   int64     `json:"bundle_size"`
+	Recipe       *Recipe   `json:"recipe,omitempty"`
+	Claimed      *Result   `json:"claimed,omitempty"`
+	Measured     *Result   `json:"measured,omitempty"`
+	Reasons      []Reason  `json:"reasons"`
+	Flag         string    `json:"flag,omitempty"`          // public note when flagged
+	CodeURL      string    `json:"code_url,omitempty"`      // submission.json code_url
+	CostPerHour  float64   `json:"cost_per_hour,omitempty"` // system.json price in USD, 0 when undeclared
+	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
+}
+
+// Seeds returns the seeds of the claimed runs in run order.
+func (s *Submission) Seeds() []int64 {
+	if s.Claimed == nil {
+		return nil
+	}
+	seeds := make([]int64, len(s.Claimed.Runs))
+	for i, r := range s.Claimed.Runs {
+		seeds[i] = r.Seed
+	}
+	return seeds
+}
+
+// Reason explains one check failure or one verification finding.
+type Reason struct {
+	Code     string   `json:"code"`
+	Message  string   `json:"message"`
+	File     string   `json:"file,omitempty"`
+	Line     int      `json:"line,omitempty"`
+	Run      *int     `json:"run,omitempty"`
+	Epoch    *float64 `json:"epoch,omitempty"`
+	Claimed  *float64 `json:"claimed,omitempty"`
+	Measured *float64 `json:"measured,omitempty"`
+}
+
+// SubmissionFilter selects submissions in listings.
+type SubmissionFilter struct {
+	BenchmarkID string
+	Statuses    []Status
+	OwnerID     int64
+	Limit       int
+}

@@ -1,0 +1,80 @@
+// Package bundle reads and writes d5list submission bundles (see
+// docs/bundle-format.md): a tar.gz or zip archive, or a folder, holding
+// submission.json, a recipe, system.json and results/result_<i>.txt.
+package bundle
+
+import d5list "github.com/deep500/d5list"
+
+// Bundle is the parsed content of a submission bundle. Only the small,
+// required files are held in memory; everything else is only listed.
+type Bundle struct {
+	Manifest     d5list.Manifest
+	ManifestFile string // path inside the bundle, e.g. "submission.json"
+	Recipe       d5list.Recipe
+	RecipeFile   string // "recipe.yaml", "recipe.json" or "recipe.py"
+	System       System
+	SystemFile   string
+	Results      []ResultFile // sorted by Index
+	Files        []FileInfo   // every regular file in the bundle, in archive order
+}
+
+// ResultFile is one run's MLLOG.
+type ResultFile struct {
+	Index int    // the <i> of result_<i>.txt
+	Name  string // path inside the bundle, e.g. "results/result_0.txt"
+	Data  []byte
+}
+
+// FileInfo names one file of the bundle.
+type FileInfo struct {
+	Name string
+	Size int64
+}
+
+// Limits bound what a bundle may hold, so that reading one never needs more
+// than a fixed amount of memory or disk.
+type Limits struct {
+	MaxFileBytes    int64   // one file, uncompressed
+	MaxTotalBytes   int64   // all files, uncompressed
+	MaxFiles        int     // number of entries
+	MaxResultBytes  int64   // one result log (held in memory)
+	MaxCompression  float64 // uncompressed/compressed ratio (zip bombs)
+	MaxArchiveBytes int64   // the archive itself
+}
+
+// DefaultLimits are the limits the portal applies to uploads.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxFileBytes:    256 << 20,
+		MaxTotalBytes:   1 << 30,
+		MaxFiles:        2000,
+		MaxResultBytes:  16 << 20,
+		MaxCompression:  100,
+		MaxArchiveBytes: 1 << 30,
+	}
+}
+
+// withDefaults fills zero limits from DefaultLimits, so that a zero Limits
+// value never means "unbounded".
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	if l.MaxFileBytes <= 0 {
+		l.MaxFileBytes = d.MaxFileBytes
+	}
+	if l.MaxTotalBytes <= 0 {
+		l.MaxTotalBytes = d.MaxTotalBytes
+	}
+	if l.MaxFiles <= 0 {
+		l.MaxFiles = d.MaxFiles
+	}
+	if l.MaxResultBytes <= 0 {
+		l.MaxResultBytes = d.MaxResultBytes
+	}
+	if l.MaxCompression <= 0 {
+		l.MaxCompression = d.MaxCompression
+	}
+	if l.MaxArchiveBytes <= 0 {
+		l.MaxArchiveBytes = d.MaxArchiveBytes
+	}
+	return l
+}

@@ -1,0 +1,85 @@
+package bundle
+
+import (
+	"encoding/json"
+	"net/url"
+	"strings"
+
+	d5list "github.com/deep500/d5list"
+)
+
+// ParseManifest parses submission.json. Unknown keys are refused, so that a
+// misspelt field is not silently ignored.
+func ParseManifest(name string, data []byte) (d5list.Manifest, error) {
+	var m d5list.Manifest
+	vals, lines, order, err := jsonTopKeys(name, data)
+	if err != nil {
+		return m, retag(err, CodeManifest)
+	}
+	var rs reasons
+	str := func(key string, dst *string, required bool) {
+		raw, ok := vals[key]
+		if !ok {
+			if required {
+				rs.add(CodeManifest, name, 0, "missing field %q", key)
+			}
+			return
+		}
+		if err := json.Unmarshal(raw, dst); err != nil {
+			rs.add(CodeManifest, name, lines[key], "field %q must be a string", key)
+			return
+		}
+		*dst = strings.TrimSpace(*dst)
+		if required && *dst == "" {
+			rs.add(CodeManifest, name, lines[key], "field %q is empty", key)
+		}
+	}
+	known := map[string]bool{"format": true, "benchmark": true, "division": true, "availability": true,
+		"submitter": true, "system_name": true, "framework": true, "code_url": true, "claims": true}
+	for _, k := range order {
+		if !known[k] {
+			rs.add(CodeManifest, name, lines[k], "unknown field %q (fields: format, benchmark, division, availability, submitter, system_name, framework, code_url, claims)", k)
+		}
+	}
+	str("format", &m.Format, true)
+	str("benchmark", &m.Benchmark, true)
+	str("division", &m.Division, true)
+	str("availability", &m.Availability, true)
+	str("submitter", &m.Submitter, true)
+	str("system_name", &m.SystemName, true)
+	str("framework", &m.Framework, true)
+	str("code_url", &m.CodeURL, false)
+	if m.Format != "" && m.Format != d5list.ManifestFormat {
+		rs.add(CodeManifest, name, lines["format"], "format %q is not %q, the only format this portal reads", m.Format, d5list.ManifestFormat)
+	}
+	if m.Division != "" && m.Division != d5list.DivisionClosed && m.Division != d5list.DivisionOpen {
+		rs.add(CodeManifest, name, lines["division"], "division %q: use %q or %q", m.Division, d5list.DivisionClosed, d5list.DivisionOpen)
+	}
+	switch m.Availability {
+	case "", d5list.AvailabilityAvailable, d5list.AvailabilityPreview, d5list.AvailabilityRDI:
+	default:
+		rs.add(CodeManifest, name, lines["availability"], "availability %q: use %q, %q or %q", m.Availability,
+			d5list.AvailabilityAvailable, d5list.AvailabilityPreview, d5list.AvailabilityRDI)
+	}
+	if m.CodeURL != "" {
+		if u, err := url.Parse(m.CodeURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			rs.add(CodeManifest, name, lines["code_url"], "code_url %q is not an http(s) URL", m.CodeURL)
+		}
+	}
+	if raw, ok := vals["claims"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &m.Claims); err != nil {
+			rs.add(CodeManifest, name, lines["claims"], "claims must be an object of metric name to number")
+		}
+	}
+	return m, rs.err("")
+}
+
+// retag replaces the reason codes of a generic JSON error with code.
+func retag(err error, code string) error {
+	if e, ok := err.(*d5list.Error); ok {
+		for i := range e.Reasons {
+			e.Reasons[i].Code = code
+		}
+	}
+	return err
+}

@@ -1,0 +1,768 @@
+package bundle
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	d5list "github.com/deep500/d5list"
+)
+
+// A Deep500 recipe.py is read, never run: a tokenizer and a
+// recursive-descent parser accept module-level assignments of literals,
+// dotted names and calls to FIXED, MUTABLE, METRICS and ENTRYPOINT, plus
+// imports, comments, a module docstring and the `if __name__ == '__main__':`
+// block Deep500's own recipes end with (skipped: it only runs the recipe).
+
+type pyTokKind int
+
+const (
+	pyName pyTokKind = iota
+	pyNumber
+	pyString
+	pyOp
+	pyNewline
+	pyEOF
+)
+
+type pyTok struct {
+	kind pyTokKind
+	text string // name, operator, number as written
+	str  string // decoded string value
+	line int
+	col  int  // 0 for the first token of an unindented line
+	bol  bool // first token of a logical line
+}
+
+func (t pyTok) String() string {
+	switch t.kind {
+	case pyNewline:
+		return "end of line"
+	case pyEOF:
+		return "end of file"
+	case pyString:
+		return "string"
+	}
+	return strconv.Quote(t.text)
+}
+
+type pyLexError struct {
+	line int
+	msg  string
+}
+
+// pyTokenize splits src into tokens with Python's rules for strings,
+// numbers, comments, line joining inside brackets and backslash
+// continuations.
+func pyTokenize(src string) ([]pyTok, *pyLexError) {
+	var toks []pyTok
+	line, col := 1, 0
+	depth := 0
+	var opens []pyTok
+	bol := true // at the start of a logical line
+	i := 0
+	errf := func(l int, format string, args ...any) ([]pyTok, *pyLexError) {
+		return nil, &pyLexError{l, fmt.Sprintf(format, args...)}
+	}
+	if strings.HasPrefix(src, "\ufeff") {
+		i = 3
+	}
+	for i < len(src) {
+		c := src[i]
+		switch {
+		case c == '\n':
+			if depth == 0 && !bol {
+				toks = append(toks, pyTok{kind: pyNewline, line: line})
+				bol = true
+			}
+			i++
+			line++
+			col = 0
+			continue
+		case c == ' ' || c == '\t' || c == '\f' || c == '\r':
+			i++
+			col++
+			continue
+		case c == '#':
+			for i < len(src) && src[i] != '\n' {
+				i++
+			}
+			continue
+		case c == '\\':
+			if i+1 < len(src) && src[i+1] == '\n' {
+				i += 2
+				line++
+				col = 1 // a continued line is never the start of a statement
+				continue
+			}
+			if i+2 < len(src) && src[i+1] == '\r' && src[i+2] == '\n' {
+				i += 3
+				line++
+				col = 1
+				continue
+			}
+			return errf(line, "unexpected backslash")
+		}
+		t := pyTok{line: line, col: col, bol: bol && depth == 0}
+		start := i
+		switch {
+		case isIdentStart(c):
+			j := i
+			for j < len(src) && isIdentChar(src[j]) {
+				j++
+			}
+			word := src[i:j]
+			if j < len(src) && (src[j] == '\'' || src[j] == '"') && isStringPrefix(word) {
+				s, n, nl, err := pyStringLit(src[j:], strings.ToLower(word))
+				if err != "" {
+					return errf(line, "%s", err)
+				}
+				t.kind, t.str = pyString, s
+				i = j + n
+				line += nl
+			} else {
+				t.kind, t.text = pyName, word
+				i = j
+			}
+		case c == '\'' || c == '"':
+			s, n, nl, err := pyStringLit(src[i:], "")
+			if err != "" {
+				return errf(line, "%s", err)
+			}
+			t.kind, t.str = pyString, s
+			i += n
+			line += nl
+		case c >= '0' && c <= '9' || c == '.' && i+1 < len(src) && src[i+1] >= '0' && src[i+1] <= '9':
+			j := i
+			for j < len(src) && (isIdentChar(src[j]) || src[j] == '.' ||
+				(src[j] == '+' || src[j] == '-') && (src[j-1] == 'e' || src[j-1] == 'E') && !strings.HasPrefix(strings.ToLower(src[i:j]), "0x")) {
+				j++
+			}
+			t.kind, t.text = pyNumber, src[i:j]
+			i = j
+		case c >= 0x80:
+			r, _ := utf8.DecodeRuneInString(src[i:])
+			return errf(line, "unexpected character %q (names in a recipe are ASCII)", r)
+		default:
+			t.kind, t.text = pyOp, string(c)
+			switch c {
+			case '(', '[', '{':
+				depth++
+				opens = append(opens, t)
+			case ')', ']', '}':
+				if depth == 0 {
+					return errf(line, "unmatched %q", c)
+				}
+				want := map[string]byte{"(": ')', "[": ']', "{": '}'}[opens[len(opens)-1].text]
+				if c != want {
+					return errf(line, "%q does not close %q opened on line %d", c, opens[len(opens)-1].text, opens[len(opens)-1].line)
+				}
+				depth--
+				opens = opens[:len(opens)-1]
+			}
+			i++
+		}
+		col += i - start
+		bol = false
+		toks = append(toks, t)
+	}
+	if depth > 0 {
+		o := opens[len(opens)-1]
+		return errf(o.line, "%q is never closed", o.text)
+	}
+	if !bol {
+		toks = append(toks, pyTok{kind: pyNewline, line: line})
+	}
+	toks = append(toks, pyTok{kind: pyEOF, line: line})
+	return toks, nil
+}
+
+func isIdentStart(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+func isIdentChar(c byte) bool  { return isIdentStart(c) || c >= '0' && c <= '9' }
+
+func isStringPrefix(w string) bool {
+	switch strings.ToLower(w) {
+	case "r", "u", "b", "br", "rb", "f", "fr", "rf":
+		return true
+	}
+	return false
+}
+
+// pyString decodes the string literal at the start of s. It returns the
+// value, the bytes consumed, the newlines inside, and an error message.
+func pyStringLit(s, prefix string) (string, int, int, string) {
+	if strings.Contains(prefix, "f") {
+		return "", 0, 0, "f-strings are code; write a plain string"
+	}
+	if strings.Contains(prefix, "b") {
+		return "", 0, 0, "bytes literals are not supported; write a plain string"
+	}
+	raw := strings.Contains(prefix, "r")
+	q := s[:1]
+	if strings.HasPrefix(s, q+q+q) {
+		q = q + q + q
+	}
+	var b strings.Builder
+	nl := 0
+	i := len(q)
+	for {
+		if i >= len(s) {
+			return "", 0, 0, "unterminated string"
+		}
+		if strings.HasPrefix(s[i:], q) {
+			return b.String(), i + len(q), nl, ""
+		}
+		c := s[i]
+		if c == '\n' {
+			if len(q) == 1 {
+				return "", 0, 0, "unterminated string (a newline inside a one-line string)"
+			}
+			nl++
+		}
+		if c != '\\' {
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		if i+1 >= len(s) {
+			return "", 0, 0, "unterminated string"
+		}
+		e := s[i+1]
+		if e == '\n' {
+			nl++
+		}
+		if raw {
+			b.WriteByte('\\')
+			b.WriteByte(e)
+			i += 2
+			continue
+		}
+		i += 2
+		switch e {
+		case '\n':
+		case '\\', '\'', '"':
+			b.WriteByte(e)
+		case 'n':
+			b.WriteByte('\n')
+		case 't':
+			b.WriteByte('\t')
+		case 'r':
+			b.WriteByte('\r')
+		case 'a':
+			b.WriteByte('\a')
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'v':
+			b.WriteByte('\v')
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			j := i - 1
+			for j < len(s) && j < i+2 && s[j] >= '0' && s[j] <= '7' {
+				j++
+			}
+			v, _ := strconv.ParseUint(s[i-1:j], 8, 32)
+			b.WriteRune(rune(v))
+			i = j
+		case 'x', 'u', 'U':
+			n := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e]
+			if i+n > len(s) {
+				return "", 0, 0, fmt.Sprintf(`truncated \%c escape`, e)
+			}
+			v, err := strconv.ParseUint(s[i:i+n], 16, 32)
+			if err != nil || v > utf8.MaxRune {
+				return "", 0, 0, fmt.Sprintf(`invalid \%c escape`, e)
+			}
+			b.WriteRune(rune(v))
+			i += n
+		case 'N':
+			return "", 0, 0, `\N{...} escapes are not supported`
+		default:
+			b.WriteByte('\\') // Python keeps unknown escapes as written
+			b.WriteByte(e)
+		}
+	}
+}
+
+// pyNumber converts a Python int or float literal.
+func pyNumberValue(s string) (any, string) {
+	if strings.HasSuffix(s, "j") || strings.HasSuffix(s, "J") {
+		return nil, "complex numbers are not supported"
+	}
+	if strings.Contains(s, "__") || strings.HasSuffix(s, "_") {
+		return nil, "invalid number " + s
+	}
+	clean := strings.ReplaceAll(s, "_", "")
+	lower := strings.ToLower(clean)
+	if len(lower) > 1 && lower[0] == '0' && (lower[1] == 'x' || lower[1] == 'o' || lower[1] == 'b') {
+		base := map[byte]int{'x': 16, 'o': 8, 'b': 2}[lower[1]]
+		v, err := strconv.ParseInt(lower[2:], base, 64)
+		if err != nil || strings.HasPrefix(lower[2:], "-") || strings.HasPrefix(lower[2:], "+") {
+			return nil, "invalid or out-of-range number " + s
+		}
+		return v, ""
+	}
+	if strings.ContainsAny(lower, ".e") {
+		for _, r := range lower {
+			if !(r >= '0' && r <= '9' || r == '.' || r == 'e' || r == '+' || r == '-') {
+				return nil, "invalid number " + s
+			}
+		}
+		v, err := strconv.ParseFloat(lower, 64)
+		if err != nil {
+			return nil, "invalid or out-of-range number " + s
+		}
+		return v, ""
+	}
+	for _, r := range lower {
+		if r < '0' || r > '9' {
+			return nil, "invalid number " + s
+		}
+	}
+	if len(lower) > 1 && lower[0] == '0' && strings.Trim(lower, "0") != "" {
+		return nil, "leading zeros in a decimal number (" + s + ") are not allowed in Python 3"
+	}
+	v, err := strconv.ParseInt(lower, 10, 64)
+	if err != nil {
+		return nil, "integer " + s + " out of range"
+	}
+	return v, ""
+}
+
+// pyKeywords may not be used as names: they start statements or
+// expressions the recipe reader does not evaluate.
+var pyKeywords = map[string]bool{
+	"and": true, "as": true, "assert": true, "async": true, "await": true, "break": true, "class": true,
+	"continue": true, "def": true, "del": true, "elif": true, "else": true, "except": true, "finally": true,
+	"for": true, "from": true, "global": true, "if": true, "import": true, "in": true, "is": true,
+	"lambda": true, "nonlocal": true, "not": true, "or": true, "pass": true, "raise": true, "return": true,
+	"try": true, "while": true, "with": true, "yield": true,
+}
+
+var pySections = map[string]string{"FIXED": "fixed", "MUTABLE": "mutable", "METRICS": "metrics", "ENTRYPOINT": "entrypoint"}
+
+type pyParser struct {
+	p       *recipeParse
+	current string // the section being assigned, so a failed one is not also "missing"
+	toks    []pyTok
+	pos     int
+}
+
+// pyStop aborts the parse of one statement; the reason is already recorded.
+type pyStop struct{}
+
+func (pp *pyParser) peek() pyTok { return pp.toks[pp.pos] }
+func (pp *pyParser) next() pyTok {
+	t := pp.toks[pp.pos]
+	if t.kind != pyEOF {
+		pp.pos++
+	}
+	return t
+}
+
+func (pp *pyParser) fail(line int, format string, args ...any) {
+	pp.p.errorf(line, format, args...)
+	panic(pyStop{})
+}
+
+func (pp *pyParser) isOp(s string) bool {
+	t := pp.peek()
+	return t.kind == pyOp && t.text == s
+}
+
+func (pp *pyParser) expectOp(s, what string) pyTok {
+	t := pp.next()
+	if t.kind == pyOp && strings.Contains("+-*/%@<>=!&|^~", t.text) && t.text != s {
+		pp.fail(t.line, "unsupported operator %q: a recipe holds literals, names and calls only", t.text)
+	}
+	if t.kind != pyOp || t.text != s {
+		pp.fail(t.line, "expected %q %s, found %s", s, what, t)
+	}
+	return t
+}
+
+func (pp *pyParser) expectName(what string) pyTok {
+	t := pp.next()
+	if t.kind != pyName || pyKeywords[t.text] {
+		pp.fail(t.line, "expected %s, found %s", what, t)
+	}
+	return t
+}
+
+func (pp *pyParser) endOfStatement() {
+	t := pp.next()
+	if t.kind != pyNewline && t.kind != pyEOF {
+		pp.fail(t.line, "unexpected %s: only literals, names and calls may be assigned (no operators or other expressions)", t)
+	}
+}
+
+// skipLine moves to the first token of the next logical line.
+func (pp *pyParser) skipLine() {
+	for {
+		t := pp.next()
+		if t.kind == pyNewline || t.kind == pyEOF {
+			return
+		}
+	}
+}
+
+func (p *recipeParse) parsePython(data []byte) d5list.Recipe {
+	if !utf8.Valid(data) {
+		p.errorf(0, "recipe.py is not UTF-8 text")
+		return d5list.Recipe{}
+	}
+	toks, lerr := pyTokenize(string(data))
+	if lerr != nil {
+		p.errorf(lerr.line, "%s", lerr.msg)
+		return d5list.Recipe{}
+	}
+	pp := &pyParser{p: p, toks: toks}
+	secs := map[string]section{}
+	first := true
+	for pp.peek().kind != pyEOF {
+		start := pp.pos
+		pp.current = ""
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					if _, ok := r.(pyStop); !ok {
+						panic(r)
+					}
+					if _, done := secs[pp.current]; pp.current != "" && !done {
+						secs[pp.current] = section{line: pp.peek().line}
+					}
+					if pp.pos == start {
+						pp.next()
+					}
+					if pp.toks[pp.pos-1].kind != pyNewline {
+						pp.skipLine()
+					}
+					pp.skipIndented()
+				}
+			}()
+			pp.statement(secs, first)
+		}()
+		first = false
+	}
+	return p.build(secs, func(s string) string { return strings.ToUpper(s) }, 0)
+}
+
+// skipIndented skips logical lines that are indented (the body of a
+// skipped block, or continuation of a statement already refused).
+func (pp *pyParser) skipIndented() {
+	for {
+		t := pp.peek()
+		if t.kind == pyEOF || t.col == 0 {
+			return
+		}
+		pp.skipLine()
+	}
+}
+
+func (pp *pyParser) statement(secs map[string]section, first bool) {
+	t := pp.peek()
+	if t.col != 0 {
+		pp.fail(t.line, "unexpected indentation")
+	}
+	switch {
+	case t.kind == pyName && t.text == "import":
+		pp.next()
+		for {
+			pp.dotted()
+			if pp.peek().kind == pyName && pp.peek().text == "as" {
+				pp.next()
+				pp.expectName("a name after 'as'")
+			}
+			if !pp.isOp(",") {
+				break
+			}
+			pp.next()
+		}
+		pp.endOfStatement()
+	case t.kind == pyName && t.text == "from":
+		pp.next()
+		dots := 0
+		for pp.isOp(".") {
+			pp.next()
+			dots++
+		}
+		if dots == 0 || !(pp.peek().kind == pyName && pp.peek().text == "import") {
+			pp.dotted()
+		}
+		if it := pp.next(); it.kind != pyName || it.text != "import" {
+			pp.fail(it.line, "expected 'import', found %s", it)
+		}
+		if pp.isOp("*") {
+			pp.next()
+			pp.endOfStatement()
+			return
+		}
+		paren := pp.isOp("(")
+		if paren {
+			pp.next()
+		}
+		for {
+			pp.expectName("an imported name")
+			if pp.peek().kind == pyName && pp.peek().text == "as" {
+				pp.next()
+				pp.expectName("a name after 'as'")
+			}
+			if !pp.isOp(",") {
+				break
+			}
+			pp.next()
+			if paren && pp.isOp(")") {
+				break
+			}
+		}
+		if paren {
+			pp.expectOp(")", "to close the import list")
+		}
+		pp.endOfStatement()
+	case t.kind == pyString && first:
+		for pp.peek().kind == pyString {
+			pp.next()
+		}
+		pp.endOfStatement() // the module docstring
+	case t.kind == pyName && t.text == "if" && pp.isMainGuard():
+		pp.skipLine()
+		if pp.toks[pp.pos-2].kind == pyOp && pp.toks[pp.pos-2].text == ":" {
+			if nt := pp.peek(); nt.kind == pyEOF || nt.col == 0 {
+				pp.fail(t.line, "expected an indented block after 'if __name__ == \"__main__\":'")
+			}
+		}
+		pp.skipIndented()
+	case t.kind == pyName && !pyKeywords[t.text]:
+		pp.next()
+		if !pp.isOp("=") {
+			pp.fail(t.line, "only assignments to FIXED, MUTABLE, METRICS and ENTRYPOINT, imports and comments may appear in recipe.py")
+		}
+		pp.next()
+		key, ok := pySections[t.text]
+		if !ok {
+			pp.fail(t.line, "assignment to %s: only FIXED, MUTABLE, METRICS and ENTRYPOINT may be assigned in recipe.py", t.text)
+		}
+		if prev, dup := secs[key]; dup {
+			pp.fail(t.line, "%s assigned twice (also on line %d)", t.text, prev.line)
+		}
+		pp.current = key
+		v := pp.expr(0)
+		if pp.isOp("=") {
+			pp.fail(t.line, "chained assignment is not supported")
+		}
+		pp.endOfStatement()
+		secs[key] = section{n: v, line: t.line}
+	default:
+		pp.fail(t.line, "unsupported statement starting with %s: recipe.py may hold only imports and assignments to FIXED, MUTABLE, METRICS and ENTRYPOINT", t)
+	}
+}
+
+// isMainGuard recognises if __name__ == '__main__' (either quote).
+func (pp *pyParser) isMainGuard() bool {
+	if pp.pos+5 >= len(pp.toks) {
+		return false
+	}
+	t := pp.toks[pp.pos+1 : pp.pos+6]
+	return t[0].kind == pyName && t[0].text == "__name__" &&
+		t[1].kind == pyOp && t[1].text == "=" && t[2].kind == pyOp && t[2].text == "=" &&
+		t[3].kind == pyString && t[3].str == "__main__" && t[4].kind == pyOp && t[4].text == ":"
+}
+
+func (pp *pyParser) dotted() string {
+	parts := []string{pp.expectName("a module name").text}
+	for pp.isOp(".") {
+		pp.next()
+		parts = append(parts, pp.expectName("a name after '.'").text)
+	}
+	return strings.Join(parts, ".")
+}
+
+func (pp *pyParser) expr(depth int) *node {
+	if depth > maxDepth {
+		pp.fail(pp.peek().line, "nested deeper than %d levels", maxDepth)
+	}
+	t := pp.next()
+	switch t.kind {
+	case pyString:
+		s := t.str
+		for pp.peek().kind == pyString { // "a" "b" is "ab"
+			s += pp.next().str
+		}
+		return &node{kind: nScalar, line: t.line, scalar: s}
+	case pyNumber:
+		v, msg := pyNumberValue(t.text)
+		if msg != "" {
+			pp.fail(t.line, "%s", msg)
+		}
+		return &node{kind: nScalar, line: t.line, scalar: v}
+	case pyName:
+		switch t.text {
+		case "True", "False":
+			return &node{kind: nScalar, line: t.line, scalar: t.text == "True"}
+		case "None":
+			return &node{kind: nScalar, line: t.line, scalar: nil}
+		}
+		if pyKeywords[t.text] {
+			pp.fail(t.line, "unsupported expression %q: a recipe holds literals, names and calls only", t.text)
+		}
+		name := t.text
+		for pp.isOp(".") {
+			pp.next()
+			name += "." + pp.expectName("a name after '.'").text
+		}
+		if !pp.isOp("(") {
+			return &node{kind: nSymbol, line: t.line, name: name}
+		}
+		pp.next()
+		n := &node{kind: nSymbol, line: t.line, name: name, call: true}
+		pp.callArgs(n, depth)
+		if pp.isOp(".") || pp.isOp("(") || pp.isOp("[") {
+			pp.fail(pp.peek().line, "unsupported expression after the call to %s", name)
+		}
+		if name == "dict" {
+			if len(n.items) > 0 {
+				pp.fail(t.line, "dict(...) with positional arguments is not supported; use dict(key=value, ...) or {...}")
+			}
+			return &node{kind: nMap, line: t.line, keys: n.keys, vals: n.vals}
+		}
+		return n
+	case pyOp:
+		switch t.text {
+		case "-", "+":
+			nt := pp.peek()
+			if nt.kind != pyNumber {
+				pp.fail(t.line, "unsupported operator %q: only a sign before a number is allowed", t.text)
+			}
+			n := pp.expr(depth + 1)
+			if t.text == "-" {
+				switch v := n.scalar.(type) {
+				case int64:
+					n.scalar = -v
+				case float64:
+					n.scalar = -v
+				}
+			}
+			return n
+		case "[":
+			n := &node{kind: nList, line: t.line, items: []*node{}}
+			for !pp.isOp("]") {
+				n.items = append(n.items, pp.expr(depth+1))
+				if pp.isComprehension() {
+					pp.fail(pp.peek().line, "comprehensions are not supported")
+				}
+				if !pp.isOp(",") {
+					break
+				}
+				pp.next()
+			}
+			pp.expectOp("]", "to close the list opened on line "+strconv.Itoa(t.line))
+			return n
+		case "(":
+			if pp.isOp(")") {
+				pp.next()
+				return &node{kind: nList, line: t.line, items: []*node{}}
+			}
+			first := pp.expr(depth + 1)
+			if pp.isOp(")") {
+				pp.next()
+				return first // parentheses around one value
+			}
+			if pp.isComprehension() {
+				pp.fail(pp.peek().line, "generator expressions are not supported")
+			}
+			n := &node{kind: nList, line: t.line, items: []*node{first}}
+			for pp.isOp(",") {
+				pp.next()
+				if pp.isOp(")") {
+					break
+				}
+				n.items = append(n.items, pp.expr(depth+1))
+			}
+			pp.expectOp(")", "to close the tuple opened on line "+strconv.Itoa(t.line))
+			return n
+		case "{":
+			n := &node{kind: nMap, line: t.line}
+			seen := map[string]int{}
+			for !pp.isOp("}") {
+				kt := pp.peek()
+				if kt.kind == pyOp && kt.text == "*" {
+					pp.fail(kt.line, "** unpacking is not supported")
+				}
+				k := pp.expr(depth + 1)
+				key, ok := k.scalar.(string)
+				if k.kind != nScalar || !ok {
+					if pp.isOp(",") || pp.isOp("}") {
+						pp.fail(kt.line, "sets are not supported; use a list")
+					}
+					pp.fail(kt.line, "dictionary keys must be strings")
+				}
+				pp.expectOp(":", "after a dictionary key")
+				v := pp.expr(depth + 1)
+				if pp.isComprehension() {
+					pp.fail(pp.peek().line, "comprehensions are not supported")
+				}
+				if prev, dup := seen[key]; dup {
+					pp.fail(kt.line, "key %q given twice (also on line %d)", key, prev)
+				}
+				seen[key] = kt.line
+				n.keys = append(n.keys, key)
+				n.vals = append(n.vals, v)
+				if !pp.isOp(",") {
+					break
+				}
+				pp.next()
+			}
+			pp.expectOp("}", "to close the dictionary opened on line "+strconv.Itoa(t.line))
+			return n
+		}
+	}
+	if t.kind == pyOp && strings.Contains("*/%@<>=!&|^~", t.text) {
+		pp.fail(t.line, "unsupported operator %q: a recipe holds literals, names and calls only", t.text)
+	}
+	pp.fail(t.line, "unexpected %s: expected a literal, a name or a call", t)
+	return nil
+}
+
+func (pp *pyParser) isComprehension() bool {
+	t := pp.peek()
+	return t.kind == pyName && (t.text == "for" || t.text == "async")
+}
+
+// callArgs reads the arguments of a call up to and including ")".
+func (pp *pyParser) callArgs(n *node, depth int) {
+	seen := map[string]bool{}
+	for !pp.isOp(")") {
+		t := pp.peek()
+		if t.kind == pyOp && t.text == "*" {
+			pp.fail(t.line, "*args and **kwargs are not supported")
+		}
+		if t.kind == pyName && pp.pos+1 < len(pp.toks) && pp.toks[pp.pos+1].kind == pyOp && pp.toks[pp.pos+1].text == "=" &&
+			!(pp.pos+2 < len(pp.toks) && pp.toks[pp.pos+2].kind == pyOp && pp.toks[pp.pos+2].text == "=") {
+			if pyKeywords[t.text] || t.text == "True" || t.text == "False" || t.text == "None" {
+				pp.fail(t.line, "%q cannot be a keyword argument", t.text)
+			}
+			pp.next()
+			pp.next()
+			if seen[t.text] {
+				pp.fail(t.line, "keyword argument %s given twice", t.text)
+			}
+			seen[t.text] = true
+			n.keys = append(n.keys, t.text)
+			n.vals = append(n.vals, pp.expr(depth+1))
+		} else {
+			if len(n.keys) > 0 {
+				pp.fail(t.line, "positional argument after keyword arguments")
+			}
+			n.items = append(n.items, pp.expr(depth+1))
+		}
+		if pp.isComprehension() {
+			pp.fail(pp.peek().line, "generator expressions are not supported")
+		}
+		if !pp.isOp(",") {
+			break
+		}
+		pp.next()
+	}
+	pp.expectOp(")", "to close the call to "+n.name)
+}

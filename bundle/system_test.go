@@ -1,0 +1,121 @@
+package bundle
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	d5list "github.com/deep500/d5list"
+)
+
+func TestParseSystemAcceptsMLPerfFiles(t *testing.T) {
+	tests := []struct {
+		dir, name, accel string
+		total            int
+		extraKey         string
+	}{
+		{"v4.0-asustek-resnet", "ESC8000A-E12-8xH100-PCIE-80GB", "NVIDIA H100-PCIe-80GB", 8, "host_storage_type"},
+		{"v4.0-gigacomputing-ssd", "GIGABYTE G593-SD1", "NVIDIA H100-SXM5-80GB", 8, "hardware"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.dir, func(t *testing.T) {
+			data, err := os.ReadFile(mlperfDir + tc.dir + "/system.json")
+			if err != nil {
+				t.Skipf("MLPerf peer data not available: %v", err)
+			}
+			s, err := ParseSystem("system.json", data)
+			if err != nil {
+				t.Fatalf("%v %+v", err, d5list.ErrorReasons(err))
+			}
+			if s.SystemName != tc.name {
+				t.Errorf("system_name %q", s.SystemName)
+			}
+			if model, total := s.Accelerators(); model != tc.accel || total != tc.total {
+				t.Errorf("Accelerators() = %q, %d", model, total)
+			}
+			if _, ok := s.Extra[tc.extraKey]; !ok {
+				t.Errorf("Extra lacks %s: %v", tc.extraKey, s.Extra)
+			}
+			if s.OtherSoftwareStack == nil {
+				t.Error("other_software_stack lost")
+			}
+		})
+	}
+}
+
+func TestParseSystemErrors(t *testing.T) {
+	tests := []struct {
+		name, src string
+		line      int
+		msg       string
+	}{
+		{"missing required", `{"submitter": "x"}`, 0, `missing field "system_name"`},
+		{"empty required", "{\"submitter\": \"x\",\n\"system_name\": \"\"}", 2, `field "system_name" is empty`},
+		{"nodes not a number", "{\n\"number_of_nodes\": \"two\"}", 2, `"number_of_nodes" is "two", not a whole number`},
+		{"cores negative", "{\n\"host_processor_core_count\": \"-4\"}", 2, "not a whole number"},
+		{"per node not a number", "{\n\n\"host_processors_per_node\": \"2 sockets\"}", 3, "host_processors_per_node"},
+		{"object for a string", "{\n\"framework\": {\"a\": 1}}", 2, `"framework" must be a string`},
+		{"zero nodes", "{\n\"number_of_nodes\": 0}", 2, "at least 1"},
+		{"bad cost", "{\n\"cost_per_hour\": \"cheap\"}", 2, "cost_per_hour"},
+		{"not json", "{\n\"a\": }", 2, "invalid JSON"},
+		{"duplicate key", "{\"a\": 1,\n\"a\": 2}", 2, "given twice"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseSystem("system.json", []byte(tc.src))
+			if d5list.ErrorCode(err) != d5list.EINVALID {
+				t.Fatalf("got %v", err)
+			}
+			for _, r := range d5list.ErrorReasons(err) {
+				if r.Code == CodeSystem && r.File == "system.json" && r.Line == tc.line && strings.Contains(r.Message, tc.msg) {
+					return
+				}
+			}
+			t.Errorf("no reason at line %d with %q: %+v", tc.line, tc.msg, d5list.ErrorReasons(err))
+		})
+	}
+	// Empty host_processors_per_node is how MLPerf leaves it; numbers as JSON numbers are fine.
+	s, err := ParseSystem("system.json", []byte(strings.Replace(validSystem(), `"host_processors_per_node": "1"`, `"host_processors_per_node": "", "number_of_nodes": 2`, 1)))
+	if err == nil {
+		t.Fatalf("duplicate number_of_nodes accepted: %+v", s)
+	}
+	s, err = ParseSystem("system.json", []byte(strings.Replace(validSystem(), `"number_of_nodes": "1"`, `"number_of_nodes": 2`, 1)))
+	if err != nil || s.NumberOfNodes != "2" {
+		t.Fatalf("numeric number_of_nodes: %v %+v", err, d5list.ErrorReasons(err))
+	}
+}
+
+func TestParseManifest(t *testing.T) {
+	m, err := ParseManifest("submission.json", []byte(validManifest()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Format != d5list.ManifestFormat || m.Division != "closed" || m.Claims["time_to_train_s"] != 12.5 {
+		t.Errorf("%+v", m)
+	}
+	tests := []struct {
+		name, src string
+		line      int
+		msg       string
+	}{
+		{"unknown field", strings.Replace(validManifest(), `"division"`, "\"divison\": \"closed\",\n\"division\"", 1), 1, `unknown field "divison"`},
+		{"wrong format", strings.Replace(validManifest(), "d5list/v1", "d5list/v2", 1), 1, "d5list/v1"},
+		{"bad division", strings.Replace(validManifest(), `"closed"`, `"closd"`, 1), 1, "division"},
+		{"bad availability", strings.Replace(validManifest(), `"available"`, `"soon"`, 1), 1, "availability"},
+		{"missing benchmark", strings.Replace(validManifest(), `"benchmark"`, `"code_url": "https://x.org/r", "x_benchmark"`, 1), 0, `missing field "benchmark"`},
+		{"bad url", strings.Replace(validManifest(), `"claims"`, `"code_url": "file:///etc", "claims"`, 1), 2, "code_url"},
+		{"claims not numbers", strings.Replace(validManifest(), `12.5`, `"fast"`, 1), 2, "claims"},
+		{"number for a string", "{\"format\": \"d5list/v1\",\n\"benchmark\": 3}", 2, `"benchmark" must be a string`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseManifest("submission.json", []byte(tc.src))
+			for _, r := range d5list.ErrorReasons(err) {
+				if r.Code == CodeManifest && r.File == "submission.json" && r.Line == tc.line && strings.Contains(r.Message, tc.msg) {
+					return
+				}
+			}
+			t.Errorf("no reason at line %d with %q: %v %+v", tc.line, tc.msg, err, d5list.ErrorReasons(err))
+		})
+	}
+}

@@ -1,0 +1,125 @@
+// Package catalog holds the benchmark catalogue that ships with the binary.
+package catalog
+
+import (
+	"bytes"
+	_ "embed"
+
+	"gopkg.in/yaml.v3"
+
+	d5list "github.com/deep500/d5list"
+)
+
+//go:embed benchmarks.yaml
+var benchmarksYAML []byte
+
+// Benchmarks returns the embedded catalogue, validated.
+func Benchmarks() ([]d5list.Benchmark, error) {
+	return Parse("benchmarks.yaml", benchmarksYAML)
+}
+
+// Parse reads a catalogue file and validates every entry.
+func Parse(name string, data []byte) ([]d5list.Benchmark, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var bs []d5list.Benchmark
+	if err := dec.Decode(&bs); err != nil {
+		return nil, d5list.Errorf(d5list.EINVALID, "%s: %v", name, err)
+	}
+	seen := map[string]bool{}
+	for i := range bs {
+		b := &bs[i]
+		if seen[b.ID] {
+			return nil, d5list.Errorf(d5list.EINVALID, "%s: entry %d: duplicate id %q", name, i, b.ID)
+		}
+		seen[b.ID] = true
+		if err := Validate(b); err != nil {
+			return nil, d5list.Errorf(d5list.EINVALID, "%s: entry %d (%s): %s", name, i, b.ID, d5list.ErrorMessage(err))
+		}
+		normalize(b)
+	}
+	return bs, nil
+}
+
+// Validate checks one benchmark definition.
+func Validate(b *d5list.Benchmark) error {
+	switch {
+	case b.ID == "":
+		return d5list.Errorf(d5list.EINVALID, "id: required")
+	case b.Level < 0 || b.Level > 3:
+		return d5list.Errorf(d5list.EINVALID, "level: must be 0..3, got %d", b.Level)
+	case b.Category == "":
+		return d5list.Errorf(d5list.EINVALID, "category: required")
+	case b.Runs < 1:
+		return d5list.Errorf(d5list.EINVALID, "runs: must be at least 1, got %d", b.Runs)
+	case b.Ranking.Metric == "":
+		return d5list.Errorf(d5list.EINVALID, "ranking.metric: required")
+	}
+	for field, d := range map[string]d5list.Direction{"ranking.direction": b.Ranking.Direction, "quality.direction": b.Quality.Direction} {
+		if d != "" && d != d5list.LowerIsBetter && d != d5list.HigherIsBetter {
+			return d5list.Errorf(d5list.EINVALID, "%s: must be lower or higher, got %q", field, d)
+		}
+	}
+	if m := b.Quality.Mode; m != "" && m != "first" && m != "final" {
+		return d5list.Errorf(d5list.EINVALID, "quality.mode: must be first or final, got %q", m)
+	}
+	for k := range b.Division.Fixed {
+		if _, ok := b.Division.Mutable[k]; ok {
+			return d5list.Errorf(d5list.EINVALID, "division: key %q is both fixed and mutable", k)
+		}
+	}
+	return nil
+}
+
+// normalize fills defaults and makes YAML's int values int64, as the
+// recipe parsers do, so that fixed components compare equal.
+func normalize(b *d5list.Benchmark) {
+	if b.Quality.Mode == "" {
+		b.Quality.Mode = "first"
+	}
+	if b.Quality.Direction == "" {
+		b.Quality.Direction = d5list.HigherIsBetter
+	}
+	if b.Ranking.Direction == "" {
+		b.Ranking.Direction = d5list.LowerIsBetter
+	}
+	b.Division.Fixed = normalizeMap(b.Division.Fixed)
+	b.Division.Mutable = normalizeMap(b.Division.Mutable)
+}
+
+func normalizeMap(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = normalizeValue(v)
+	}
+	return out
+}
+
+func normalizeValue(v any) any {
+	switch x := v.(type) {
+	case int:
+		return int64(x)
+	case map[string]any:
+		return normalizeMap(x)
+	case []any:
+		out := make([]any, len(x))
+		for i := range x {
+			out[i] = normalizeValue(x[i])
+		}
+		return out
+	}
+	return v
+}
+
+// Lookup returns the benchmark with the given id from bs.
+func Lookup(bs []d5list.Benchmark, id string) (*d5list.Benchmark, error) {
+	for i := range bs {
+		if bs[i].ID == id {
+			return &bs[i], nil
+		}
+	}
+	return nil, d5list.Errorf(d5list.ENOTFOUND, "unknown benchmark %q", id)
+}

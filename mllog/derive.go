@@ -1,0 +1,227 @@
+package mllog
+
+import (
+	"fmt"
+	"math"
+
+	d5list "github.com/deep500/d5list"
+)
+
+// Reason codes Derive reports.
+const (
+	CodeMissingRunStart = "missing_run_start"
+	CodeMissingRunStop  = "missing_run_stop"
+	CodeStopBeforeStart = "run_stop_before_run_start"
+	CodeMissingStatus   = "missing_run_status"
+	CodeEvalNoEpoch     = "eval_without_epoch"
+	CodeEvalNotNumber   = "eval_not_a_number"
+)
+
+// StatusSuccess and StatusAborted are the run_stop statuses MLPerf uses.
+const (
+	StatusSuccess = "success"
+	StatusAborted = "aborted"
+)
+
+// extraMetricKeys are MLLOG keys whose last numeric value Derive keeps in
+// RunMetrics.Extra, for the Deep500 levels whose score is not a training
+// time (operator error, latency, ...).
+var extraMetricKeys = map[string]bool{
+	"l1_error": true, "l2_error": true, "max_error": true,
+	"latency_ms": true, "wallclock_time": true, "operator_time_s": true,
+	"train_accuracy": true, "test_accuracy": true, "train_loss": true, "eval_loss": true,
+	"memory_bytes": true, "communication_bytes": true, "scaling_efficiency": true,
+}
+
+// Derive computes one run's metrics from its events.
+//
+//   - StartMS/StopMS are the first run_start and first run_stop;
+//     TimeToTrain is their difference in seconds (MLPerf's score of a run).
+//   - Evals are the q.Metric events (eval_accuracy when q.Metric is empty)
+//     between run_start and run_stop, in log order. The epoch is
+//     metadata.epoch_num, else metadata.samples_count / train_samples.
+//   - EpochsToTarget and TTA belong to the first eval that reaches q
+//     (-1 and 0 if none does).
+//   - Converged is run_stop status "success" and the target reached: at any
+//     eval for q.Mode "first" (MLPerf, DAWNBench), at the last for "final".
+//     A QualityTarget without a metric and target only needs "success".
+//   - Throughput is the mean of the `throughput` events (or of
+//     tracked_stats.throughput), else train_samples x last epoch / time.
+//
+// The reasons are structural problems that make a metric undefined; the
+// full rule checks are verifier.Check's.
+func Derive(events []Event, q d5list.QualityTarget, file string, index int) (d5list.RunMetrics, []d5list.Reason) {
+	m := d5list.RunMetrics{Index: index, File: file, EpochsToTarget: -1, Evals: []d5list.EvalPoint{}}
+	var reasons []d5list.Reason
+	reason := func(code string, line int, format string, args ...any) {
+		run := index
+		reasons = append(reasons, d5list.Reason{Code: code, File: file, Line: line, Run: &run, Message: fmt.Sprintf(format, args...)})
+	}
+	metric := q.Metric
+	if metric == "" {
+		metric = KeyEvalAccuracy
+	}
+	lastLine := 0
+	if len(events) > 0 {
+		lastLine = events[len(events)-1].Line
+	}
+
+	start, stop := -1, -1
+	for i := range events {
+		switch events[i].Key {
+		case KeyRunStart:
+			if start < 0 {
+				start = i
+			}
+		case KeyRunStop:
+			if stop < 0 {
+				stop = i
+			}
+		}
+	}
+	if start < 0 {
+		reason(CodeMissingRunStart, lastLine, "no run_start event in the log (read to line %d)", lastLine)
+	} else {
+		m.StartMS = events[start].TimeMS
+	}
+	if stop < 0 {
+		reason(CodeMissingRunStop, lastLine, "no run_stop event in the log (read to line %d)", lastLine)
+	} else {
+		m.StopMS = events[stop].TimeMS
+		st, ok := events[stop].Meta("status").(string)
+		if !ok || st == "" {
+			reason(CodeMissingStatus, events[stop].Line, "run_stop has no metadata.status (success or aborted)")
+		}
+		m.Status = st
+	}
+	timed := false
+	if start >= 0 && stop >= 0 {
+		if stop < start || m.StopMS < m.StartMS {
+			reason(CodeStopBeforeStart, events[stop].Line, "run_stop (line %d) comes before run_start (line %d)", events[stop].Line, events[start].Line)
+		} else {
+			m.TimeToTrain = float64(m.StopMS-m.StartMS) / 1000
+			timed = true
+		}
+	}
+
+	var (
+		trainSamples       float64
+		throughputs        []float64
+		trackedThroughputs []float64
+		seedSet, gbsSet    bool
+	)
+	// Pass one: run-wide values that may be logged anywhere in the file.
+	for i := range events {
+		e := &events[i]
+		switch e.Key {
+		case KeySeed:
+			if s, ok := Int(e.Value); ok && !seedSet {
+				m.Seed, seedSet = s, true
+			}
+		case KeyGlobalBatchSize:
+			if g, ok := Int(e.Value); ok && !gbsSet {
+				m.GlobalBatchSize, gbsSet = int(g), true
+			}
+		case KeyTrainSamples:
+			if f, ok := Float(e.Value); ok && trainSamples == 0 {
+				trainSamples = f
+			}
+		case KeyThroughput:
+			if f, ok := Float(e.Value); ok {
+				throughputs = append(throughputs, f)
+			}
+		case "tracked_stats":
+			if v, ok := e.Value.(map[string]any); ok {
+				if f, ok := Float(v[KeyThroughput]); ok {
+					trackedThroughputs = append(trackedThroughputs, f)
+				}
+			}
+		default:
+			if extraMetricKeys[e.Key] {
+				if f, ok := Float(e.Value); ok {
+					if m.Extra == nil {
+						m.Extra = map[string]float64{}
+					}
+					m.Extra[e.Key] = f
+				}
+			}
+		}
+	}
+
+	// Pass two: evaluations inside the timed region.
+	from, to := 0, len(events)
+	if start >= 0 {
+		from = start
+	}
+	if stop >= 0 && stop >= from {
+		to = stop + 1
+	}
+	best := math.Inf(-1)
+	if q.Direction == d5list.LowerIsBetter {
+		best = math.Inf(1)
+	}
+	reachedAt := -1
+	for i := from; i < to; i++ {
+		e := &events[i]
+		if e.Key != metric {
+			continue
+		}
+		acc, ok := Float(e.Value)
+		if !ok || math.IsNaN(acc) {
+			reason(CodeEvalNotNumber, e.Line, "%s value %v is not a number", metric, e.Value)
+			continue
+		}
+		epoch := float64(len(m.Evals) + 1)
+		if f, ok := Float(e.Meta("epoch_num")); ok {
+			epoch = f
+		} else if s, ok := Float(e.Meta("samples_count")); ok && trainSamples > 0 {
+			epoch = s / trainSamples
+		} else {
+			reason(CodeEvalNoEpoch, e.Line, "%s has neither metadata.epoch_num nor metadata.samples_count with train_samples logged; counted as evaluation %d", metric, len(m.Evals)+1)
+		}
+		var secs float64
+		if start >= 0 {
+			secs = float64(e.TimeMS-m.StartMS) / 1000
+		}
+		m.Evals = append(m.Evals, d5list.EvalPoint{Epoch: epoch, Seconds: secs, Accuracy: acc})
+		if q.Direction.Better(acc, best) || math.IsInf(best, 0) {
+			best = acc
+		}
+		if reachedAt < 0 && q.Reached(acc) {
+			reachedAt = len(m.Evals) - 1
+		}
+	}
+	if n := len(m.Evals); n > 0 {
+		m.FinalAccuracy = m.Evals[n-1].Accuracy
+		m.BestAccuracy = best
+	}
+	if reachedAt >= 0 {
+		m.EpochsToTarget = m.Evals[reachedAt].Epoch
+		m.TTA = m.Evals[reachedAt].Seconds
+	}
+
+	noTarget := q.Metric == "" && q.Target == 0
+	reached := reachedAt >= 0
+	if q.Mode == "final" {
+		reached = len(m.Evals) > 0 && q.Reached(m.FinalAccuracy)
+	}
+	m.Converged = m.Status == StatusSuccess && (noTarget || reached) && timed
+
+	switch {
+	case len(throughputs) > 0:
+		m.Throughput = mean(throughputs)
+	case len(trackedThroughputs) > 0:
+		m.Throughput = mean(trackedThroughputs)
+	case trainSamples > 0 && len(m.Evals) > 0 && m.TimeToTrain > 0:
+		m.Throughput = trainSamples * m.Evals[len(m.Evals)-1].Epoch / m.TimeToTrain
+	}
+	return m, reasons
+}
+
+func mean(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}

@@ -1,0 +1,208 @@
+package mllog
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	d5list "github.com/deep500/d5list"
+)
+
+// MaxLineBytes bounds one log line. MLPerf lines are a few hundred bytes;
+// a megabyte leaves room for large metadata while keeping a hostile file
+// from making the scanner buffer grow without limit.
+const MaxLineBytes = 1 << 20
+
+// maxSyntaxReasons caps how many bad lines one file reports, so a binary
+// file uploaded by mistake yields a readable answer.
+const maxSyntaxReasons = 20
+
+// CodeSyntax is the Reason code of an MLLOG line that cannot be read.
+const CodeSyntax = "mllog_syntax"
+
+// marker is what MLPerf's checker looks for; the space after it is optional
+// here so that a line cut by a tool that trims spaces still parses.
+const marker = ":::MLLOG"
+
+// Parse reads MLLOG events from r. Lines without ":::MLLOG" are ignored, as
+// is anything before it on a line. A payload that is not one JSON object with
+// a non-empty "key" and a numeric "time_ms" makes the whole file invalid: the
+// error is a *d5list.Error (EINVALID) whose Reasons name file and line of
+// each bad line (the first 20).
+//
+// Numbers in value and metadata decode to int64 when they are integers that
+// fit, float64 otherwise, so seeds and sample counts stay exact.
+func Parse(r io.Reader, file string) ([]Event, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), MaxLineBytes)
+	var (
+		events  []Event
+		reasons []d5list.Reason
+		line    int
+	)
+	bad := func(msg string) {
+		if len(reasons) < maxSyntaxReasons {
+			reasons = append(reasons, d5list.Reason{Code: CodeSyntax, File: file, Line: line, Message: msg})
+		}
+	}
+	for sc.Scan() {
+		line++
+		text := sc.Bytes()
+		i := bytes.Index(text, []byte(marker))
+		if i < 0 {
+			continue
+		}
+		ev, err := decodePayload(bytes.TrimSpace(text[i+len(marker):]))
+		if err != nil {
+			bad(err.Error())
+			continue
+		}
+		ev.Line = line
+		events = append(events, ev)
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			line++
+			bad(fmt.Sprintf("line longer than %d bytes", MaxLineBytes))
+		} else {
+			return nil, fmt.Errorf("mllog: reading %s: %w", file, err)
+		}
+	}
+	if len(reasons) > 0 {
+		e := d5list.Errorf(d5list.EINVALID, "%s: line %d: unreadable MLLOG line: %s", file, reasons[0].Line, reasons[0].Message)
+		e.Reasons = reasons
+		return nil, e
+	}
+	return events, nil
+}
+
+type rawEvent struct {
+	Namespace any            `json:"namespace"`
+	TimeMS    *json.Number   `json:"time_ms"`
+	EventType any            `json:"event_type"`
+	Key       any            `json:"key"`
+	Value     any            `json:"value"`
+	Metadata  map[string]any `json:"metadata"`
+}
+
+func decodePayload(p []byte) (Event, error) {
+	if len(p) == 0 {
+		return Event{}, errors.New("nothing after :::MLLOG")
+	}
+	dec := json.NewDecoder(bytes.NewReader(p))
+	dec.UseNumber()
+	var raw rawEvent
+	if err := dec.Decode(&raw); err != nil {
+		return Event{}, fmt.Errorf("bad JSON: %v", err)
+	}
+	if dec.More() {
+		return Event{}, errors.New("bad JSON: text after the JSON object")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return Event{}, errors.New("bad JSON: text after the JSON object")
+	}
+	key, ok := raw.Key.(string)
+	if !ok || key == "" {
+		return Event{}, errors.New(`"key" missing or not a string`)
+	}
+	if raw.TimeMS == nil {
+		return Event{}, fmt.Errorf(`event %q has no "time_ms"`, key)
+	}
+	ms, err := timeMS(*raw.TimeMS)
+	if err != nil {
+		return Event{}, fmt.Errorf(`event %q: bad "time_ms": %v`, key, err)
+	}
+	ns, _ := raw.Namespace.(string)
+	et, _ := raw.EventType.(string)
+	ev := Event{Namespace: ns, TimeMS: ms, EventType: et, Key: key, Value: normalize(raw.Value)}
+	if raw.Metadata != nil {
+		ev.Metadata = normalize(raw.Metadata).(map[string]any)
+	}
+	return ev, nil
+}
+
+func timeMS(n json.Number) (int64, error) {
+	if i, err := n.Int64(); err == nil {
+		return i, nil
+	}
+	f, err := n.Float64()
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) > 1<<62 {
+		return 0, fmt.Errorf("%q is not a time in milliseconds", n.String())
+	}
+	return int64(math.Round(f)), nil
+}
+
+// normalize turns json.Number into int64 or float64, recursively.
+func normalize(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if !strings.ContainsAny(x.String(), ".eE") {
+			if i, err := x.Int64(); err == nil {
+				return i
+			}
+		}
+		f, _ := x.Float64()
+		return f
+	case map[string]any:
+		for k, e := range x {
+			x[k] = normalize(e)
+		}
+		return x
+	case []any:
+		for i, e := range x {
+			x[i] = normalize(e)
+		}
+		return x
+	}
+	return v
+}
+
+// Float returns v as a float64 if it is a number (int64, float64, int,
+// json.Number).
+func Float(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case int64:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	case float32:
+		return float64(x), true
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
+	}
+	return 0, false
+}
+
+// Int returns v as an int64 if it is an integral number.
+func Int(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return x, true
+	case int:
+		return int64(x), true
+	case json.Number:
+		i, err := x.Int64()
+		return i, err == nil
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			return int64(x), true
+		}
+	}
+	return 0, false
+}
+
+// Meta returns metadata[key] of the event, or nil.
+func (e *Event) Meta(key string) any {
+	if e.Metadata == nil {
+		return nil
+	}
+	return e.Metadata[key]
+}

@@ -1,0 +1,109 @@
+package leaderboard
+
+import (
+	"errors"
+	"slices"
+	"sync"
+
+	d5list "github.com/deep500/d5list"
+)
+
+// Cache holds computed boards keyed by benchmark and options. It is safe
+// for concurrent use. A board computed while an Invalidate for its
+// benchmark (or an InvalidateAll) happened is returned to its caller but
+// not kept, so a verdict that changes during a computation is never hidden
+// behind a stale board.
+type Cache struct {
+	mu      sync.Mutex
+	boards  map[cacheKey][]d5list.Entry
+	gens    map[string]uint64 // per benchmark, bumped by Invalidate
+	allGen  uint64            // bumped by InvalidateAll
+	flights map[cacheKey]*flight
+}
+
+type cacheKey struct {
+	benchmark string
+	opt       Options
+}
+
+// flight lets concurrent requests for one missing board share a single
+// computation instead of each querying the store.
+type flight struct {
+	done    chan struct{}
+	entries []d5list.Entry
+	err     error
+}
+
+var errComputePanicked = errors.New("leaderboard: computing the board panicked")
+
+// NewCache returns an empty cache.
+func NewCache() *Cache {
+	return &Cache{
+		boards:  map[cacheKey][]d5list.Entry{},
+		gens:    map[string]uint64{},
+		flights: map[cacheKey]*flight{},
+	}
+}
+
+// Get returns the cached board for benchmarkID and opt, or computes it with
+// compute, caches it and returns it. Errors are returned and not cached.
+// The caller gets its own copy of the entries.
+func (c *Cache) Get(benchmarkID string, opt Options, compute func() ([]d5list.Entry, error)) ([]d5list.Entry, error) {
+	key := cacheKey{benchmarkID, opt.normalized()}
+	c.mu.Lock()
+	if b, ok := c.boards[key]; ok {
+		c.mu.Unlock()
+		return slices.Clone(b), nil
+	}
+	if f, ok := c.flights[key]; ok {
+		c.mu.Unlock()
+		<-f.done
+		return slices.Clone(f.entries), f.err
+	}
+	f := &flight{done: make(chan struct{})}
+	c.flights[key] = f
+	gen, allGen := c.gens[benchmarkID], c.allGen
+	c.mu.Unlock()
+
+	defer func() {
+		c.mu.Lock()
+		delete(c.flights, key)
+		if f.err == nil && c.gens[benchmarkID] == gen && c.allGen == allGen {
+			c.boards[key] = f.entries
+		}
+		c.mu.Unlock()
+		close(f.done)
+	}()
+	// If compute panics the deferred release still runs; the waiters must
+	// then see a failure, not an empty board, and nothing is cached.
+	f.err = errComputePanicked
+	f.entries, f.err = compute()
+	return slices.Clone(f.entries), f.err
+}
+
+// Invalidate drops every cached board of one benchmark.
+func (c *Cache) Invalidate(benchmarkID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gens[benchmarkID]++
+	for k := range c.boards {
+		if k.benchmark == benchmarkID {
+			delete(c.boards, k)
+		}
+	}
+}
+
+// InvalidateAll drops every cached board.
+func (c *Cache) InvalidateAll() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.allGen++
+	clear(c.boards)
+}
+
+// Len is the number of cached boards.
+func (c *Cache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.boards)
+}

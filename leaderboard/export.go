@@ -1,0 +1,112 @@
+package leaderboard
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	d5list "github.com/deep500/d5list"
+)
+
+// csvHeader is the CSV export's columns. Their names and order are part of
+// the export's contract: columns are only ever added at the end.
+var csvHeader = []string{
+	"rank", "submission_id", "benchmark", "submitter", "system_name", "framework", "division", "availability",
+	"accelerator", "accelerators", "status", "flag", "metric", "value", "min", "max", "runs", "created_at",
+	"prev_rank", "new", "cost_per_hour", "submission_url", "code_url", "system_url",
+}
+
+// SubmissionPath is the stable link of a submission's page.
+func SubmissionPath(id int64) string { return "/submissions/" + strconv.FormatInt(id, 10) }
+
+// SystemPath is the stable link of the system a submission declares.
+func SystemPath(id int64) string { return SubmissionPath(id) + "#system" }
+
+// WriteCSV writes board as CSV, one row per entry, with links made
+// absolute against base (for example "https://list.example.org"; empty
+// keeps them relative). Numbers are written exactly, so ReadCSV gives the
+// same values back.
+func WriteCSV(w io.Writer, board *d5list.Leaderboard, base string) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(csvHeader); err != nil {
+		return err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	for _, e := range board.Entries {
+		err := cw.Write([]string{
+			strconv.Itoa(e.Rank), strconv.FormatInt(e.SubmissionID, 10), board.Benchmark.ID, e.Submitter, e.SystemName,
+			e.Framework, e.Division, e.Availability, e.Accelerator, strconv.Itoa(e.Accelerators), string(e.Status), e.Flag,
+			e.Metric, f(e.Value), f(e.Min), f(e.Max), strconv.Itoa(e.Runs), e.CreatedAt.UTC().Format(time.RFC3339Nano),
+			strconv.Itoa(e.PrevRank), strconv.FormatBool(e.New), f(e.CostPerHour),
+			base + SubmissionPath(e.SubmissionID), e.CodeURL, base + SystemPath(e.SubmissionID),
+		})
+		if err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// ReadCSV parses what WriteCSV wrote back into entries. An error names the
+// line and the column.
+func ReadCSV(r io.Reader) ([]d5list.Entry, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = len(csvHeader)
+	head, err := cr.Read()
+	if err != nil {
+		return nil, fmt.Errorf("csv line 1: %w", err)
+	}
+	for i, h := range csvHeader {
+		if head[i] != h {
+			return nil, fmt.Errorf("csv line 1: column %d is %q, want %q", i+1, head[i], h)
+		}
+	}
+	entries := []d5list.Entry{}
+	for line := 2; ; line++ {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return entries, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("csv line %d: %w", line, err)
+		}
+		var perr error
+		col := func(i int) string { return rec[i] }
+		num := func(i int) float64 {
+			v, err := strconv.ParseFloat(rec[i], 64)
+			if err != nil && perr == nil {
+				perr = fmt.Errorf("csv line %d, column %s: %q is not a number", line, csvHeader[i], rec[i])
+			}
+			return v
+		}
+		integer := func(i int) int64 {
+			v, err := strconv.ParseInt(rec[i], 10, 64)
+			if err != nil && perr == nil {
+				perr = fmt.Errorf("csv line %d, column %s: %q is not an integer", line, csvHeader[i], rec[i])
+			}
+			return v
+		}
+		created, err := time.Parse(time.RFC3339Nano, rec[17])
+		if err != nil {
+			return nil, fmt.Errorf("csv line %d, column created_at: %q is not an RFC 3339 time", line, rec[17])
+		}
+		isNew, err := strconv.ParseBool(rec[19])
+		if err != nil {
+			return nil, fmt.Errorf("csv line %d, column new: %q is not true or false", line, rec[19])
+		}
+		e := d5list.Entry{
+			Rank: int(integer(0)), SubmissionID: integer(1), Submitter: col(3), SystemName: col(4), Framework: col(5),
+			Division: col(6), Availability: col(7), Accelerator: col(8), Accelerators: int(integer(9)),
+			Status: d5list.Status(col(10)), Flag: col(11), Metric: col(12), Value: num(13), Min: num(14), Max: num(15),
+			Runs: int(integer(16)), CreatedAt: created, PrevRank: int(integer(18)), New: isNew, CostPerHour: num(20),
+			CodeURL: col(22),
+		}
+		if perr != nil {
+			return nil, perr
+		}
+		entries = append(entries, e)
+	}
+}

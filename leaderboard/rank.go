@@ -1,0 +1,205 @@
+// Package leaderboard ranks a benchmark's submissions the way Top500 and
+// MLPerf lists do: one value per submission from its claimed runs, a fixed
+// order with fully specified tie-breaks, and one row per system.
+package leaderboard
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	d5list "github.com/deep500/d5list"
+)
+
+// Options select and shape a board. The zero value is the public default:
+// verified submissions only, each system's best entry, no filters.
+type Options struct {
+	// IncludeUnverified adds submissions still being checked or re-run
+	// (checking, queued, running), those that need review, and flagged
+	// ones. Rejected, failed and discrepancy submissions are never listed.
+	IncludeUnverified bool
+	// AllPerSystem lists every entry instead of each system's best.
+	AllPerSystem bool
+	// Filters, compared case-insensitively; empty matches everything.
+	Division, Availability, Accelerator, Framework string
+}
+
+// normalized makes options that select the same board compare equal, so
+// the cache does not hold the same board twice.
+func (o Options) normalized() Options {
+	n := func(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
+	o.Division, o.Availability, o.Accelerator, o.Framework = n(o.Division), n(o.Availability), n(o.Accelerator), n(o.Framework)
+	return o
+}
+
+func listed(s *d5list.Submission, includeUnverified bool) bool {
+	switch s.Status {
+	case d5list.StatusRejected, d5list.StatusFailed, d5list.StatusDiscrepancy:
+		return false
+	case d5list.StatusVerified:
+		return s.Flag == "" || includeUnverified
+	case d5list.StatusChecking, d5list.StatusQueued, d5list.StatusRunning, d5list.StatusNeedsReview:
+		return includeUnverified
+	}
+	return false // an unknown status is not trusted onto a public list
+}
+
+func matches(filter, value string) bool {
+	return filter == "" || strings.EqualFold(filter, strings.TrimSpace(value))
+}
+
+type candidate struct {
+	entry     d5list.Entry
+	secondary float64
+	secValid  bool
+}
+
+// Rank orders the submissions of bench and numbers them 1..n. The value of
+// each is recomputed from its claimed runs (d5list.OlympicScore), so a
+// stored score can never be stale; submissions without a valid score are
+// left out. Rules(bench) states the same rules in words.
+func Rank(bench *d5list.Benchmark, subs []d5list.Submission, opt Options) []d5list.Entry {
+	opt = opt.normalized()
+	metric, dir := bench.Ranking.Metric, direction(bench.Ranking.Metric, bench.Ranking.Direction)
+	secMetric := bench.Ranking.Secondary
+	secDir := direction(secMetric, bench.Ranking.SecondaryDirection)
+
+	var cands []candidate
+	for i := range subs {
+		s := &subs[i]
+		if s.BenchmarkID != "" && s.BenchmarkID != bench.ID {
+			continue
+		}
+		if !listed(s, opt.IncludeUnverified) || s.Claimed == nil || len(s.Claimed.Runs) == 0 {
+			continue
+		}
+		if !matches(opt.Division, s.Division) || !matches(opt.Availability, s.Availability) ||
+			!matches(opt.Accelerator, s.Accelerator) || !matches(opt.Framework, s.Framework) {
+			continue
+		}
+		score := d5list.OlympicScore(s.Claimed.Runs, metric, dir)
+		if !score.Valid || math.IsNaN(score.Value) || math.IsInf(score.Value, 0) {
+			continue
+		}
+		c := candidate{entry: d5list.Entry{
+			SubmissionID: s.ID,
+			Submitter:    s.Submitter,
+			SystemName:   s.SystemName,
+			Framework:    s.Framework,
+			Division:     s.Division,
+			Availability: s.Availability,
+			Accelerator:  s.Accelerator,
+			Accelerators: s.Accelerators,
+			CostPerHour:  s.CostPerHour,
+			CodeURL:      s.CodeURL,
+			Status:       s.Status,
+			Flag:         s.Flag,
+			Metric:       metric,
+			Value:        score.Value,
+			Min:          score.Min,
+			Max:          score.Max,
+			Runs:         len(s.Claimed.Runs),
+			CreatedAt:    s.CreatedAt,
+		}}
+		if secMetric != "" {
+			sec := d5list.OlympicScore(s.Claimed.Runs, secMetric, secDir)
+			c.secondary, c.secValid = sec.Value, sec.Valid
+		}
+		cands = append(cands, c)
+	}
+
+	sort.SliceStable(cands, func(i, j int) bool {
+		a, b := &cands[i], &cands[j]
+		if a.entry.Value != b.entry.Value {
+			return dir.Better(a.entry.Value, b.entry.Value)
+		}
+		if a.secValid != b.secValid {
+			return a.secValid // a missing secondary loses the tie
+		}
+		if a.secValid && a.secondary != b.secondary {
+			return secDir.Better(a.secondary, b.secondary)
+		}
+		if !a.entry.CreatedAt.Equal(b.entry.CreatedAt) {
+			return a.entry.CreatedAt.Before(b.entry.CreatedAt)
+		}
+		return a.entry.SubmissionID < b.entry.SubmissionID
+	})
+
+	entries := make([]d5list.Entry, 0, len(cands))
+	seen := map[string]bool{}
+	for _, c := range cands {
+		if !opt.AllPerSystem {
+			key := systemKey(c.entry.Submitter, c.entry.SystemName)
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+		}
+		c.entry.Rank = len(entries) + 1
+		entries = append(entries, c.entry)
+	}
+	return entries
+}
+
+func systemKey(submitter, system string) string {
+	return strings.ToLower(strings.TrimSpace(submitter)) + "\x00" + strings.ToLower(strings.TrimSpace(system))
+}
+
+// direction falls back, for a rule that names none, to what the metric
+// means: times and epoch counts are better low, everything else high.
+func direction(metric string, d d5list.Direction) d5list.Direction {
+	if d == d5list.LowerIsBetter || d == d5list.HigherIsBetter {
+		return d
+	}
+	switch metric {
+	case d5list.MetricTimeToTrain, d5list.MetricTTA, d5list.MetricEpochsToTarget:
+		return d5list.LowerIsBetter
+	}
+	return d5list.HigherIsBetter
+}
+
+func better(d d5list.Direction) string {
+	if d == d5list.LowerIsBetter {
+		return "lower is better"
+	}
+	return "higher is better"
+}
+
+// Rules states, in one paragraph for the board's page, every rule Rank
+// applies to bench.
+func Rules(bench *d5list.Benchmark) string {
+	r := bench.Ranking
+	dir := direction(r.Metric, r.Direction)
+	var b strings.Builder
+	unit := ""
+	if r.Unit != "" {
+		unit = ", in " + r.Unit
+	}
+	fmt.Fprintf(&b, "Ranked by %s (%s%s), computed from the submitted logs: ", r.Metric, better(dir), unit)
+	runs := "its runs"
+	if bench.Runs > 0 {
+		runs = fmt.Sprintf("its %d runs", bench.Runs)
+	}
+	fmt.Fprintf(&b, "the olympic mean over %s, that is the best and the worst run dropped and the rest averaged. ", runs)
+	q := bench.Quality
+	target := "the quality target"
+	if q.Metric != "" {
+		cmp := "at least"
+		if q.Direction == d5list.LowerIsBetter {
+			cmp = "at most"
+		}
+		target = fmt.Sprintf("%s %s %v", q.Metric, cmp, q.Target)
+	}
+	fmt.Fprintf(&b, "A run that does not reach %s counts as the worst run and is the one dropped; a submission with two or more such runs is not ranked. ", target)
+	b.WriteString("Only verified submissions are listed; the \"include unverified\" view adds those still being checked or re-run, those needing review and flagged ones, never rejected, failed or discrepant ones. ")
+	b.WriteString("Equal values are ordered ")
+	if r.Secondary != "" {
+		fmt.Fprintf(&b, "by %s (olympic mean, %s), then ", r.Secondary, better(direction(r.Secondary, r.SecondaryDirection)))
+	}
+	b.WriteString("by the earlier submission, then by the lower submission number. ")
+	b.WriteString("Each system (submitter and system name, ignoring case) appears once, with its best entry, unless all entries are shown. ")
+	b.WriteString("Ranks are numbered 1, 2, 3, … in this order, without shared places. ")
+	b.WriteString("The range shown with each value spans its fastest and slowest converged run.")
+	return b.String()
+}

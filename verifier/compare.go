@@ -1,0 +1,491 @@
+package verifier
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+
+	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/stats"
+)
+
+// Reason codes of Compare.
+const (
+	CodeNoMeasurement        = "no_measurement"
+	CodeNoClaim              = "no_claim"
+	CodeRunMissing           = "run_missing" // claimed but not re-run
+	CodeRunExtra             = "run_extra"   // re-run but not claimed
+	CodeRunDuplicate         = "run_duplicate"
+	CodeSeedMismatch         = "seed_mismatch"
+	CodeAccuracyMismatch     = "accuracy_mismatch"
+	CodeEpochMissing         = "epoch_missing" // in the claimed curve only
+	CodeEpochExtra           = "epoch_extra"   // in the measured curve only
+	CodeFinalAccuracy        = "final_accuracy_mismatch"
+	CodeEpochsToTarget       = "epochs_to_target_mismatch"
+	CodeConvergenceMismatch  = "convergence_mismatch"
+	CodeConvergenceBorder    = "convergence_borderline"
+	CodeClaimTargetNotMet    = "claimed_target_not_reached"
+	CodeEvalAfterStop        = "eval_after_stop"
+	CodeEvalTimeOrder        = "eval_time_order"
+	CodeTimingMismatch       = "timing_mismatch"
+	CodeEpochTimeMismatch    = "epoch_time_mismatch"
+	CodeTimingNotCompared    = "timing_not_compared"
+	CodeTimingNotReproduced  = "timing_not_reproduced"
+	timingNotReproducedWords = "timing not reproduced: no runner with the declared hardware"
+)
+
+// floatEps absorbs float formatting in the logs (0.1 printed and re-read)
+// so a zero tolerance means "equal as logged", not "equal in every bit".
+const floatEps = 1e-9
+
+// TimingConfidence is the confidence of the median-ratio interval.
+const TimingConfidence = 0.95
+
+// Compare judges a claimed result (derived from the uploaded logs) against
+// the portal's re-run of the same recipe with the same seeds (the measured
+// result). Its rules, in the order a reader of a verdict needs them:
+//
+//  1. Runs are matched by RunMetrics.Index. A claimed run without a re-run,
+//     a re-run without a claim, or a seed that differs is a discrepancy.
+//  2. Per matched run, the evaluation curves are matched by epoch. An
+//     accuracy that differs by more than bench.Verify.AccuracyTolerance (plus
+//     1e-9 for float formatting) is a discrepancy, as is an epoch evaluated
+//     in one curve only. With a tolerance above zero (non-deterministic
+//     hardware) a curve may run longer or shorter than the other after the
+//     shorter one stopped: a noisy run reaches the target an epoch sooner
+//     or later, and rule 3 judges whether that matters.
+//  3. Epochs to target and convergence: with zero tolerance they must be
+//     equal. With a tolerance, a re-run that converges later than claimed
+//     is a discrepancy only if its accuracy at the claimed epoch is more
+//     than the tolerance short of the target; a claimed converged run whose
+//     re-run missed the target by no more than the tolerance needs review
+//     rather than being called a discrepancy. A re-run that does better than
+//     claimed is never a discrepancy under a tolerance.
+//  4. Final accuracy is compared directly only where a run has no
+//     evaluation curve; otherwise the curve comparison already covers it.
+//  5. Internal consistency of the claim, needing no hardware: evaluation
+//     timestamps must not go backwards nor lie after run_stop, and a run
+//     claimed converged must reach bench.Quality (Deep500 acceptable-metric
+//     semantics) in its own curve.
+//  6. Timing, only when sameHardware: r_i = claimed_i / measured_i over the
+//     matched runs' time to train; the median ratio and its nonparametric
+//     95 % confidence interval (stats.MedianCI; with five or fewer runs the
+//     full range of ratios, as no narrower interval reaches 95 %). If even
+//     the interval's upper bound is below 1 - TimingTolerance, the claim is
+//     faster than the declared hardware ran the recipe by more than the
+//     tolerance allows: a discrepancy. A claim slower than its re-run
+//     (r above 1) never is. The tolerance is what absorbs a busy runner: a
+//     re-run up to 1/(1-TimingTolerance) times slower than an honest claim
+//     (2× at 0.5) still verifies, and because the bound is the interval's
+//     upper end, a minority of busy re-runs cannot tip it. Beyond that
+//     factor a slow runner and a forged clock look the same to timing.
+//     Per run, the median of the claimed epoch durations (time between
+//     evaluations, per epoch) is compared the same way with the faster of
+//     the matched re-run's median epoch and the median over all re-run
+//     epochs; this catches evaluation timestamps edited apart from
+//     run_stop (time-to-accuracy claims) and single forged runs that the
+//     median ratio outvotes.
+//  7. Without sameHardware only rules 1-5 apply; if they pass the verdict is
+//     needs_review with the reason timing_not_reproduced.
+//
+// The status is discrepancy if any compareFinding is one, otherwise needs_review
+// if any compareFinding asks for review, otherwise verified. Reasons are sorted by
+// run (submission-wide first), epoch, then code.
+func Compare(bench *d5list.Benchmark, claimed, measured *d5list.Result, sameHardware bool) (d5list.Status, []d5list.Reason) {
+	c := &comparison{bench: bench, tol: math.Max(bench.Verify.AccuracyTolerance, 0)}
+	switch {
+	case claimed == nil:
+		c.review(d5list.Reason{Code: CodeNoClaim, Message: "the submission has no claimed result to compare with"})
+		return c.verdict()
+	case measured == nil:
+		c.review(d5list.Reason{Code: CodeNoMeasurement, Message: "the re-run produced no result to compare with"})
+		return c.verdict()
+	}
+	pairs := c.matchRuns(claimed.Runs, measured.Runs)
+	for _, p := range pairs {
+		c.claimConsistency(p.claimed)
+		c.compareRun(p.claimed, p.measured)
+	}
+	if sameHardware {
+		c.compareTiming(pairs, measured.Runs)
+	} else if !c.discrepant {
+		c.review(d5list.Reason{Code: CodeTimingNotReproduced, Message: timingNotReproducedWords})
+	}
+	return c.verdict()
+}
+
+type comparison struct {
+	bench      *d5list.Benchmark
+	tol        float64
+	reasons    []d5list.Reason
+	discrepant bool
+	needReview bool
+}
+
+type runPair struct{ claimed, measured *d5list.RunMetrics }
+
+func (c *comparison) discrepancy(r d5list.Reason) {
+	c.discrepant = true
+	c.reasons = append(c.reasons, r)
+}
+
+func (c *comparison) review(r d5list.Reason) {
+	c.needReview = true
+	c.reasons = append(c.reasons, r)
+}
+
+func (c *comparison) verdict() (d5list.Status, []d5list.Reason) {
+	sortCompareReasons(c.reasons)
+	switch {
+	case c.discrepant:
+		return d5list.StatusDiscrepancy, c.reasons
+	case c.needReview:
+		return d5list.StatusNeedsReview, c.reasons
+	}
+	return d5list.StatusVerified, c.reasons
+}
+
+func sortCompareReasons(rs []d5list.Reason) {
+	sort.SliceStable(rs, func(i, j int) bool {
+		a, b := rs[i], rs[j]
+		if ra, rb := reasonRunKey(a.Run), reasonRunKey(b.Run); ra != rb {
+			return ra < rb
+		}
+		if ea, eb := reasonEpochKey(a.Epoch), reasonEpochKey(b.Epoch); ea != eb {
+			return ea < eb
+		}
+		return a.Code < b.Code
+	})
+}
+
+// Submission-wide findings (no run, no epoch) sort first.
+func reasonRunKey(p *int) int {
+	if p == nil {
+		return math.MinInt
+	}
+	return *p
+}
+
+func reasonEpochKey(p *float64) float64 {
+	if p == nil {
+		return math.Inf(-1)
+	}
+	return *p
+}
+
+func cmpIntPtr(v int) *int           { return &v }
+func cmpFloatPtr(v float64) *float64 { return &v }
+
+// num prints a value as logged: shortest form, so that two values that
+// differ never print the same.
+func cmpNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+func (c *comparison) metricWords() string {
+	switch c.bench.Quality.Metric {
+	case "", "eval_accuracy":
+		return "test accuracy"
+	}
+	return c.bench.Quality.Metric
+}
+
+func (c *comparison) matchRuns(claimed, measured []d5list.RunMetrics) []runPair {
+	index := func(runs []d5list.RunMetrics, what string) map[int]*d5list.RunMetrics {
+		m := make(map[int]*d5list.RunMetrics, len(runs))
+		for i := range runs {
+			r := &runs[i]
+			if _, dup := m[r.Index]; dup {
+				c.discrepancy(d5list.Reason{Code: CodeRunDuplicate, Run: cmpIntPtr(r.Index), File: r.File,
+					Message: fmt.Sprintf("run %d appears more than once in the %s result", r.Index, what)})
+				continue
+			}
+			m[r.Index] = r
+		}
+		return m
+	}
+	cm, mm := index(claimed, "claimed"), index(measured, "re-run")
+	var pairs []runPair
+	for idx, cr := range cm {
+		mr, ok := mm[idx]
+		if !ok {
+			c.discrepancy(d5list.Reason{Code: CodeRunMissing, Run: cmpIntPtr(idx), File: cr.File,
+				Message: fmt.Sprintf("run %d: the logs claim this run but the re-run has no run %d", idx, idx)})
+			continue
+		}
+		if cr.Seed != mr.Seed {
+			c.discrepancy(d5list.Reason{Code: CodeSeedMismatch, Run: cmpIntPtr(idx), File: cr.File,
+				Claimed: cmpFloatPtr(float64(cr.Seed)), Measured: cmpFloatPtr(float64(mr.Seed)),
+				Message: fmt.Sprintf("run %d: the log claims seed %d but the re-run used seed %d", idx, cr.Seed, mr.Seed)})
+			continue
+		}
+		pairs = append(pairs, runPair{cr, mr})
+	}
+	for idx := range mm {
+		if _, ok := cm[idx]; !ok {
+			c.discrepancy(d5list.Reason{Code: CodeRunExtra, Run: cmpIntPtr(idx),
+				Message: fmt.Sprintf("run %d: the re-run produced run %d but the logs claim no such run", idx, idx)})
+		}
+	}
+	sort.Slice(pairs, func(i, j int) bool { return pairs[i].claimed.Index < pairs[j].claimed.Index })
+	return pairs
+}
+
+// evalKey identifies an evaluation by its epoch (rounded, so 0.1+0.2 and
+// 0.3 meet) and by occurrence, for logs that evaluate one epoch twice.
+type evalKey struct {
+	epoch int64
+	nth   int
+}
+
+func keyedEvals(evals []d5list.EvalPoint) ([]evalKey, map[evalKey]d5list.EvalPoint) {
+	keys := make([]evalKey, 0, len(evals))
+	m := make(map[evalKey]d5list.EvalPoint, len(evals))
+	seen := map[int64]int{}
+	for _, e := range evals {
+		k := evalKey{epoch: int64(math.Round(e.Epoch * 1e6))}
+		k.nth = seen[k.epoch]
+		seen[k.epoch]++
+		keys = append(keys, k)
+		m[k] = e
+	}
+	return keys, m
+}
+
+func (c *comparison) differs(a, b float64) bool { return math.Abs(a-b) > c.tol+floatEps }
+
+func (c *comparison) compareRun(cr, mr *d5list.RunMetrics) {
+	idx := cr.Index
+	ckeys, cev := keyedEvals(cr.Evals)
+	mkeys, mev := keyedEvals(mr.Evals)
+	lastEpoch := func(evals []d5list.EvalPoint) float64 {
+		if len(evals) == 0 {
+			return math.Inf(-1)
+		}
+		return evals[len(evals)-1].Epoch
+	}
+	// Under a tolerance a run may stop sooner or later than its claim (it
+	// reached the target earlier or later, or not at all); whether that
+	// matters is judged by compareTarget, not by the missing epochs.
+	shorterStop := math.Min(lastEpoch(cr.Evals), lastEpoch(mr.Evals))
+	lengthNoise := c.tol > 0
+	for _, k := range ckeys {
+		ce := cev[k]
+		me, ok := mev[k]
+		if !ok {
+			if lengthNoise && ce.Epoch > shorterStop {
+				continue
+			}
+			c.discrepancy(d5list.Reason{Code: CodeEpochMissing, Run: cmpIntPtr(idx), Epoch: cmpFloatPtr(ce.Epoch), File: cr.File,
+				Claimed: cmpFloatPtr(ce.Accuracy),
+				Message: fmt.Sprintf("run %d, epoch %s: the log claims an evaluation (%s %s) that the re-run did not produce", idx, cmpNum(ce.Epoch), c.metricWords(), cmpNum(ce.Accuracy))})
+			continue
+		}
+		if c.differs(ce.Accuracy, me.Accuracy) {
+			c.discrepancy(d5list.Reason{Code: CodeAccuracyMismatch, Run: cmpIntPtr(idx), Epoch: cmpFloatPtr(ce.Epoch), File: cr.File,
+				Claimed: cmpFloatPtr(ce.Accuracy), Measured: cmpFloatPtr(me.Accuracy),
+				Message: fmt.Sprintf("run %d, epoch %s: the log claims %s %s but the re-run measured %s%s", idx, cmpNum(ce.Epoch), c.metricWords(), cmpNum(ce.Accuracy), cmpNum(me.Accuracy), c.tolWords())})
+		}
+	}
+	for _, k := range mkeys {
+		if _, ok := cev[k]; ok {
+			continue
+		}
+		me := mev[k]
+		if lengthNoise && me.Epoch > shorterStop {
+			continue
+		}
+		c.discrepancy(d5list.Reason{Code: CodeEpochExtra, Run: cmpIntPtr(idx), Epoch: cmpFloatPtr(me.Epoch), File: cr.File,
+			Measured: cmpFloatPtr(me.Accuracy),
+			Message:  fmt.Sprintf("run %d, epoch %s: the re-run evaluated this epoch (%s %s) but the log has no evaluation there", idx, cmpNum(me.Epoch), c.metricWords(), cmpNum(me.Accuracy))})
+	}
+	if len(cr.Evals) == 0 || len(mr.Evals) == 0 {
+		if c.differs(cr.FinalAccuracy, mr.FinalAccuracy) {
+			c.discrepancy(d5list.Reason{Code: CodeFinalAccuracy, Run: cmpIntPtr(idx), File: cr.File,
+				Claimed: cmpFloatPtr(cr.FinalAccuracy), Measured: cmpFloatPtr(mr.FinalAccuracy),
+				Message: fmt.Sprintf("run %d: the log claims final %s %s but the re-run measured %s%s", idx, c.metricWords(), cmpNum(cr.FinalAccuracy), cmpNum(mr.FinalAccuracy), c.tolWords())})
+		}
+	}
+	c.compareTarget(cr, mr, mev)
+}
+
+func (c *comparison) tolWords() string {
+	if c.tol > 0 {
+		return fmt.Sprintf(" (tolerance %s)", cmpNum(c.tol))
+	}
+	return ""
+}
+
+func cmpEpochsWords(e float64) string {
+	if e < 0 {
+		return "never"
+	}
+	return "at epoch " + cmpNum(e)
+}
+
+func (c *comparison) compareTarget(cr, mr *d5list.RunMetrics, mev map[evalKey]d5list.EvalPoint) {
+	idx := cr.Index
+	q := c.bench.Quality
+	target := fmt.Sprintf("%s %s", c.metricWords(), cmpNum(q.Target))
+	if c.tol == 0 {
+		if cr.Converged != mr.Converged {
+			c.discrepancy(d5list.Reason{Code: CodeConvergenceMismatch, Run: cmpIntPtr(idx), File: cr.File,
+				Message: fmt.Sprintf("run %d: the log claims the run %s but the re-run %s", idx, cmpConvergedWords(cr.Converged, target), cmpConvergedWords(mr.Converged, target))})
+		}
+		if math.Abs(cr.EpochsToTarget-mr.EpochsToTarget) > floatEps {
+			c.discrepancy(d5list.Reason{Code: CodeEpochsToTarget, Run: cmpIntPtr(idx), File: cr.File,
+				Claimed: cmpFloatPtr(cr.EpochsToTarget), Measured: cmpFloatPtr(mr.EpochsToTarget),
+				Message: fmt.Sprintf("run %d: the log reaches %s %s but the re-run %s", idx, target, cmpEpochsWords(cr.EpochsToTarget), cmpEpochsWords(mr.EpochsToTarget))})
+		}
+		return
+	}
+	if cr.Converged && !mr.Converged {
+		if len(mr.Evals) > 0 && q.Reached(mr.BestAccuracy+c.signedTol()) {
+			c.review(d5list.Reason{Code: CodeConvergenceBorder, Run: cmpIntPtr(idx), File: cr.File,
+				Claimed: cmpFloatPtr(cr.BestAccuracy), Measured: cmpFloatPtr(mr.BestAccuracy),
+				Message: fmt.Sprintf("run %d: the log claims the run reached %s; the re-run's best was %s, short of the target but within the tolerance %s", idx, target, cmpNum(mr.BestAccuracy), cmpNum(c.tol))})
+		} else {
+			c.discrepancy(d5list.Reason{Code: CodeConvergenceMismatch, Run: cmpIntPtr(idx), File: cr.File,
+				Claimed: cmpFloatPtr(cr.BestAccuracy), Measured: cmpFloatPtr(mr.BestAccuracy),
+				Message: fmt.Sprintf("run %d: the log claims the run reached %s but the re-run's best was %s, more than the tolerance %s short", idx, target, cmpNum(mr.BestAccuracy), cmpNum(c.tol))})
+		}
+		return
+	}
+	if cr.Converged && mr.Converged && cr.EpochsToTarget >= 0 && mr.EpochsToTarget > cr.EpochsToTarget+floatEps {
+		// The re-run needed longer; the claim stands if, at the claimed
+		// epoch, the re-run was within the tolerance of the target.
+		at, ok := mev[evalKey{epoch: int64(math.Round(cr.EpochsToTarget * 1e6))}]
+		if !ok || !q.Reached(at.Accuracy+c.signedTol()) {
+			c.discrepancy(d5list.Reason{Code: CodeEpochsToTarget, Run: cmpIntPtr(idx), Epoch: cmpFloatPtr(cr.EpochsToTarget), File: cr.File,
+				Claimed: cmpFloatPtr(cr.EpochsToTarget), Measured: cmpFloatPtr(mr.EpochsToTarget),
+				Message: fmt.Sprintf("run %d: the log reaches %s at epoch %s but the re-run only at epoch %s, beyond the tolerance %s", idx, target, cmpNum(cr.EpochsToTarget), cmpNum(mr.EpochsToTarget), cmpNum(c.tol))})
+		}
+	}
+}
+
+// signedTol moves a value toward the target by the tolerance.
+func (c *comparison) signedTol() float64 {
+	if c.bench.Quality.Direction == d5list.LowerIsBetter {
+		return -c.tol - floatEps
+	}
+	return c.tol + floatEps
+}
+
+func cmpConvergedWords(ok bool, target string) string {
+	if ok {
+		return "reached " + target
+	}
+	return "did not reach " + target
+}
+
+// claimConsistency checks what a claim must satisfy on its own.
+func (c *comparison) claimConsistency(r *d5list.RunMetrics) {
+	idx := r.Index
+	prev := math.Inf(-1)
+	for _, e := range r.Evals {
+		if e.Seconds < prev-floatEps {
+			c.discrepancy(d5list.Reason{Code: CodeEvalTimeOrder, Run: cmpIntPtr(idx), Epoch: cmpFloatPtr(e.Epoch), File: r.File,
+				Claimed: cmpFloatPtr(e.Seconds),
+				Message: fmt.Sprintf("run %d, epoch %s: the evaluation is logged at %s s, before the previous one (%s s)", idx, cmpNum(e.Epoch), cmpNum(cmpRound3(e.Seconds)), cmpNum(cmpRound3(prev)))})
+		}
+		prev = math.Max(prev, e.Seconds)
+		if r.TimeToTrain > 0 && e.Seconds > r.TimeToTrain+1e-3 {
+			c.discrepancy(d5list.Reason{Code: CodeEvalAfterStop, Run: cmpIntPtr(idx), Epoch: cmpFloatPtr(e.Epoch), File: r.File,
+				Claimed: cmpFloatPtr(e.Seconds),
+				Message: fmt.Sprintf("run %d, epoch %s: the evaluation is logged %s s after run_start, after run_stop at %s s", idx, cmpNum(e.Epoch), cmpNum(cmpRound3(e.Seconds)), cmpNum(cmpRound3(r.TimeToTrain)))})
+		}
+	}
+	q := c.bench.Quality
+	if !r.Converged || len(r.Evals) == 0 || (q.Metric == "" && q.Target == 0) {
+		return
+	}
+	reached := false
+	if q.Mode == "final" {
+		reached = q.Reached(r.Evals[len(r.Evals)-1].Accuracy)
+	} else {
+		for _, e := range r.Evals {
+			reached = reached || q.Reached(e.Accuracy)
+		}
+	}
+	if !reached {
+		c.discrepancy(d5list.Reason{Code: CodeClaimTargetNotMet, Run: cmpIntPtr(idx), File: r.File,
+			Message: fmt.Sprintf("run %d: the run is claimed converged but none of its evaluations reaches %s %s", idx, c.metricWords(), cmpNum(q.Target))})
+	}
+}
+
+func (c *comparison) compareTiming(pairs []runPair, measuredRuns []d5list.RunMetrics) {
+	tol := c.bench.Verify.TimingTolerance
+	var ratios, claimedT, measuredT []float64
+	for _, p := range pairs {
+		if p.claimed.TimeToTrain > 0 && p.measured.TimeToTrain > 0 {
+			ratios = append(ratios, p.claimed.TimeToTrain/p.measured.TimeToTrain)
+			claimedT = append(claimedT, p.claimed.TimeToTrain)
+			measuredT = append(measuredT, p.measured.TimeToTrain)
+		}
+	}
+	if len(ratios) == 0 {
+		if !c.discrepant {
+			c.review(d5list.Reason{Code: CodeTimingNotCompared,
+				Message: "timing not compared: no run has a time to train in both the logs and the re-run"})
+		}
+		return
+	}
+	med := stats.Median(ratios)
+	lo, hi, ok := stats.MedianCI(ratios, TimingConfidence)
+	interval := fmt.Sprintf("95 %% CI %.3f–%.3f", lo, hi)
+	if !ok {
+		interval = fmt.Sprintf("range %.3f–%.3f; %d runs are too few for a 95 %% interval", lo, hi, len(ratios))
+	}
+	if hi < 1-tol-floatEps {
+		c.discrepancy(d5list.Reason{Code: CodeTimingMismatch,
+			Claimed: cmpFloatPtr(stats.Median(claimedT)), Measured: cmpFloatPtr(stats.Median(measuredT)),
+			Message: fmt.Sprintf("time to train: the logs claim %.3g of the re-run's time (median ratio over %d runs, %s); claims more than %.0f %% faster than measured on the same hardware are not accepted",
+				med, len(ratios), interval, tol*100)})
+	}
+	// Per-run epoch durations. The reference is the faster of the matched
+	// re-run's median epoch and the median over all re-run epochs: the pool
+	// shields an honest run from one busy re-run, the matched run shields a
+	// naturally fast run from the pool.
+	var pooled []float64
+	for i := range measuredRuns {
+		pooled = append(pooled, epochDurations(measuredRuns[i].Evals)...)
+	}
+	poolMedian := stats.Median(pooled)
+	for _, p := range pairs {
+		d := epochDurations(p.claimed.Evals)
+		if len(d) == 0 || len(pooled) == 0 {
+			continue
+		}
+		own := stats.Median(d)
+		ref := poolMedian
+		if md := epochDurations(p.measured.Evals); len(md) > 0 {
+			ref = math.Min(ref, stats.Median(md))
+		}
+		if !(ref > 0) {
+			continue
+		}
+		if own/ref < 1-tol-floatEps {
+			idx := p.claimed.Index
+			c.discrepancy(d5list.Reason{Code: CodeEpochTimeMismatch, Run: cmpIntPtr(idx), File: p.claimed.File,
+				Claimed: cmpFloatPtr(own), Measured: cmpFloatPtr(ref),
+				Message: fmt.Sprintf("run %d: the log's evaluations are a median %s s apart but the re-run's epochs take a median %s s (ratio %.3f); more than %.0f %% faster is not accepted",
+					idx, cmpNum(cmpRound3(own)), cmpNum(cmpRound3(ref)), own/ref, tol*100)})
+		}
+	}
+}
+
+// epochDurations are the times between consecutive evaluations, the first
+// measured from run_start, normalised per epoch so evaluating every second
+// epoch compares with evaluating every epoch.
+func epochDurations(evals []d5list.EvalPoint) []float64 {
+	var d []float64
+	prevT, prevE := 0.0, 0.0
+	for _, e := range evals {
+		if de := e.Epoch - prevE; de > 0 {
+			d = append(d, (e.Seconds-prevT)/de)
+		}
+		prevT, prevE = e.Seconds, e.Epoch
+	}
+	return d
+}
+
+func cmpRound3(v float64) float64 { return math.Round(v*1000) / 1000 }

@@ -1,0 +1,539 @@
+package verifier
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/mllog"
+)
+
+func compareBench(accTol, timeTol float64) *d5list.Benchmark {
+	return &d5list.Benchmark{
+		ID:      "cmp-test",
+		Runs:    5,
+		Quality: d5list.QualityTarget{Metric: "eval_accuracy", Target: 0.9, Mode: "first", Direction: d5list.HigherIsBetter},
+		Ranking: d5list.RankingRule{Metric: d5list.MetricTimeToTrain, Direction: d5list.LowerIsBetter},
+		Verify:  d5list.VerifyPolicy{AccuracyTolerance: accTol, TimingTolerance: timeTol},
+	}
+}
+
+// derived fills the fields mllog.Derive computes from a run's curve, so a
+// test that edits a curve gets a self-consistent run as a real log gives.
+func derivedRun(r d5list.RunMetrics, q d5list.QualityTarget) d5list.RunMetrics {
+	r.EpochsToTarget, r.TTA, r.Converged = -1, 0, false
+	r.BestAccuracy = math.Inf(-1)
+	for _, e := range r.Evals {
+		r.BestAccuracy = math.Max(r.BestAccuracy, e.Accuracy)
+		if r.EpochsToTarget < 0 && q.Reached(e.Accuracy) {
+			r.EpochsToTarget, r.TTA = e.Epoch, e.Seconds
+		}
+	}
+	if n := len(r.Evals); n > 0 {
+		r.FinalAccuracy = r.Evals[n-1].Accuracy
+		r.TimeToTrain = r.Evals[n-1].Seconds + 0.5
+	}
+	r.Converged = r.Status == "success" && r.EpochsToTarget >= 0
+	return r
+}
+
+// baseResult: five runs, evaluated each epoch, reaching 0.9 at epoch 4;
+// epochs take 10 s plus a little per run so the runs are not identical.
+func baseResult(q d5list.QualityTarget) *d5list.Result {
+	res := &d5list.Result{}
+	for i := 0; i < 5; i++ {
+		r := d5list.RunMetrics{Index: i, File: fmt.Sprintf("result_%d.txt", i), Seed: int64(100 + i), Status: "success"}
+		for e, acc := range []float64{0.5, 0.7, 0.85, 0.91 + float64(i)/1000} {
+			r.Evals = append(r.Evals, d5list.EvalPoint{Epoch: float64(e + 1), Seconds: float64(e+1) * (10 + float64(i)/10), Accuracy: acc})
+		}
+		res.Runs = append(res.Runs, derivedRun(r, q))
+	}
+	return res
+}
+
+func cloneResult(r *d5list.Result) *d5list.Result {
+	c := &d5list.Result{Score: r.Score}
+	for _, run := range r.Runs {
+		run.Evals = slices.Clone(run.Evals)
+		c.Runs = append(c.Runs, run)
+	}
+	return c
+}
+
+// scaleTimes multiplies a run's timestamps; withStop also scales run_stop.
+func scaleTimes(r *d5list.RunMetrics, f float64, withStop bool) {
+	for k := range r.Evals {
+		r.Evals[k].Seconds *= f
+	}
+	r.TTA *= f
+	if withStop {
+		r.TimeToTrain *= f
+	}
+}
+
+type compareFinding struct {
+	code  string
+	run   int // -1: submission-wide
+	epoch float64
+}
+
+func compareFindings(rs []d5list.Reason) []compareFinding {
+	var out []compareFinding
+	for _, r := range rs {
+		f := compareFinding{code: r.Code, run: -1, epoch: -1}
+		if r.Run != nil {
+			f.run = *r.Run
+		}
+		if r.Epoch != nil {
+			f.epoch = *r.Epoch
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func TestCompare(t *testing.T) {
+	q := compareBench(0, 0).Quality
+	type edit func(claimed, measured *d5list.Result)
+	cases := []struct {
+		name         string
+		accTol       float64
+		timeTol      float64
+		sameHardware bool
+		edit         edit
+		want         d5list.Status
+		wantFindings []compareFinding
+		// wantWords must appear in the message of the first reason.
+		wantWords string
+	}{
+		{
+			name: "identical", timeTol: 0.2, sameHardware: true,
+			edit: func(c, m *d5list.Result) {},
+			want: d5list.StatusVerified,
+		},
+		{
+			name: "one early epoch raised", timeTol: 0.2, sameHardware: true,
+			edit: func(c, m *d5list.Result) {
+				c.Runs[2].Evals[0].Accuracy = 0.55
+				c.Runs[2] = derivedRun(c.Runs[2], q)
+			},
+			want:         d5list.StatusDiscrepancy,
+			wantFindings: []compareFinding{{CodeAccuracyMismatch, 2, 1}},
+			wantWords:    "run 2, epoch 1: the log claims test accuracy 0.55 but the re-run measured 0.5",
+		},
+		{
+			name: "raised epoch reaches the target sooner", timeTol: 0.2, sameHardware: true,
+			edit: func(c, m *d5list.Result) {
+				c.Runs[2].Evals[2].Accuracy = 0.9312
+				c.Runs[2] = derivedRun(c.Runs[2], q)
+			},
+			want: d5list.StatusDiscrepancy,
+			wantFindings: []compareFinding{
+				{CodeEpochsToTarget, 2, -1},
+				{CodeAccuracyMismatch, 2, 3},
+			},
+			wantWords: "run 2: the log reaches test accuracy 0.9 at epoch 3 but the re-run at epoch 4",
+		},
+		{
+			name: "a difference below the float epsilon is equal", sameHardware: true, timeTol: 0.2,
+			edit: func(c, m *d5list.Result) { c.Runs[1].Evals[1].Accuracy += 1e-12 },
+			want: d5list.StatusVerified,
+		},
+		{
+			name: "all claimed times halved", timeTol: 0.2, sameHardware: true,
+			edit: func(c, m *d5list.Result) {
+				for i := range c.Runs {
+					scaleTimes(&c.Runs[i], 0.5, true)
+				}
+			},
+			want: d5list.StatusDiscrepancy,
+			wantFindings: []compareFinding{
+				{CodeTimingMismatch, -1, -1},
+				{CodeEpochTimeMismatch, 0, -1}, {CodeEpochTimeMismatch, 1, -1}, {CodeEpochTimeMismatch, 2, -1},
+				{CodeEpochTimeMismatch, 3, -1}, {CodeEpochTimeMismatch, 4, -1},
+			},
+			wantWords: "median ratio over 5 runs, range 0.5",
+		},
+		{
+			name: "halved times pass a 50 % tolerance", timeTol: 0.5, sameHardware: true,
+			edit: func(c, m *d5list.Result) {
+				for i := range c.Runs {
+					scaleTimes(&c.Runs[i], 0.5, true)
+				}
+			},
+			want: d5list.StatusVerified,
+		},
+		{
+			name: "times at 0.4 fail a 50 % tolerance", timeTol: 0.5, sameHardware: true,
+			edit: func(c, m *d5list.Result) {
+				for i := range c.Runs {
+					scaleTimes(&c.Runs[i], 0.4, true)
+				}
+			},
+			want: d5list.StatusDiscrepancy,
+			wantFindings: []compareFinding{
+				{CodeTimingMismatch, -1, -1},
+				{CodeEpochTimeMismatch, 0, -1}, {CodeEpochTimeMismatch, 1, -1}, {CodeEpochTimeMismatch, 2, -1},
+				{CodeEpochTimeMismatch, 3, -1}, {CodeEpochTimeMismatch, 4, -1},
+			},
+		},
+		{
+			// Five runs give no 95 % interval narrower than the full range:
+			// one honest run keeps the median-ratio verdict from firing, but
+			// each edited run is still caught by its epoch durations.
+			name: "four of five runs halved", timeTol: 0.2, sameHardware: true,
+			edit: func(c, m *d5list.Result) {
+				for i := 1; i < 5; i++ {
+					scaleTimes(&c.Runs[i], 0.5, true)
+				}
+			},
+			want: d5list.StatusDiscrepancy,
+			wantFindings: []compareFinding{
+				{CodeEpochTimeMismatch, 1, -1}, {CodeEpochTimeMismatch, 2, -1},
+				{CodeEpochTimeMismatch, 3, -1}, {CodeEpochTimeMismatch, 4, -1},
+			},
+			wantWords: "run 1: the log's evaluations are a median 5.05 s apart but the re-run's epochs take a median 10.1 s",
+		},
+		{
+			name: "eval timestamps edited, run_stop not", timeTol: 0.2, sameHardware: true,
+			edit:         func(c, m *d5list.Result) { scaleTimes(&c.Runs[3], 0.5, false) },
+			want:         d5list.StatusDiscrepancy,
+			wantFindings: []compareFinding{{CodeEpochTimeMismatch, 3, -1}},
+		},
+		{
+			// The catalogue's tolerance 0.5 absorbs a runner up to 2× slower.
+			name: "busy runner twice as slow", timeTol: 0.5, sameHardware: true,
+			edit: func(c, m *d5list.Result) {
+				for i := range m.Runs {
+					scaleTimes(&m.Runs[i], 2, true)
+				}
+			},
+			want: d5list.StatusVerified,
+		},
+		{
+			name: "busy runner, irregularly slower", timeTol: 0.5, sameHardware: true,
+			edit: func(c, m *d5list.Result) {
+				for i, f := range []float64{1.9, 1.2, 1.6, 1.05, 1.99} {
+					scaleTimes(&m.Runs[i], f, true)
+				}
+			},
+			want: d5list.StatusVerified,
+		},
+		{
+			name: "busy runner, two runs ten times as slow", timeTol: 0.2, sameHardware: true,
+			edit: func(c, m *d5list.Result) {
+				scaleTimes(&m.Runs[0], 10, true)
+				scaleTimes(&m.Runs[3], 10, true)
+			},
+			want: d5list.StatusVerified,
+		},
+		{
+			name: "re-run faster than claimed", timeTol: 0, sameHardware: true,
+			edit: func(c, m *d5list.Result) {
+				for i := range m.Runs {
+					scaleTimes(&m.Runs[i], 0.3, true)
+				}
+			},
+			want: d5list.StatusVerified,
+		},
+		{
+			name: "seed changed", timeTol: 0.2, sameHardware: true,
+			edit: func(c, m *d5list.Result) { m.Runs[3].Seed = 999 },
+			want: d5list.StatusDiscrepancy, wantFindings: []compareFinding{{CodeSeedMismatch, 3, -1}},
+			wantWords: "run 3: the log claims seed 103 but the re-run used seed 999",
+		},
+		{
+			name: "re-run missing a run", timeTol: 0.2, sameHardware: true,
+			edit: func(c, m *d5list.Result) { m.Runs = m.Runs[:4] },
+			want: d5list.StatusDiscrepancy, wantFindings: []compareFinding{{CodeRunMissing, 4, -1}},
+		},
+		{
+			name: "re-run has a run the claim lacks", timeTol: 0.2, sameHardware: true,
+			edit: func(c, m *d5list.Result) { c.Runs = append(c.Runs[:1], c.Runs[2:]...) },
+			want: d5list.StatusDiscrepancy, wantFindings: []compareFinding{{CodeRunExtra, 1, -1}},
+		},
+		{
+			name: "claim duplicates a run", timeTol: 0.2, sameHardware: true,
+			edit: func(c, m *d5list.Result) { c.Runs[4] = c.Runs[3] },
+			want: d5list.StatusDiscrepancy, wantFindings: []compareFinding{{CodeRunDuplicate, 3, -1}, {CodeRunExtra, 4, -1}},
+		},
+		{
+			name: "no runner with the hardware", timeTol: 0.2, sameHardware: false,
+			edit: func(c, m *d5list.Result) {},
+			want: d5list.StatusNeedsReview, wantFindings: []compareFinding{{CodeTimingNotReproduced, -1, -1}},
+			wantWords: timingNotReproducedWords,
+		},
+		{
+			name: "no runner with the hardware, timing unjudged", timeTol: 0.2, sameHardware: false,
+			edit: func(c, m *d5list.Result) {
+				for i := range c.Runs {
+					scaleTimes(&c.Runs[i], 0.1, true)
+				}
+			},
+			want: d5list.StatusNeedsReview, wantFindings: []compareFinding{{CodeTimingNotReproduced, -1, -1}},
+		},
+		{
+			name: "no runner with the hardware, accuracy differs", timeTol: 0.2, sameHardware: false,
+			edit: func(c, m *d5list.Result) { m.Runs[0].Evals[1].Accuracy = 0.6 },
+			want: d5list.StatusDiscrepancy, wantFindings: []compareFinding{{CodeAccuracyMismatch, 0, 2}},
+		},
+		{
+			name: "claim has an evaluation the re-run lacks", timeTol: 0.2, sameHardware: true,
+			edit: func(c, m *d5list.Result) {
+				m.Runs[1].Evals = append(m.Runs[1].Evals[:1], m.Runs[1].Evals[2:]...)
+			},
+			want: d5list.StatusDiscrepancy, wantFindings: []compareFinding{{CodeEpochMissing, 1, 2}},
+		},
+		{
+			name: "re-run did not converge", timeTol: 0.2, sameHardware: true,
+			edit: func(c, m *d5list.Result) {
+				m.Runs[4].Evals[3].Accuracy = 0.88
+				m.Runs[4] = derivedRun(m.Runs[4], q)
+			},
+			want: d5list.StatusDiscrepancy,
+			wantFindings: []compareFinding{
+				{CodeConvergenceMismatch, 4, -1}, {CodeEpochsToTarget, 4, -1}, {CodeAccuracyMismatch, 4, 4},
+			},
+		},
+		{
+			name: "GPU tolerance: noise within 0.01", accTol: 0.01, timeTol: 0.2, sameHardware: true,
+			edit: func(c, m *d5list.Result) {
+				for i := range m.Runs {
+					for k := range m.Runs[i].Evals {
+						m.Runs[i].Evals[k].Accuracy += 0.009 * float64(1-2*((i+k)%2))
+					}
+					m.Runs[i] = derivedRun(m.Runs[i], q)
+				}
+			},
+			want: d5list.StatusVerified,
+		},
+		{
+			name: "GPU tolerance: one epoch 0.02 off", accTol: 0.01, timeTol: 0.2, sameHardware: true,
+			edit: func(c, m *d5list.Result) { m.Runs[2].Evals[1].Accuracy -= 0.02 },
+			want: d5list.StatusDiscrepancy, wantFindings: []compareFinding{{CodeAccuracyMismatch, 2, 2}},
+			wantWords: "(tolerance 0.01)",
+		},
+		{
+			name: "GPU tolerance: re-run converges one epoch later", accTol: 0.01, timeTol: 0.2, sameHardware: true,
+			edit: func(c, m *d5list.Result) {
+				c.Runs[0].Evals[3].Accuracy = 0.905
+				c.Runs[0] = derivedRun(c.Runs[0], q)
+				r := &m.Runs[0]
+				r.Evals[3].Accuracy = 0.898
+				r.Evals = append(r.Evals, d5list.EvalPoint{Epoch: 5, Seconds: 50, Accuracy: 0.906})
+				*r = derivedRun(*r, q)
+			},
+			want: d5list.StatusVerified,
+		},
+		{
+			name: "GPU tolerance: re-run converges much later", accTol: 0.01, timeTol: 0.2, sameHardware: true,
+			edit: func(c, m *d5list.Result) {
+				r := &m.Runs[0]
+				r.Evals[3].Accuracy = 0.88
+				r.Evals = append(r.Evals, d5list.EvalPoint{Epoch: 5, Seconds: 50, Accuracy: 0.905})
+				*r = derivedRun(*r, q)
+			},
+			want:         d5list.StatusDiscrepancy,
+			wantFindings: []compareFinding{{CodeAccuracyMismatch, 0, 4}, {CodeEpochsToTarget, 0, 4}},
+		},
+		{
+			name: "GPU tolerance: re-run just misses the target", accTol: 0.01, timeTol: 0.2, sameHardware: true,
+			edit: func(c, m *d5list.Result) {
+				c.Runs[0].Evals[3].Accuracy = 0.905
+				c.Runs[0] = derivedRun(c.Runs[0], q)
+				r := &m.Runs[0]
+				r.Evals[3].Accuracy = 0.898
+				r.Evals = append(r.Evals, d5list.EvalPoint{Epoch: 5, Seconds: 50, Accuracy: 0.899})
+				r.Status = "aborted"
+				*r = derivedRun(*r, q)
+			},
+			want:         d5list.StatusNeedsReview,
+			wantFindings: []compareFinding{{CodeConvergenceBorder, 0, -1}},
+		},
+		{
+			name: "GPU tolerance: re-run converges sooner", accTol: 0.01, timeTol: 0.2, sameHardware: true,
+			edit: func(c, m *d5list.Result) {
+				c.Runs[1].Evals[2].Accuracy = 0.895
+				c.Runs[1] = derivedRun(c.Runs[1], q)
+				r := &m.Runs[1]
+				r.Evals[2].Accuracy = 0.9
+				r.Evals = r.Evals[:3]
+				*r = derivedRun(*r, q)
+			},
+			want: d5list.StatusVerified,
+		},
+		{
+			name: "claimed evaluation after run_stop", timeTol: 0.2, sameHardware: false,
+			edit:         func(c, m *d5list.Result) { c.Runs[2].TimeToTrain = 25 },
+			want:         d5list.StatusDiscrepancy,
+			wantFindings: []compareFinding{{CodeEvalAfterStop, 2, 3}, {CodeEvalAfterStop, 2, 4}},
+		},
+		{
+			name: "claimed evaluation times out of order", timeTol: 0.2, sameHardware: false,
+			edit:         func(c, m *d5list.Result) { c.Runs[0].Evals[2].Seconds = 5 },
+			want:         d5list.StatusDiscrepancy,
+			wantFindings: []compareFinding{{CodeEvalTimeOrder, 0, 3}},
+		},
+		{
+			name: "claimed converged without reaching the target", timeTol: 0.2, sameHardware: false,
+			edit: func(c, m *d5list.Result) {
+				for _, r := range []*d5list.Result{c, m} {
+					r.Runs[1].Evals[3].Accuracy = 0.8
+					r.Runs[1] = derivedRun(r.Runs[1], q)
+				}
+				c.Runs[1].Converged, c.Runs[1].EpochsToTarget = true, -1
+			},
+			want:         d5list.StatusDiscrepancy,
+			wantFindings: []compareFinding{{CodeClaimTargetNotMet, 1, -1}, {CodeConvergenceMismatch, 1, -1}},
+		},
+		{
+			name: "summary-only runs compare final accuracy", timeTol: 0.2, sameHardware: false,
+			edit: func(c, m *d5list.Result) {
+				c.Runs[0].Evals, m.Runs[0].Evals = nil, nil
+				c.Runs[0].FinalAccuracy = 0.95
+			},
+			want: d5list.StatusDiscrepancy, wantFindings: []compareFinding{{CodeFinalAccuracy, 0, -1}},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			bench := compareBench(tc.accTol, tc.timeTol)
+			claimed := baseResult(bench.Quality)
+			measured := cloneResult(claimed)
+			tc.edit(claimed, measured)
+			status, reasons := Compare(bench, claimed, measured, tc.sameHardware)
+			got := compareFindings(reasons)
+			if status != tc.want || !slices.Equal(got, tc.wantFindings) {
+				t.Fatalf("status %s, findings %v\nwant %s, %v\nmessages:\n%s", status, got, tc.want, tc.wantFindings, reasonMessages(reasons))
+			}
+			if tc.wantWords != "" && !strings.Contains(reasons[0].Message, tc.wantWords) {
+				t.Errorf("message %q lacks %q", reasons[0].Message, tc.wantWords)
+			}
+			for _, r := range reasons {
+				if r.Message == "" || strings.Contains(r.Message, "%!") {
+					t.Errorf("bad message for %s: %q", r.Code, r.Message)
+				}
+			}
+			// Map iteration must not leak into the verdict.
+			for range 5 {
+				s2, r2 := Compare(bench, claimed, measured, tc.sameHardware)
+				if s2 != status || fmt.Sprint(compareFindings(r2)) != fmt.Sprint(got) || reasonMessages(r2) != reasonMessages(reasons) {
+					t.Fatalf("not deterministic: %v then %v", got, compareFindings(r2))
+				}
+			}
+		})
+	}
+}
+
+func reasonMessages(rs []d5list.Reason) string {
+	var b strings.Builder
+	for _, r := range rs {
+		fmt.Fprintf(&b, "  %s: %s\n", r.Code, r.Message)
+	}
+	return b.String()
+}
+
+func TestCompareAccuracyReasonFields(t *testing.T) {
+	bench := compareBench(0, 0.2)
+	claimed := baseResult(bench.Quality)
+	measured := cloneResult(claimed)
+	claimed.Runs[2].Evals[1].Accuracy = 0.75
+	_, reasons := Compare(bench, claimed, measured, true)
+	if len(reasons) != 1 {
+		t.Fatalf("reasons: %s", reasonMessages(reasons))
+	}
+	r := reasons[0]
+	if *r.Run != 2 || *r.Epoch != 2 || *r.Claimed != 0.75 || *r.Measured != 0.7 || r.File != "result_2.txt" {
+		t.Errorf("reason fields: run %d epoch %v claimed %v measured %v file %q", *r.Run, *r.Epoch, *r.Claimed, *r.Measured, r.File)
+	}
+}
+
+func TestCompareNilResults(t *testing.T) {
+	bench := compareBench(0, 0.2)
+	res := baseResult(bench.Quality)
+	for _, tc := range []struct {
+		claimed, measured *d5list.Result
+		code              string
+	}{{nil, res, CodeNoClaim}, {res, nil, CodeNoMeasurement}} {
+		status, reasons := Compare(bench, tc.claimed, tc.measured, true)
+		if status != d5list.StatusNeedsReview || len(reasons) != 1 || reasons[0].Code != tc.code {
+			t.Errorf("%s: status %s reasons %v", tc.code, status, compareFindings(reasons))
+		}
+	}
+}
+
+func TestReasonOrder(t *testing.T) {
+	rs := []d5list.Reason{
+		{Code: "b", Run: cmpIntPtr(1), Epoch: cmpFloatPtr(2)},
+		{Code: "a", Run: cmpIntPtr(1), Epoch: cmpFloatPtr(2)},
+		{Code: "z"},
+		{Code: "c", Run: cmpIntPtr(0)},
+		{Code: "a", Run: cmpIntPtr(1)},
+		{Code: "a", Run: cmpIntPtr(1), Epoch: cmpFloatPtr(1)},
+	}
+	sortCompareReasons(rs)
+	var got []string
+	for _, r := range rs {
+		got = append(got, fmt.Sprint(compareFindings([]d5list.Reason{r})))
+	}
+	want := []string{"[{z -1 -1}]", "[{c 0 -1}]", "[{a 1 -1}]", "[{a 1 1}]", "[{a 1 2}]", "[{b 1 2}]"}
+	if !slices.Equal(got, want) {
+		t.Errorf("order %v, want %v", got, want)
+	}
+}
+
+// Real MLPerf v4.0 ResNet logs (ASUSTeK, 8×H100): a faithful re-run passes,
+// a re-run on a busy runner passes, and logs whose timestamps were
+// compressed beyond the tolerance are caught.
+func TestCompareRealMLPerfLogs(t *testing.T) {
+	dir := "../../shared/peer-data/mlperf/v4.0-asustek-resnet"
+	files, _ := filepath.Glob(filepath.Join(dir, "result_*.txt"))
+	if len(files) == 0 {
+		t.Skip("shared/peer-data not beside the repository")
+	}
+	sort.Strings(files)
+	bench := compareBench(0.01, 0.5)
+	bench.Quality.Target = 0.759
+	claimed := &d5list.Result{}
+	for i, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		events, err := mllog.Parse(fh, filepath.Base(f))
+		fh.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, _ := mllog.Derive(events, bench.Quality, filepath.Base(f), i)
+		claimed.Runs = append(claimed.Runs, run)
+	}
+	if len(claimed.Runs[0].Evals) < 5 || claimed.Runs[0].TimeToTrain <= 0 {
+		t.Fatalf("derived too little from %s: %+v", files[0], claimed.Runs[0])
+	}
+	status, reasons := Compare(bench, claimed, cloneResult(claimed), true)
+	if status != d5list.StatusVerified {
+		t.Fatalf("faithful re-run: %s\n%s", status, reasonMessages(reasons))
+	}
+	busy := cloneResult(claimed)
+	for i := range busy.Runs {
+		scaleTimes(&busy.Runs[i], 1.7, true)
+	}
+	if status, reasons := Compare(bench, claimed, busy, true); status != d5list.StatusVerified {
+		t.Fatalf("busy runner: %s\n%s", status, reasonMessages(reasons))
+	}
+	forged := cloneResult(claimed)
+	for i := range forged.Runs {
+		scaleTimes(&forged.Runs[i], 0.4, true)
+	}
+	status, reasons = Compare(bench, forged, claimed, true)
+	if status != d5list.StatusDiscrepancy || reasons[0].Code != CodeTimingMismatch {
+		t.Fatalf("halved timestamps: %s\n%s", status, reasonMessages(reasons))
+	}
+}

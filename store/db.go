@@ -1,0 +1,248 @@
+// Package store is the SQLite adapter of d5list: benchmarks, users and
+// tokens, submissions, the verification job queue, and the
+// content-addressed blob folder that holds uploaded bundles.
+//
+// It uses modernc.org/sqlite (pure Go) in WAL mode. Every method is one
+// transaction. Writes begin IMMEDIATE, so that two processes sharing the
+// file queue up on the busy timeout instead of failing with SQLITE_BUSY
+// when a read lock cannot be upgraded.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	d5list "github.com/deep500/d5list"
+	_ "modernc.org/sqlite"
+)
+
+// DefaultMaxAttempts bounds how often a job is leased before it is given up.
+const DefaultMaxAttempts = 3
+
+// busyTimeoutMS is how long a connection waits for another writer.
+const busyTimeoutMS = 10000
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// SubmissionFilter selects submissions in listings; it is the domain's type
+// so that the portal's interface and this package agree.
+type SubmissionFilter = d5list.SubmissionFilter
+
+// DB is an open d5list data folder: dir/d5list.db and dir/blobs.
+type DB struct {
+	dir string
+	// write has a single connection: writers of this process queue in
+	// database/sql instead of spinning on SQLite's busy handler.
+	write *sql.DB
+	read  *sql.DB
+	blobs *Blobs
+
+	// Now is the clock for timestamps and lease expiry; tests move it.
+	Now func() time.Time
+	// MaxAttempts is given to new jobs.
+	MaxAttempts int
+}
+
+// Open opens (creating if needed) the data folder dir, applies pending
+// migrations and removes blob uploads a crash left behind.
+func Open(ctx context.Context, dir string) (*DB, error) {
+	if dir == "" {
+		return nil, d5list.Errorf(d5list.EINVALID, "store: empty data folder")
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("store: creating %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, "d5list.db")
+	db := &DB{dir: dir, Now: time.Now, MaxAttempts: DefaultMaxAttempts}
+
+	var err error
+	db.write, err = sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		return nil, fmt.Errorf("store: opening %s: %w", path, err)
+	}
+	db.write.SetMaxOpenConns(1)
+	// The first connection switches the file to WAL, which persists; the
+	// read pool opened after it relies on that.
+	if err := db.write.PingContext(ctx); err != nil {
+		db.write.Close()
+		return nil, fmt.Errorf("store: opening %s: %w", path, err)
+	}
+	db.read, err = sql.Open("sqlite", dsn(path, false))
+	if err != nil {
+		db.write.Close()
+		return nil, fmt.Errorf("store: opening %s: %w", path, err)
+	}
+	if err := db.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	db.blobs, err = openBlobs(filepath.Join(dir, "blobs"))
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := db.blobs.CleanTemp(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func dsn(path string, writer bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout("+strconv.Itoa(busyTimeoutMS)+")")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	if writer {
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Set("_txlock", "immediate")
+	} else {
+		q.Add("_pragma", "query_only(1)")
+	}
+	return "file:" + path + "?" + q.Encode()
+}
+
+// Close closes the database.
+func (db *DB) Close() error {
+	var errs []error
+	if db.read != nil {
+		errs = append(errs, db.read.Close())
+	}
+	if db.write != nil {
+		errs = append(errs, db.write.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Dir is the data folder.
+func (db *DB) Dir() string { return db.dir }
+
+// Blobs is the content-addressed bundle folder.
+func (db *DB) Blobs() *Blobs { return db.blobs }
+
+func (db *DB) now() time.Time { return db.Now().UTC() }
+
+// writeTx runs fn in an IMMEDIATE transaction and commits if fn succeeds.
+func (db *DB) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return noSpace(err)
+	}
+	if err := tx.Commit(); err != nil {
+		return noSpace(fmt.Errorf("store: commit: %w", err))
+	}
+	return nil
+}
+
+// readTx runs fn in a read transaction, one consistent snapshot.
+func (db *DB) readTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := db.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	defer tx.Rollback()
+	return fn(tx)
+}
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+func loadMigrations(fsys fs.FS) ([]migration, error) {
+	names, err := fs.Glob(fsys, "migrations/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	var ms []migration
+	seen := map[int]string{}
+	for _, name := range names {
+		base := filepath.Base(name)
+		num, _, ok := strings.Cut(base, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v <= 0 {
+			return nil, fmt.Errorf("store: migration %s: the name must start with a positive number and '_'", name)
+		}
+		if prev, dup := seen[v]; dup {
+			return nil, fmt.Errorf("store: migration %s: version %d already used by %s", name, v, prev)
+		}
+		seen[v] = name
+		body, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, migration{version: v, name: base, sql: string(body)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	return ms, nil
+}
+
+// migrate applies each pending migration in its own transaction; another
+// process migrating at the same moment waits on the write lock and then
+// finds the version recorded.
+func (db *DB) migrate(ctx context.Context) error {
+	ms, err := loadMigrations(migrationFS)
+	if err != nil {
+		return err
+	}
+	err = db.writeTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+			version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: creating schema_migrations: %w", err)
+	}
+	for _, m := range ms {
+		err := db.writeTx(ctx, func(tx *sql.Tx) error {
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, m.version).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return nil
+			}
+			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+				m.version, m.name, db.now().UnixNano())
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("store: migration %s: %w", m.name, err)
+		}
+	}
+	return nil
+}
+
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromUnixNano(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}

@@ -1,0 +1,123 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+
+	d5list "github.com/deep500/d5list"
+)
+
+// editionName keeps edition names usable as one URL path segment.
+var editionName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// ValidEditionName reports whether name may name an edition.
+func ValidEditionName(name string) bool { return editionName.MatchString(name) }
+
+// FreezeEdition stores boards as the edition name, in one transaction. The
+// migration's triggers keep the rows from ever changing afterwards.
+func (db *DB) FreezeEdition(ctx context.Context, name, by string, boards []d5list.Leaderboard) (*d5list.Edition, error) {
+	if !ValidEditionName(name) {
+		return nil, d5list.Errorf(d5list.EINVALID, "edition name %q: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", name)
+	}
+	now := db.now()
+	err := db.writeTx(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM editions WHERE name = ?`, name).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			return d5list.Errorf(d5list.ECONFLICT, "edition %q is already frozen", name)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO editions (name, frozen_at, frozen_by) VALUES (?, ?, ?)`,
+			name, now.UnixNano(), by); err != nil {
+			return err
+		}
+		for i := range boards {
+			data, err := json.Marshal(&boards[i])
+			if err != nil {
+				return fmt.Errorf("encoding board %s: %w", boards[i].Benchmark.ID, err)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO edition_boards (edition, benchmark_id, board) VALUES (?, ?, ?)`,
+				name, boards[i].Benchmark.ID, string(data)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrap(err, "freezing edition %q", name)
+	}
+	return &d5list.Edition{Name: name, FrozenAt: fromUnixNano(now.UnixNano()), FrozenBy: by, Boards: boards}, nil
+}
+
+// Editions lists the frozen editions, the latest first.
+func (db *DB) Editions(ctx context.Context) ([]d5list.EditionSummary, error) {
+	out := []d5list.EditionSummary{}
+	err := db.readTx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT e.name, e.frozen_at, e.frozen_by,
+				coalesce((SELECT sum(json_array_length(b.board, '$.entries')) FROM edition_boards b WHERE b.edition = e.name), 0)
+			FROM editions e ORDER BY e.frozen_at DESC, e.name DESC`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var e d5list.EditionSummary
+			var at int64
+			if err := rows.Scan(&e.Name, &at, &e.FrozenBy, &e.Entries); err != nil {
+				return err
+			}
+			e.FrozenAt = fromUnixNano(at)
+			out = append(out, e)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: listing editions: %w", err)
+	}
+	return out, nil
+}
+
+// Edition returns one frozen edition with its boards, ordered by benchmark.
+func (db *DB) Edition(ctx context.Context, name string) (*d5list.Edition, error) {
+	var e d5list.Edition
+	err := db.readTx(ctx, func(tx *sql.Tx) error {
+		var at int64
+		err := tx.QueryRowContext(ctx, `SELECT name, frozen_at, frozen_by FROM editions WHERE name = ?`, name).Scan(&e.Name, &at, &e.FrozenBy)
+		if errors.Is(err, sql.ErrNoRows) {
+			return d5list.Errorf(d5list.ENOTFOUND, "edition %q not found", name)
+		} else if err != nil {
+			return err
+		}
+		e.FrozenAt = fromUnixNano(at)
+		rows, err := tx.QueryContext(ctx, `SELECT benchmark_id, board FROM edition_boards WHERE edition = ? ORDER BY benchmark_id`, name)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		e.Boards = []d5list.Leaderboard{}
+		for rows.Next() {
+			var id, data string
+			if err := rows.Scan(&id, &data); err != nil {
+				return err
+			}
+			var b d5list.Leaderboard
+			if err := json.Unmarshal([]byte(data), &b); err != nil {
+				return fmt.Errorf("edition %q, board %s: %w", name, id, err)
+			}
+			if b.Entries == nil {
+				b.Entries = []d5list.Entry{}
+			}
+			e.Boards = append(e.Boards, b)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, wrap(err, "reading edition %q", name)
+	}
+	return &e, nil
+}

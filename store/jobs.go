@@ -1,0 +1,386 @@
+package store
+
+import (
+	"context"
+	"crypto/subtle"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	d5list "github.com/deep500/d5list"
+)
+
+// The queue's guarantees: a job is leased by one runner at a time; a lease
+// that is not renewed expires and the job goes back to the queue; only the
+// holder of the current, unexpired lease can report on it; a report is
+// accepted once (repeating it with the same secret is a no-op); and a job is
+// given up after MaxAttempts leases, so nothing stays stuck.
+
+const jobColumns = `id, submission_id, benchmark_id, state, attempts, max_attempts, runner_id,
+	lease_expires, error, created_at, updated_at, secret_hash FROM jobs`
+
+// jobRow is a job with the hash of its lease secret, which never leaves
+// this package.
+type jobRow struct {
+	d5list.Job
+	secretHash string
+	expires    int64
+}
+
+func scanJob(row scanner) (*jobRow, error) {
+	var j jobRow
+	var created, updated int64
+	err := row.Scan(&j.ID, &j.SubmissionID, &j.BenchmarkID, &j.State, &j.Attempts, &j.MaxAttempts, &j.RunnerID,
+		&j.expires, &j.Error, &created, &updated, &j.secretHash)
+	if err != nil {
+		return nil, err
+	}
+	j.LeaseExpires = fromUnixNano(j.expires)
+	j.CreatedAt, j.UpdatedAt = fromUnixNano(created), fromUnixNano(updated)
+	return &j, nil
+}
+
+func jobTx(ctx context.Context, tx *sql.Tx, id int64) (*jobRow, error) {
+	j, err := scanJob(tx.QueryRowContext(ctx, `SELECT `+jobColumns+` WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, d5list.Errorf(d5list.ENOTFOUND, "job %d not found", id)
+	} else if err != nil {
+		return nil, fmt.Errorf("store: reading job %d: %w", id, err)
+	}
+	return j, nil
+}
+
+// holds reports whether secret is the one of j's latest lease.
+func (j *jobRow) holds(secret string) bool {
+	return j.secretHash != "" && subtle.ConstantTimeCompare([]byte(hashSecret(secret)), []byte(j.secretHash)) == 1
+}
+
+// Job returns one job.
+func (db *DB) Job(ctx context.Context, id int64) (*d5list.Job, error) {
+	var j *jobRow
+	err := db.readTx(ctx, func(tx *sql.Tx) (err error) {
+		j, err = jobTx(ctx, tx, id)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &j.Job, nil
+}
+
+// Jobs lists the jobs of a submission, oldest first.
+func (db *DB) Jobs(ctx context.Context, submissionID int64) ([]d5list.Job, error) {
+	jobs := []d5list.Job{}
+	err := db.readTx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT `+jobColumns+` WHERE submission_id = ? ORDER BY id`, submissionID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			j, err := scanJob(rows)
+			if err != nil {
+				return err
+			}
+			jobs = append(jobs, j.Job)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: listing the jobs of submission %d: %w", submissionID, err)
+	}
+	return jobs, nil
+}
+
+// LeaseJob gives the runner the oldest waiting job it has the labels for:
+// a queued one, or one whose lease expired. A job already leased
+// MaxAttempts times is failed instead, whichever runner asks. It returns
+// nil, nil when nothing fits.
+func (db *DB) LeaseJob(ctx context.Context, runnerID string, labels map[string]string, ttl time.Duration) (*d5list.Lease, error) {
+	if runnerID == "" {
+		return nil, d5list.Errorf(d5list.EINVALID, "lease: empty runner id")
+	}
+	if ttl <= 0 {
+		return nil, d5list.Errorf(d5list.EINVALID, "lease: the lease time must be positive, not %s", ttl)
+	}
+	var lease *d5list.Lease
+	err := db.writeTx(ctx, func(tx *sql.Tx) error {
+		now := db.now().UnixNano()
+		rows, err := tx.QueryContext(ctx, `SELECT `+jobColumns+`
+			WHERE state = ? OR (state = ? AND lease_expires <= ?) ORDER BY id`,
+			string(d5list.JobQueued), string(d5list.JobLeased), now)
+		if err != nil {
+			return err
+		}
+		var waiting []*jobRow
+		for rows.Next() {
+			j, err := scanJob(rows)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			waiting = append(waiting, j)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+
+		benches := map[string]*d5list.Benchmark{}
+		for _, j := range waiting {
+			lastErr := j.Error
+			if j.State == d5list.JobLeased {
+				lastErr = fmt.Sprintf("the lease of runner %q expired without a report", j.RunnerID)
+			}
+			if j.Attempts >= j.MaxAttempts {
+				msg := fmt.Sprintf("gave up after %d attempts: %s", j.Attempts, lastErr)
+				if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = ?, error = ?, lease_expires = 0, updated_at = ?
+					WHERE id = ?`, string(d5list.JobFailed), msg, now, j.ID); err != nil {
+					return err
+				}
+				if err := failSubmissionTx(ctx, tx, j.SubmissionID, d5list.Reason{Code: "rerun_failed", Message: msg}, now); err != nil {
+					return err
+				}
+				continue
+			}
+			bench, ok := benches[j.BenchmarkID]
+			if !ok {
+				if bench, err = benchmarkTx(ctx, tx, j.BenchmarkID); err != nil {
+					return err
+				}
+				benches[j.BenchmarkID] = bench
+			}
+			if !LabelsSatisfy(labels, bench.Requires) {
+				continue
+			}
+			secret := randomString()
+			_, err := tx.ExecContext(ctx, `UPDATE jobs SET state = ?, attempts = attempts + 1, runner_id = ?,
+				secret_hash = ?, lease_expires = ?, error = ?, updated_at = ? WHERE id = ?`,
+				string(d5list.JobLeased), runnerID, hashSecret(secret), now+int64(ttl), lastErr, now, j.ID)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE submissions SET status = ?, updated_at = ? WHERE id = ?`,
+				string(d5list.StatusRunning), now, j.SubmissionID); err != nil {
+				return err
+			}
+			sub, err := submissionTx(ctx, tx, j.SubmissionID)
+			if err != nil {
+				return err
+			}
+			leased, err := jobTx(ctx, tx, j.ID)
+			if err != nil {
+				return err
+			}
+			spec := d5list.JobSpec{JobID: j.ID, SubmissionID: sub.ID, Benchmark: *bench, Seeds: sub.Seeds(),
+				BundleSHA256: sub.BundleSHA256}
+			if sub.Recipe != nil {
+				spec.Recipe = *sub.Recipe
+			}
+			lease = &d5list.Lease{Job: leased.Job, Secret: secret, Spec: spec}
+			return nil
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrap(err, "leasing a job for runner %q", runnerID)
+	}
+	return lease, nil
+}
+
+// LabelsSatisfy reports whether a runner with labels may take a job that
+// requires the given labels: each must be present with the same value, or
+// with any value where the requirement is "*".
+func LabelsSatisfy(labels, requires map[string]string) bool {
+	for k, want := range requires {
+		have, ok := labels[k]
+		if !ok || (want != "*" && have != want) {
+			return false
+		}
+	}
+	return true
+}
+
+// liveLeaseTx loads job id and checks that secret holds its unexpired
+// lease. Jobs in another state are returned with ok false for the caller
+// to judge; a wrong secret or an expired lease is EFORBIDDEN.
+func (db *DB) liveLeaseTx(ctx context.Context, tx *sql.Tx, id int64, secret string) (j *jobRow, ok bool, err error) {
+	j, err = jobTx(ctx, tx, id)
+	if err != nil {
+		return nil, false, err
+	}
+	if !j.holds(secret) {
+		return nil, false, d5list.Errorf(d5list.EFORBIDDEN, "job %d: the secret does not belong to its current lease", id)
+	}
+	if j.State != d5list.JobLeased {
+		return j, false, nil
+	}
+	if db.now().UnixNano() >= j.expires {
+		return nil, false, d5list.Errorf(d5list.EFORBIDDEN, "job %d: lease expired", id)
+	}
+	return j, true, nil
+}
+
+func notLeased(j *jobRow) error {
+	if j.State == d5list.JobCancelled {
+		return d5list.Errorf(d5list.ECONFLICT, "job %d was cancelled", j.ID)
+	}
+	return d5list.Errorf(d5list.ECONFLICT, "job %d is %s", j.ID, j.State)
+}
+
+// HeartbeatJob extends the holder's lease by ttl from now. A cancelled or
+// finished job answers ECONFLICT, telling the runner to stop.
+func (db *DB) HeartbeatJob(ctx context.Context, jobID int64, secret string, ttl time.Duration) error {
+	if ttl <= 0 {
+		return d5list.Errorf(d5list.EINVALID, "heartbeat: the lease time must be positive, not %s", ttl)
+	}
+	err := db.writeTx(ctx, func(tx *sql.Tx) error {
+		j, ok, err := db.liveLeaseTx(ctx, tx, jobID, secret)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return notLeased(j)
+		}
+		now := db.now().UnixNano()
+		_, err = tx.ExecContext(ctx, `UPDATE jobs SET lease_expires = ?, updated_at = ? WHERE id = ?`, now+int64(ttl), now, jobID)
+		return err
+	})
+	return wrap(err, "heartbeat of job %d", jobID)
+}
+
+// CheckLease returns the job if secret holds its live lease, or is the
+// lease whose report completed it, so that a runner may fetch the bundle
+// and a repeated report is recognised.
+func (db *DB) CheckLease(ctx context.Context, jobID int64, secret string) (*d5list.Job, error) {
+	var job *d5list.Job
+	err := db.readTx(ctx, func(tx *sql.Tx) error {
+		j, ok, err := db.liveLeaseTx(ctx, tx, jobID, secret)
+		if err != nil {
+			return err
+		}
+		if !ok && j.State != d5list.JobDone {
+			return notLeased(j)
+		}
+		job = &j.Job
+		return nil
+	})
+	if err != nil {
+		return nil, wrap(err, "checking the lease of job %d", jobID)
+	}
+	return job, nil
+}
+
+// CompleteJob records the re-run's verdict: the job is done and the
+// submission gets the measured result, status and reasons, together. A
+// report repeated with the same secret after success is a no-op.
+func (db *DB) CompleteJob(ctx context.Context, jobID int64, secret string, measured *d5list.Result, st d5list.Status, reasons []d5list.Reason) error {
+	if !st.Final() {
+		return d5list.Errorf(d5list.EINVALID, "job %d: %q is not a final status", jobID, st)
+	}
+	enc, err := encodeResult(measured)
+	if err != nil {
+		return fmt.Errorf("store: job %d: encoding the measured result: %w", jobID, err)
+	}
+	encReasons, err := encodeReasons(reasons)
+	if err != nil {
+		return err
+	}
+	err = db.writeTx(ctx, func(tx *sql.Tx) error {
+		j, ok, err := db.liveLeaseTx(ctx, tx, jobID, secret)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			if j.State == d5list.JobDone {
+				return nil
+			}
+			return notLeased(j)
+		}
+		now := db.now().UnixNano()
+		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = ?, lease_expires = 0, updated_at = ? WHERE id = ?`,
+			string(d5list.JobDone), now, jobID); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE submissions SET measured = ?, status = ?, reasons = ?, updated_at = ? WHERE id = ?`,
+			enc, string(st), encReasons, now, j.SubmissionID)
+		return err
+	})
+	return wrap(err, "completing job %d", jobID)
+}
+
+// FailJob records that the holder's re-run broke. The job goes back to the
+// queue while attempts remain; after the last one it fails, and so does
+// its submission.
+func (db *DB) FailJob(ctx context.Context, jobID int64, secret string, message string) error {
+	err := db.writeTx(ctx, func(tx *sql.Tx) error {
+		j, ok, err := db.liveLeaseTx(ctx, tx, jobID, secret)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return notLeased(j)
+		}
+		now := db.now().UnixNano()
+		if j.Attempts < j.MaxAttempts {
+			if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = ?, runner_id = '', secret_hash = '', lease_expires = 0,
+				error = ?, updated_at = ? WHERE id = ?`, string(d5list.JobQueued), message, now, jobID); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `UPDATE submissions SET status = ?, updated_at = ? WHERE id = ?`,
+				string(d5list.StatusQueued), now, j.SubmissionID)
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = ?, lease_expires = 0, error = ?, updated_at = ? WHERE id = ?`,
+			string(d5list.JobFailed), message, now, jobID); err != nil {
+			return err
+		}
+		return failSubmissionTx(ctx, tx, j.SubmissionID, d5list.Reason{Code: "rerun_failed", Message: message}, now)
+	})
+	return wrap(err, "failing job %d", jobID)
+}
+
+// CancelJob stops a job for good; its submission fails with the reason,
+// and the runner holding it learns on its next heartbeat. Cancelling a
+// cancelled job does nothing; a finished one answers ECONFLICT.
+func (db *DB) CancelJob(ctx context.Context, jobID int64) error {
+	err := db.writeTx(ctx, func(tx *sql.Tx) error {
+		j, err := jobTx(ctx, tx, jobID)
+		if err != nil {
+			return err
+		}
+		switch j.State {
+		case d5list.JobCancelled:
+			return nil
+		case d5list.JobDone, d5list.JobFailed:
+			return d5list.Errorf(d5list.ECONFLICT, "job %d is already %s", jobID, j.State)
+		}
+		now := db.now().UnixNano()
+		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = ?, lease_expires = 0, updated_at = ? WHERE id = ?`,
+			string(d5list.JobCancelled), now, jobID); err != nil {
+			return err
+		}
+		return failSubmissionTx(ctx, tx, j.SubmissionID, d5list.Reason{Code: "cancelled", Message: "cancelled by an organiser"}, now)
+	})
+	return wrap(err, "cancelling job %d", jobID)
+}
+
+// QueueStats counts the jobs waiting for a runner (queued, or leased with
+// an expired lease) and when the oldest of them was created.
+func (db *DB) QueueStats(ctx context.Context) (queued int, oldest time.Time, err error) {
+	err = db.readTx(ctx, func(tx *sql.Tx) error {
+		var first sql.NullInt64
+		err := tx.QueryRowContext(ctx, `SELECT count(*), min(created_at) FROM jobs
+			WHERE state = ? OR (state = ? AND lease_expires <= ?)`,
+			string(d5list.JobQueued), string(d5list.JobLeased), db.now().UnixNano()).Scan(&queued, &first)
+		if first.Valid {
+			oldest = fromUnixNano(first.Int64)
+		}
+		return err
+	})
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("store: queue stats: %w", err)
+	}
+	return queued, oldest, nil
+}

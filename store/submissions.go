@@ -1,0 +1,269 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	d5list "github.com/deep500/d5list"
+)
+
+// CreateSubmission stores s as queued together with its verification job,
+// in one transaction, so that no queued submission lacks a job. It sets
+// s.ID, s.Status and the timestamps.
+func (db *DB) CreateSubmission(ctx context.Context, s *d5list.Submission) error {
+	if s.BenchmarkID == "" {
+		return d5list.Errorf(d5list.EINVALID, "submission: empty benchmark")
+	}
+	if s.BundleSHA256 != "" && !ValidSHA(s.BundleSHA256) {
+		return d5list.Errorf(d5list.EINVALID, "submission: bundle_sha256 %q is not a hex sha256", s.BundleSHA256)
+	}
+	recipe, err := encodeJSON(s.Recipe)
+	if err != nil {
+		return fmt.Errorf("store: encoding the recipe: %w", err)
+	}
+	claimed, err := encodeResult(s.Claimed)
+	if err != nil {
+		return fmt.Errorf("store: encoding the claimed result: %w", err)
+	}
+	measured, err := encodeResult(s.Measured)
+	if err != nil {
+		return fmt.Errorf("store: encoding the measured result: %w", err)
+	}
+	reasons, err := encodeReasons(s.Reasons)
+	if err != nil {
+		return err
+	}
+	now := db.now()
+	maxAttempts := db.MaxAttempts
+	if maxAttempts <= 0 {
+		maxAttempts = DefaultMaxAttempts
+	}
+	var id int64
+	err = db.writeTx(ctx, func(tx *sql.Tx) error {
+		if _, err := benchmarkTx(ctx, tx, s.BenchmarkID); err != nil {
+			return err
+		}
+		var owner any
+		if s.OwnerID != 0 {
+			owner = s.OwnerID
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE id = ?`, s.OwnerID).Scan(&n); err != nil {
+				return err
+			}
+			if n == 0 {
+				return d5list.Errorf(d5list.ENOTFOUND, "submission: owner %d not found", s.OwnerID)
+			}
+		}
+		err := tx.QueryRowContext(ctx, `INSERT INTO submissions (benchmark_id, owner_id, division, availability,
+				submitter, system_name, framework, accelerator, accelerators, host_cpu, status, bundle_sha256,
+				bundle_size, recipe, claimed, measured, reasons, flag, created_at, updated_at, code_url, cost_per_hour)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			s.BenchmarkID, owner, s.Division, s.Availability, s.Submitter, s.SystemName, s.Framework,
+			s.Accelerator, s.Accelerators, s.HostCPU, string(d5list.StatusQueued), s.BundleSHA256, s.BundleSize,
+			recipe, claimed, measured, reasons, s.Flag, now.UnixNano(), now.UnixNano(), s.CodeURL, s.CostPerHour).Scan(&id)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO jobs (submission_id, benchmark_id, state, max_attempts, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?)`, id, s.BenchmarkID, string(d5list.JobQueued), maxAttempts, now.UnixNano(), now.UnixNano())
+		return err
+	})
+	if err != nil {
+		return wrap(err, "creating a submission for %q", s.BenchmarkID)
+	}
+	s.ID = id
+	s.Status = d5list.StatusQueued
+	s.CreatedAt, s.UpdatedAt = fromUnixNano(now.UnixNano()), fromUnixNano(now.UnixNano())
+	if s.Reasons == nil {
+		s.Reasons = []d5list.Reason{}
+	}
+	return nil
+}
+
+const submissionColumns = `s.id, s.benchmark_id, coalesce(s.owner_id, 0), coalesce(u.name, ''), s.division,
+	s.availability, s.submitter, s.system_name, s.framework, s.accelerator, s.accelerators, s.host_cpu,
+	s.status, s.bundle_sha256, s.bundle_size, s.recipe, s.claimed, s.measured, s.reasons, s.flag,
+	s.created_at, s.updated_at, s.code_url, s.cost_per_hour
+	FROM submissions s LEFT JOIN users u ON u.id = s.owner_id`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanSubmission(row scanner) (*d5list.Submission, error) {
+	var s d5list.Submission
+	var recipe, claimed, measured sql.NullString
+	var reasons string
+	var created, updated int64
+	err := row.Scan(&s.ID, &s.BenchmarkID, &s.OwnerID, &s.Owner, &s.Division, &s.Availability, &s.Submitter,
+		&s.SystemName, &s.Framework, &s.Accelerator, &s.Accelerators, &s.HostCPU, &s.Status, &s.BundleSHA256,
+		&s.BundleSize, &recipe, &claimed, &measured, &reasons, &s.Flag, &created, &updated, &s.CodeURL, &s.CostPerHour)
+	if err != nil {
+		return nil, err
+	}
+	s.CreatedAt, s.UpdatedAt = fromUnixNano(created), fromUnixNano(updated)
+	if recipe.Valid {
+		s.Recipe = new(d5list.Recipe)
+		if err := json.Unmarshal([]byte(recipe.String), s.Recipe); err != nil {
+			return nil, fmt.Errorf("submission %d: decoding recipe: %w", s.ID, err)
+		}
+	}
+	for _, c := range []struct {
+		col sql.NullString
+		dst **d5list.Result
+		nm  string
+	}{{claimed, &s.Claimed, "claimed"}, {measured, &s.Measured, "measured"}} {
+		if c.col.Valid {
+			r, err := decodeResult(c.col.String)
+			if err != nil {
+				return nil, fmt.Errorf("submission %d: decoding %s: %w", s.ID, c.nm, err)
+			}
+			*c.dst = r
+		}
+	}
+	if err := json.Unmarshal([]byte(reasons), &s.Reasons); err != nil {
+		return nil, fmt.Errorf("submission %d: decoding reasons: %w", s.ID, err)
+	}
+	if s.Reasons == nil {
+		s.Reasons = []d5list.Reason{}
+	}
+	return &s, nil
+}
+
+// Submission returns one submission.
+func (db *DB) Submission(ctx context.Context, id int64) (*d5list.Submission, error) {
+	var s *d5list.Submission
+	err := db.readTx(ctx, func(tx *sql.Tx) (err error) {
+		s, err = submissionTx(ctx, tx, id)
+		return err
+	})
+	return s, err
+}
+
+func submissionTx(ctx context.Context, tx *sql.Tx, id int64) (*d5list.Submission, error) {
+	s, err := scanSubmission(tx.QueryRowContext(ctx, `SELECT `+submissionColumns+` WHERE s.id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, d5list.Errorf(d5list.ENOTFOUND, "submission %d not found", id)
+	} else if err != nil {
+		return nil, fmt.Errorf("store: reading submission %d: %w", id, err)
+	}
+	return s, nil
+}
+
+// Submissions lists the submissions matching f, newest first.
+func (db *DB) Submissions(ctx context.Context, f SubmissionFilter) ([]d5list.Submission, error) {
+	var where []string
+	var args []any
+	if f.BenchmarkID != "" {
+		where = append(where, "s.benchmark_id = ?")
+		args = append(args, f.BenchmarkID)
+	}
+	if f.OwnerID != 0 {
+		where = append(where, "s.owner_id = ?")
+		args = append(args, f.OwnerID)
+	}
+	if len(f.Statuses) > 0 {
+		where = append(where, "s.status IN (?"+strings.Repeat(", ?", len(f.Statuses)-1)+")")
+		for _, st := range f.Statuses {
+			args = append(args, string(st))
+		}
+	}
+	q := `SELECT ` + submissionColumns
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY s.id DESC"
+	if f.Limit > 0 {
+		q += " LIMIT ?"
+		args = append(args, f.Limit)
+	}
+	subs := []d5list.Submission{}
+	err := db.readTx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			s, err := scanSubmission(rows)
+			if err != nil {
+				return err
+			}
+			subs = append(subs, *s)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: listing submissions: %w", err)
+	}
+	return subs, nil
+}
+
+// SetSubmissionStatus sets a submission's status and replaces its reasons
+// (nil clears them).
+func (db *DB) SetSubmissionStatus(ctx context.Context, id int64, st d5list.Status, reasons []d5list.Reason) error {
+	if st == "" {
+		return d5list.Errorf(d5list.EINVALID, "submission %d: empty status", id)
+	}
+	enc, err := encodeReasons(reasons)
+	if err != nil {
+		return err
+	}
+	err = db.writeTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE submissions SET status = ?, reasons = ?, updated_at = ? WHERE id = ?`,
+			string(st), enc, db.now().UnixNano(), id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return d5list.Errorf(d5list.ENOTFOUND, "submission %d not found", id)
+		}
+		return nil
+	})
+	return wrap(err, "setting the status of submission %d", id)
+}
+
+// failSubmissionTx marks a submission failed, keeping the reasons it had
+// (the static checks' findings) and adding why the re-run ended.
+func failSubmissionTx(ctx context.Context, tx *sql.Tx, id int64, r d5list.Reason, now int64) error {
+	var enc string
+	if err := tx.QueryRowContext(ctx, `SELECT reasons FROM submissions WHERE id = ?`, id).Scan(&enc); err != nil {
+		return fmt.Errorf("reading submission %d: %w", id, err)
+	}
+	var reasons []d5list.Reason
+	if err := json.Unmarshal([]byte(enc), &reasons); err != nil {
+		return fmt.Errorf("submission %d: decoding reasons: %w", id, err)
+	}
+	out, err := encodeReasons(append(reasons, r))
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE submissions SET status = ?, reasons = ?, updated_at = ? WHERE id = ?`,
+		string(d5list.StatusFailed), out, now, id)
+	return err
+}
+
+// encodeJSON encodes v, or gives NULL for a nil pointer.
+func encodeJSON[T any](v *T) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return string(b), nil
+}
+
+func encodeReasons(rs []d5list.Reason) (string, error) {
+	if rs == nil {
+		rs = []d5list.Reason{}
+	}
+	b, err := json.Marshal(rs)
+	if err != nil {
+		return "", fmt.Errorf("store: encoding reasons: %w", err)
+	}
+	return string(b), nil
+}

@@ -1,0 +1,242 @@
+package portal
+
+import (
+	"context"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/leaderboard"
+)
+
+// EditionStore is the storage of frozen editions. The Store may implement
+// it; without it the list has no editions.
+type EditionStore interface {
+	FreezeEdition(ctx context.Context, name, by string, boards []d5list.Leaderboard) (*d5list.Edition, error)
+	Editions(ctx context.Context) ([]d5list.EditionSummary, error)
+	Edition(ctx context.Context, name string) (*d5list.Edition, error)
+}
+
+// listState keeps the latest edition in memory: every live board is
+// compared with it, and it changes only when an edition is frozen.
+type listState struct {
+	mu      sync.Mutex
+	loaded  bool
+	latest  *d5list.Edition // nil when none is frozen
+	freezes sync.Mutex      // one freeze at a time
+}
+
+func costPerHour(s string) float64 {
+	// bundle.System checked the value already; an unparsable one is
+	// treated as undeclared.
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || f < 0 {
+		return 0
+	}
+	return f
+}
+
+func (s *Service) editions() (EditionStore, error) {
+	es, ok := s.store.(EditionStore)
+	if !ok {
+		return nil, d5list.Errorf(d5list.EUNAVAILABLE, "this portal's store keeps no editions")
+	}
+	return es, nil
+}
+
+// LeaderboardWith ranks a benchmark's submissions as opt selects, served
+// from the ranking cache, with the rank changes since the latest edition.
+func (s *Service) LeaderboardWith(ctx context.Context, benchmarkID string, opt leaderboard.Options) (*d5list.Leaderboard, error) {
+	board, err := s.rank(ctx, benchmarkID, opt)
+	if err != nil {
+		return nil, err
+	}
+	latest, err := s.LatestEdition(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if latest != nil {
+		leaderboard.MarkChanges(board.Entries, boardOf(latest, benchmarkID))
+	}
+	return board, nil
+}
+
+func (s *Service) rank(ctx context.Context, benchmarkID string, opt leaderboard.Options) (*d5list.Leaderboard, error) {
+	bench, err := s.store.Benchmark(ctx, benchmarkID)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := s.cache.Get(benchmarkID, opt, func() ([]d5list.Entry, error) {
+		subs, err := s.store.Submissions(ctx, d5list.SubmissionFilter{BenchmarkID: benchmarkID})
+		if err != nil {
+			return nil, err
+		}
+		return leaderboard.Rank(bench, subs, opt), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if entries == nil {
+		entries = []d5list.Entry{}
+	}
+	return &d5list.Leaderboard{Benchmark: *bench, Entries: entries}, nil
+}
+
+func boardOf(e *d5list.Edition, benchmarkID string) []d5list.Entry {
+	for _, b := range e.Boards {
+		if b.Benchmark.ID == benchmarkID {
+			return b.Entries
+		}
+	}
+	return nil
+}
+
+// LatestEdition is the most recently frozen edition, or nil.
+func (s *Service) LatestEdition(ctx context.Context) (*d5list.Edition, error) {
+	s.list.mu.Lock()
+	defer s.list.mu.Unlock()
+	if s.list.loaded {
+		return s.list.latest, nil
+	}
+	es, ok := s.store.(EditionStore)
+	if !ok {
+		s.list.loaded = true
+		return nil, nil
+	}
+	list, err := es.Editions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(list) > 0 {
+		e, err := es.Edition(ctx, list[0].Name)
+		if err != nil {
+			return nil, err
+		}
+		s.list.latest = e
+	}
+	s.list.loaded = true
+	return s.list.latest, nil
+}
+
+// FreezeEdition snapshots every benchmark's public board (verified
+// entries, one row per system) as the edition name, with rank changes
+// against the edition before it. Only organisers may freeze.
+func (s *Service) FreezeEdition(ctx context.Context, user *d5list.User, name string) (*d5list.Edition, error) {
+	if user == nil || !user.Role.AtLeast(d5list.RoleOrganiser) {
+		return nil, d5list.Errorf(d5list.EFORBIDDEN, "only organisers may freeze an edition")
+	}
+	es, err := s.editions()
+	if err != nil {
+		return nil, err
+	}
+	s.list.freezes.Lock()
+	defer s.list.freezes.Unlock()
+	prev, err := s.LatestEdition(ctx)
+	if err != nil {
+		return nil, err
+	}
+	benches, err := s.store.Benchmarks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	boards := make([]d5list.Leaderboard, 0, len(benches))
+	for _, b := range benches {
+		board, err := s.rank(ctx, b.ID, leaderboard.Options{})
+		if err != nil {
+			return nil, err
+		}
+		if prev != nil {
+			leaderboard.MarkChanges(board.Entries, boardOf(prev, b.ID))
+		}
+		boards = append(boards, *board)
+	}
+	ed, err := es.FreezeEdition(ctx, name, user.Name, boards)
+	if err != nil {
+		return nil, err
+	}
+	s.list.mu.Lock()
+	s.list.latest, s.list.loaded = ed, true
+	s.list.mu.Unlock()
+	s.log.Info("edition frozen", "name", name, "by", user.Name, "boards", len(boards))
+	return ed, nil
+}
+
+// Editions lists the frozen editions, the latest first.
+func (s *Service) Editions(ctx context.Context) ([]d5list.EditionSummary, error) {
+	es, ok := s.store.(EditionStore)
+	if !ok {
+		return []d5list.EditionSummary{}, nil
+	}
+	return es.Editions(ctx)
+}
+
+// Edition returns one frozen edition.
+func (s *Service) Edition(ctx context.Context, name string) (*d5list.Edition, error) {
+	es, err := s.editions()
+	if err != nil {
+		return nil, err
+	}
+	return es.Edition(ctx, name)
+}
+
+// EditionBoard returns one benchmark's board as an edition froze it.
+func (s *Service) EditionBoard(ctx context.Context, name, benchmarkID string) (*d5list.Leaderboard, error) {
+	e, err := s.Edition(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	for i := range e.Boards {
+		if e.Boards[i].Benchmark.ID == benchmarkID {
+			return &e.Boards[i], nil
+		}
+	}
+	return nil, d5list.Errorf(d5list.ENOTFOUND, "edition %q has no board for benchmark %q", name, benchmarkID)
+}
+
+// Development summarises a benchmark's board in every edition, oldest
+// first (best, 10th and median entry).
+func (s *Service) Development(ctx context.Context, benchmarkID string) ([]leaderboard.DevelopmentPoint, error) {
+	list, err := s.Editions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	var boards [][]d5list.Entry
+	for i := len(list) - 1; i >= 0; i-- {
+		b, err := s.EditionBoard(ctx, list[i].Name, benchmarkID)
+		if d5list.ErrorCode(err) == d5list.ENOTFOUND {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		names = append(names, list[i].Name)
+		boards = append(boards, b.Entries)
+	}
+	return leaderboard.Development(names, boards), nil
+}
+
+// VerifiedFeed lists up to limit verified, unflagged submissions, the most
+// recently verified first, for the Atom feed.
+func (s *Service) VerifiedFeed(ctx context.Context, limit int) ([]d5list.Submission, error) {
+	subs, err := s.store.Submissions(ctx, d5list.SubmissionFilter{Statuses: []d5list.Status{d5list.StatusVerified}})
+	if err != nil {
+		return nil, err
+	}
+	out := subs[:0]
+	for _, sub := range subs {
+		if sub.Flag == "" {
+			out = append(out, sub)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].UpdatedAt.After(out[j].UpdatedAt) })
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// InvalidateBoards drops the cached boards of a benchmark; a status
+// changed outside Complete (a review) calls it.
+func (s *Service) InvalidateBoards(benchmarkID string) { s.cache.Invalidate(benchmarkID) }

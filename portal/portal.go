@@ -1,0 +1,343 @@
+// Package portal is the service behind the HTTP API and the runners: it
+// takes uploads through the checks into storage and the queue, turns a
+// runner's re-run logs into a verdict, and serves the ranked lists. It
+// talks to storage through the interfaces below, defined here, where they
+// are used.
+package portal
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/bundle"
+	"github.com/deep500/d5list/leaderboard"
+	"github.com/deep500/d5list/mllog"
+	"github.com/deep500/d5list/verifier"
+)
+
+// Store is the persistence the portal needs.
+type Store interface {
+	Benchmarks(ctx context.Context) ([]d5list.Benchmark, error)
+	Benchmark(ctx context.Context, id string) (*d5list.Benchmark, error)
+	UserByToken(ctx context.Context, token string) (*d5list.User, error)
+	CreateSubmission(ctx context.Context, s *d5list.Submission) error
+	Submission(ctx context.Context, id int64) (*d5list.Submission, error)
+	Submissions(ctx context.Context, f d5list.SubmissionFilter) ([]d5list.Submission, error)
+	LeaseJob(ctx context.Context, runnerID string, labels map[string]string, ttl time.Duration) (*d5list.Lease, error)
+	HeartbeatJob(ctx context.Context, jobID int64, secret string, ttl time.Duration) error
+	CheckLease(ctx context.Context, jobID int64, secret string) (*d5list.Job, error)
+	CompleteJob(ctx context.Context, jobID int64, secret string, measured *d5list.Result, st d5list.Status, reasons []d5list.Reason) error
+	FailJob(ctx context.Context, jobID int64, secret string, message string) error
+}
+
+// Blobs is the content-addressed file store for bundles.
+type Blobs interface {
+	Create() (BlobWriter, error)
+	Exists(sha string) bool
+	Path(sha string) string
+	Remove(sha string) error
+}
+
+// BlobWriter receives one blob; Commit files it under its sha256.
+type BlobWriter interface {
+	io.Writer
+	Commit() (sha string, size int64, err error)
+	Abort()
+}
+
+// Config tunes the service.
+type Config struct {
+	Limits   bundle.Limits
+	LeaseTTL time.Duration // how long a runner holds a job without a heartbeat
+	// OnJobEnd, when set, hears of each finished verification attempt: the
+	// verdict's status or "failed", and the time since the job was queued
+	// (for the metrics of issue 8).
+	OnJobEnd func(outcome string, sinceQueued time.Duration)
+}
+
+// Service implements the portal's use cases.
+type Service struct {
+	store Store
+	blobs Blobs
+	cfg   Config
+	log   *slog.Logger
+	cache *leaderboard.Cache
+	pool  wakeups   // runners waiting for a job (runners.go)
+	list  listState // the latest edition, for rank changes (list.go)
+}
+
+// New returns a Service. A zero Config gets the defaults.
+func New(st Store, blobs Blobs, cfg Config, log *slog.Logger) *Service {
+	if cfg.Limits == (bundle.Limits{}) {
+		cfg.Limits = bundle.DefaultLimits()
+	}
+	if cfg.LeaseTTL == 0 {
+		cfg.LeaseTTL = 2 * time.Minute
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Service{store: st, blobs: blobs, cfg: cfg, log: log, cache: leaderboard.NewCache()}
+}
+
+// Authenticate returns the user owning an API token.
+func (s *Service) Authenticate(ctx context.Context, token string) (*d5list.User, error) {
+	if token == "" {
+		return nil, d5list.Errorf(d5list.EUNAUTHORIZED, "an API token is required (Authorization: Bearer <token>)")
+	}
+	return s.store.UserByToken(ctx, token)
+}
+
+// Benchmarks lists the catalogue.
+func (s *Service) Benchmarks(ctx context.Context) ([]d5list.Benchmark, error) {
+	return s.store.Benchmarks(ctx)
+}
+
+// Benchmark returns one catalogue entry.
+func (s *Service) Benchmark(ctx context.Context, id string) (*d5list.Benchmark, error) {
+	return s.store.Benchmark(ctx, id)
+}
+
+// Submission returns one submission.
+func (s *Service) Submission(ctx context.Context, id int64) (*d5list.Submission, error) {
+	return s.store.Submission(ctx, id)
+}
+
+// Submit stores an uploaded bundle once it passes every static check, and
+// queues its verification. A refused bundle leaves no row and no blob.
+func (s *Service) Submit(ctx context.Context, user *d5list.User, body io.Reader) (*d5list.Submission, error) {
+	if user == nil || !user.Role.AtLeast(d5list.RoleCompetitor) {
+		return nil, d5list.Errorf(d5list.EFORBIDDEN, "only competitors may submit")
+	}
+	sha, size, existed, err := s.spool(body)
+	if err != nil {
+		return nil, err
+	}
+	sub, err := s.checkAndStore(ctx, user, sha, size)
+	if err != nil && !existed {
+		// The same bytes may have been uploaded before; only a blob this
+		// upload created is removed.
+		if rmErr := s.blobs.Remove(sha); rmErr != nil {
+			s.log.ErrorContext(ctx, "removing refused bundle", "sha256", sha, "err", rmErr)
+		}
+	}
+	return sub, err
+}
+
+// spool streams the upload into the blob store, hashing on the fly so that
+// it is known whether these bytes were already stored.
+func (s *Service) spool(body io.Reader) (sha string, size int64, existed bool, err error) {
+	w, err := s.blobs.Create()
+	if err != nil {
+		return "", 0, false, err
+	}
+	h := sha256.New()
+	max := s.cfg.Limits.MaxArchiveBytes
+	n, err := io.Copy(io.MultiWriter(w, h), io.LimitReader(body, max+1))
+	if err != nil {
+		w.Abort()
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return "", 0, false, d5list.Errorf(d5list.ETOOLARGE, "the bundle is larger than the upload limit")
+		}
+		var de *d5list.Error
+		if errors.As(err, &de) {
+			return "", 0, false, err // the store's own verdict, e.g. a full disk
+		}
+		return "", 0, false, d5list.Errorf(d5list.EINVALID, "reading the upload: %v", err)
+	}
+	if n > max {
+		w.Abort()
+		return "", 0, false, d5list.Errorf(d5list.ETOOLARGE, "the bundle is larger than %d bytes", max)
+	}
+	if n == 0 {
+		w.Abort()
+		return "", 0, false, d5list.Errorf(d5list.EINVALID, "the upload is empty: send a .tar.gz or .zip bundle")
+	}
+	existed = s.blobs.Exists(hex.EncodeToString(h.Sum(nil)))
+	sha, size, err = w.Commit()
+	return sha, size, existed, err
+}
+
+func (s *Service) checkAndStore(ctx context.Context, user *d5list.User, sha string, size int64) (*d5list.Submission, error) {
+	b, err := bundle.Open(s.blobs.Path(sha), s.cfg.Limits)
+	if err != nil {
+		return nil, err
+	}
+	bench, err := s.store.Benchmark(ctx, b.Manifest.Benchmark)
+	if d5list.ErrorCode(err) == d5list.ENOTFOUND {
+		return nil, refused(d5list.Reason{Code: "unknown_benchmark", File: b.ManifestFile,
+			Message: "benchmark " + quote(b.Manifest.Benchmark) + " is not in the catalogue"})
+	} else if err != nil {
+		return nil, err
+	}
+	claimed, reasons := verifier.Check(b, bench)
+	if len(reasons) > 0 {
+		return nil, refused(reasons...)
+	}
+	model, count := b.System.Accelerators()
+	sub := &d5list.Submission{
+		BenchmarkID:  bench.ID,
+		OwnerID:      user.ID,
+		Owner:        user.Name,
+		Division:     b.Manifest.Division,
+		Availability: b.Manifest.Availability,
+		Submitter:    b.Manifest.Submitter,
+		SystemName:   b.Manifest.SystemName,
+		Framework:    b.Manifest.Framework,
+		Accelerator:  model,
+		Accelerators: count,
+		Status:       d5list.StatusQueued,
+		BundleSHA256: sha,
+		BundleSize:   size,
+		Recipe:       &b.Recipe,
+		Claimed:      claimed,
+		Reasons:      []d5list.Reason{},
+		HostCPU:      b.System.HostProcessorModelName,
+		CodeURL:      b.Manifest.CodeURL,
+		CostPerHour:  costPerHour(b.System.CostPerHour),
+	}
+	if err := s.store.CreateSubmission(ctx, sub); err != nil {
+		return nil, err
+	}
+	s.pool.notify()
+	s.log.InfoContext(ctx, "submission queued", "id", sub.ID, "benchmark", bench.ID, "owner", user.Name, "bytes", size)
+	return sub, nil
+}
+
+func refused(reasons ...d5list.Reason) error {
+	msg := reasons[0].Message
+	if reasons[0].File != "" {
+		msg = reasons[0].File + ": " + msg
+	}
+	if len(reasons) > 1 {
+		msg += " (and " + itoa(len(reasons)-1) + " more problems)"
+	}
+	return &d5list.Error{Code: d5list.EINVALID, Message: msg, Reasons: reasons}
+}
+
+// Leaderboard ranks the verified submissions of a benchmark.
+func (s *Service) Leaderboard(ctx context.Context, benchmarkID string) (*d5list.Leaderboard, error) {
+	bench, err := s.store.Benchmark(ctx, benchmarkID)
+	if err != nil {
+		return nil, err
+	}
+	opt := leaderboard.Options{}
+	entries, err := s.cache.Get(benchmarkID, opt, func() ([]d5list.Entry, error) {
+		subs, err := s.store.Submissions(ctx, d5list.SubmissionFilter{BenchmarkID: benchmarkID})
+		if err != nil {
+			return nil, err
+		}
+		return leaderboard.Rank(bench, subs, opt), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &d5list.Leaderboard{Benchmark: *bench, Entries: entries}, nil
+}
+
+// Lease hands a runner the next job it can run, or nil when there is none.
+func (s *Service) Lease(ctx context.Context, runnerID string, labels map[string]string) (*d5list.Lease, error) {
+	return s.store.LeaseJob(ctx, runnerID, labels, s.cfg.LeaseTTL)
+}
+
+// Heartbeat extends a runner's lease; it fails once the job was cancelled.
+func (s *Service) Heartbeat(ctx context.Context, jobID int64, secret string) error {
+	return s.store.HeartbeatJob(ctx, jobID, secret, s.cfg.LeaseTTL)
+}
+
+// Fail reports a re-run that broke; the job is retried a bounded number of
+// times.
+func (s *Service) Fail(ctx context.Context, jobID int64, secret, message string) error {
+	var queued time.Time
+	if s.cfg.OnJobEnd != nil {
+		if j, err := s.store.CheckLease(ctx, jobID, secret); err == nil {
+			queued = j.CreatedAt
+		}
+	}
+	if err := s.store.FailJob(ctx, jobID, secret, message); err != nil {
+		return err
+	}
+	if s.cfg.OnJobEnd != nil && !queued.IsZero() {
+		s.cfg.OnJobEnd("failed", time.Since(queued))
+	}
+	return nil
+}
+
+// Complete turns the re-run logs of a job into the submission's verdict.
+// A malformed report is refused without touching the job.
+func (s *Service) Complete(ctx context.Context, jobID int64, secret string, logs []d5list.RunLog, runner map[string]string) error {
+	job, err := s.store.CheckLease(ctx, jobID, secret)
+	if err != nil {
+		return err
+	}
+	sub, err := s.store.Submission(ctx, job.SubmissionID)
+	if err != nil {
+		return err
+	}
+	bench, err := s.store.Benchmark(ctx, sub.BenchmarkID)
+	if err != nil {
+		return err
+	}
+	measured, err := Measure(bench, logs)
+	if err != nil {
+		return err
+	}
+	measured.Runner = runner
+	status, reasons := verifier.Compare(bench, sub.Claimed, measured, SameHardware(bench, sub, runner))
+	if err := s.store.CompleteJob(ctx, jobID, secret, measured, status, reasons); err != nil {
+		return err
+	}
+	s.cache.Invalidate(bench.ID)
+	if s.cfg.OnJobEnd != nil {
+		s.cfg.OnJobEnd(string(status), time.Since(job.CreatedAt))
+	}
+	s.log.InfoContext(ctx, "verdict", "submission", sub.ID, "status", status, "reasons", len(reasons))
+	return nil
+}
+
+// Measure derives the metrics of re-run logs the same way as a submitter's.
+func Measure(bench *d5list.Benchmark, logs []d5list.RunLog) (*d5list.Result, error) {
+	if len(logs) == 0 {
+		return nil, d5list.Errorf(d5list.EINVALID, "the report holds no run logs")
+	}
+	res := &d5list.Result{}
+	for i, l := range logs {
+		if l.Index != i {
+			return nil, d5list.Errorf(d5list.EINVALID, "run logs out of order: position %d holds run %d", i, l.Index)
+		}
+		file := "rerun/result_" + itoa(l.Index) + ".txt"
+		events, err := mllog.Parse(bytesReader(l.Log), file)
+		if err != nil {
+			return nil, err
+		}
+		run, _ := mllog.Derive(events, bench.Quality, file, l.Index)
+		res.Runs = append(res.Runs, run)
+	}
+	res.Score = d5list.OlympicScore(res.Runs, bench.Ranking.Metric, bench.Ranking.Direction)
+	return res, nil
+}
+
+// SameHardware reports whether the runner matches the declared system in
+// every label the benchmark names, so that timing can be compared.
+func SameHardware(bench *d5list.Benchmark, sub *d5list.Submission, runner map[string]string) bool {
+	declared := map[string]string{
+		"cpu_model":         sub.HostCPU,
+		"accelerator_model": sub.Accelerator,
+		"accelerator_count": itoa(sub.Accelerators),
+	}
+	for _, label := range bench.Verify.SameHardware {
+		want, ok := declared[label]
+		if !ok || want == "" || runner[label] != want {
+			return false
+		}
+	}
+	return true
+}

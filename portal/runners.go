@@ -1,0 +1,317 @@
+package portal
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	d5list "github.com/deep500/d5list"
+)
+
+// PoolStore is the persistence of the runner pool: runner tokens, the
+// runners as last seen, and the queue as organisers see it.
+type PoolStore interface {
+	RunnerByToken(ctx context.Context, token string) (*d5list.RunnerToken, error)
+	TouchRunner(ctx context.Context, runnerName string, labels map[string]string, jobID int64) error
+	Runners(ctx context.Context) ([]d5list.Runner, error)
+	ActiveJobs(ctx context.Context) ([]d5list.QueuedJob, error)
+	Jobs(ctx context.Context, submissionID int64) ([]d5list.Job, error)
+	CancelJob(ctx context.Context, jobID int64) error
+}
+
+// LeasePoll is how often a waiting lease request looks at the queue when
+// no notification came: jobs also become available by lease expiry, and
+// by other processes writing the same database.
+const LeasePoll = 250 * time.Millisecond
+
+// wakeups lets lease requests that wait for work sleep until a job is
+// queued. Its zero value is ready to use.
+type wakeups struct {
+	mu      sync.Mutex
+	wake    chan struct{} // closed and replaced when a job is queued
+	stopped chan struct{} // closed once the server shuts down
+}
+
+func (w *wakeups) channels() (wake, stopped chan struct{}) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.wake == nil {
+		w.wake = make(chan struct{})
+	}
+	if w.stopped == nil {
+		w.stopped = make(chan struct{})
+	}
+	return w.wake, w.stopped
+}
+
+func (w *wakeups) notify() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.wake != nil {
+		close(w.wake)
+	}
+	w.wake = make(chan struct{})
+}
+
+func (w *wakeups) stop() {
+	_, stopped := w.channels()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	select {
+	case <-stopped:
+	default:
+		close(stopped)
+	}
+}
+
+// StopWaiting ends every waiting lease request (they answer "no job") and
+// the ones that come later, so that a server shutting down is not held up
+// by runners' long polls.
+func (s *Service) StopWaiting() { s.pool.stop() }
+
+// JobQueued wakes the runners waiting for work.
+func (s *Service) JobQueued() { s.pool.notify() }
+
+func (s *Service) poolStore() (PoolStore, error) {
+	ps, ok := s.store.(PoolStore)
+	if !ok {
+		return nil, d5list.Errorf(d5list.EUNAVAILABLE, "this portal has no runner pool")
+	}
+	return ps, nil
+}
+
+// AuthenticateRunner returns the runner a token was issued to.
+func (s *Service) AuthenticateRunner(ctx context.Context, token string) (*d5list.RunnerToken, error) {
+	if token == "" {
+		return nil, d5list.Errorf(d5list.EUNAUTHORIZED, "a runner token is required (Authorization: Bearer d5r_...)")
+	}
+	ps, err := s.poolStore()
+	if err != nil {
+		return nil, err
+	}
+	return ps.RunnerByToken(ctx, token)
+}
+
+// WaitLease is Lease for remote runners: it waits up to wait for a job
+// that fits labels, and records that the runner called.
+func (s *Service) WaitLease(ctx context.Context, runner string, labels map[string]string, wait time.Duration) (*d5list.Lease, error) {
+	ps, err := s.poolStore()
+	if err != nil {
+		return nil, err
+	}
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	if err := ps.TouchRunner(ctx, runner, labels, 0); err != nil {
+		return nil, err
+	}
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	tick := time.NewTicker(LeasePoll)
+	defer tick.Stop()
+	for {
+		// The channel is taken before looking, so that a job queued
+		// between the look and the wait still wakes this request.
+		wake, stopped := s.pool.channels()
+		lease, err := s.Lease(ctx, runner, labels)
+		if err != nil {
+			return nil, err
+		}
+		if lease != nil {
+			if err := ps.TouchRunner(context.WithoutCancel(ctx), runner, nil, lease.Job.ID); err != nil {
+				s.log.Warn("recording runner", "runner", runner, "err", err)
+			}
+			s.log.Info("job leased", "job", lease.Job.ID, "runner", runner, "attempt", lease.Job.Attempts)
+			return lease, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil
+		case <-stopped:
+			return nil, nil
+		case <-deadline.C:
+			return nil, nil
+		case <-wake:
+		case <-tick.C:
+		}
+	}
+}
+
+// heldBy checks secret against the job's live lease and that one of the
+// agents of the runner token tokenName holds it, and returns the agent.
+func (s *Service) heldBy(ctx context.Context, tokenName string, jobID int64, secret string) (string, error) {
+	job, err := s.heldJob(ctx, tokenName, jobID, secret)
+	if err != nil {
+		return "", err
+	}
+	return job.RunnerID, nil
+}
+
+func (s *Service) heldJob(ctx context.Context, tokenName string, jobID int64, secret string) (*d5list.Job, error) {
+	job, err := s.store.CheckLease(ctx, jobID, secret)
+	if err != nil {
+		return nil, err
+	}
+	if !strings.HasPrefix(job.RunnerID, tokenName+"/") {
+		return nil, d5list.Errorf(d5list.EFORBIDDEN, "job %d is held by another runner", jobID)
+	}
+	return job, nil
+}
+
+// RunnerHeartbeat renews the lease of a job the runner holds.
+func (s *Service) RunnerHeartbeat(ctx context.Context, tokenName string, jobID int64, secret string) error {
+	agent, err := s.heldBy(ctx, tokenName, jobID, secret)
+	if err != nil {
+		return err
+	}
+	if err := s.Heartbeat(ctx, jobID, secret); err != nil {
+		return err
+	}
+	s.touch(ctx, agent, jobID)
+	return nil
+}
+
+// RunnerComplete is Complete for a remote runner.
+func (s *Service) RunnerComplete(ctx context.Context, tokenName string, jobID int64, secret string, logs []d5list.RunLog, labels map[string]string) error {
+	agent, err := s.heldBy(ctx, tokenName, jobID, secret)
+	if err != nil {
+		return err
+	}
+	if err := s.Complete(ctx, jobID, secret, logs, labels); err != nil {
+		return err
+	}
+	s.touch(ctx, agent, 0)
+	return nil
+}
+
+// RunnerFail is Fail for a remote runner; a job with attempts left is
+// queued again, so waiting runners are woken.
+func (s *Service) RunnerFail(ctx context.Context, tokenName string, jobID int64, secret, message string) error {
+	agent, err := s.heldBy(ctx, tokenName, jobID, secret)
+	if err != nil {
+		return err
+	}
+	if err := s.Fail(ctx, jobID, secret, message); err != nil {
+		return err
+	}
+	s.pool.notify()
+	s.touch(ctx, agent, 0)
+	return nil
+}
+
+func (s *Service) touch(ctx context.Context, runner string, jobID int64) {
+	ps, err := s.poolStore()
+	if err == nil {
+		err = ps.TouchRunner(context.WithoutCancel(ctx), runner, nil, jobID)
+	}
+	if err != nil {
+		s.log.Warn("recording runner", "runner", runner, "err", err)
+	}
+}
+
+// BundlePath returns the file of the bundle of the job held under secret;
+// only the current lease holder gets it.
+func (s *Service) BundlePath(ctx context.Context, tokenName string, jobID int64, secret string) (string, error) {
+	job, err := s.heldJob(ctx, tokenName, jobID, secret)
+	if err != nil {
+		return "", err
+	}
+	sub, err := s.store.Submission(ctx, job.SubmissionID)
+	if err != nil {
+		return "", err
+	}
+	if sub.BundleSHA256 == "" || !s.blobs.Exists(sub.BundleSHA256) {
+		return "", d5list.Errorf(d5list.ENOTFOUND, "job %d: submission %d has no stored bundle", jobID, sub.ID)
+	}
+	return s.blobs.Path(sub.BundleSHA256), nil
+}
+
+// CancelJob stops a job for good; the runner holding it learns on its next
+// heartbeat and kills the work.
+func (s *Service) CancelJob(ctx context.Context, user *d5list.User, jobID int64) error {
+	if user == nil || !user.Role.AtLeast(d5list.RoleOrganiser) {
+		return d5list.Errorf(d5list.EFORBIDDEN, "only organisers may cancel jobs")
+	}
+	ps, err := s.poolStore()
+	if err != nil {
+		return err
+	}
+	if err := ps.CancelJob(ctx, jobID); err != nil {
+		return err
+	}
+	s.log.Info("job cancelled", "job", jobID, "by", user.Name)
+	return nil
+}
+
+// Runners lists the pool, online runners first.
+func (s *Service) Runners(ctx context.Context) ([]d5list.Runner, error) {
+	ps, err := s.poolStore()
+	if err != nil {
+		return nil, err
+	}
+	return ps.Runners(ctx)
+}
+
+// Queue returns the unfinished jobs and the backlog of each benchmark.
+func (s *Service) Queue(ctx context.Context) (*d5list.QueueView, error) {
+	ps, err := s.poolStore()
+	if err != nil {
+		return nil, err
+	}
+	jobs, err := ps.ActiveJobs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	byBench := map[string]*d5list.Backlog{}
+	for _, j := range jobs {
+		b := byBench[j.BenchmarkID]
+		if b == nil {
+			b = &d5list.Backlog{Benchmark: j.BenchmarkID}
+			byBench[j.BenchmarkID] = b
+		}
+		if j.Position == 0 {
+			b.Running++
+			continue
+		}
+		b.Waiting++
+		if b.Oldest.IsZero() || j.CreatedAt.Before(b.Oldest) {
+			b.Oldest = j.CreatedAt
+			b.OldestAgeSeconds = max(now.Sub(j.CreatedAt).Seconds(), 0)
+		}
+	}
+	view := &d5list.QueueView{Backlog: []d5list.Backlog{}, Jobs: jobs}
+	for _, b := range byBench {
+		view.Backlog = append(view.Backlog, *b)
+	}
+	sort.Slice(view.Backlog, func(i, j int) bool { return view.Backlog[i].Benchmark < view.Backlog[j].Benchmark })
+	return view, nil
+}
+
+// SubmissionJob returns the latest job of a submission with its place in
+// the queue, or nil when it has none.
+func (s *Service) SubmissionJob(ctx context.Context, submissionID int64) (*d5list.QueuedJob, error) {
+	ps, err := s.poolStore()
+	if err != nil {
+		return nil, err
+	}
+	jobs, err := ps.Jobs(ctx, submissionID)
+	if err != nil || len(jobs) == 0 {
+		return nil, err
+	}
+	last := d5list.QueuedJob{Job: jobs[len(jobs)-1]}
+	if last.State == d5list.JobQueued || last.State == d5list.JobLeased {
+		active, err := ps.ActiveJobs(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range active {
+			if a.ID == last.ID {
+				last = a
+			}
+		}
+	}
+	return &last, nil
+}

@@ -1,0 +1,87 @@
+package runner
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"time"
+
+	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/bundle"
+)
+
+// FetchFunc writes the bundle archive of spec to w. The remote agent
+// downloads it with the lease secret; in process it copies the stored blob.
+type FetchFunc func(ctx context.Context, spec d5list.JobSpec, w io.Writer) error
+
+// LineFunc receives each line a run prints, as it is printed. stream is
+// "stdout" or "stderr". It is called from the executor's reader goroutines,
+// one at a time per run.
+type LineFunc func(run int, stream, line string)
+
+// ResourceLimits are the rlimits of a sandboxed run. Zero fields take the
+// defaults of DefaultResourceLimits; negative fields mean unlimited.
+type ResourceLimits struct {
+	CPUSeconds  int64 // RLIMIT_CPU of each process
+	MemoryBytes int64 // RLIMIT_AS of each process
+	Processes   int64 // RLIMIT_NPROC
+	FileBytes   int64 // RLIMIT_FSIZE: the largest file a run may write
+}
+
+// ProcessOptions configure the process executor.
+type ProcessOptions struct {
+	// Fetch provides the bundle; required.
+	Fetch FetchFunc
+	// WorkDir holds one fresh folder per job (the extracted bundle and the
+	// scratch dirs); default os.TempDir(). Removed after the job unless
+	// KeepWork is set.
+	WorkDir  string
+	KeepWork bool
+	// DataDir is the datasets folder, mounted read-only as D5_DATA_DIR.
+	DataDir string
+	// AllowUnsandboxed runs competitor code without bubblewrap when bwrap
+	// is not installed (the runner's --allow-unsandboxed flag). Never the
+	// default: untrusted code does not run unsandboxed unless asked.
+	AllowUnsandboxed bool
+	// Bwrap is the bubblewrap binary; default: "bwrap" looked up in PATH.
+	Bwrap string
+	// Limits bounds the extracted bundle; zero means bundle.DefaultLimits().
+	Limits bundle.Limits
+	// RLimits bound each sandboxed run.
+	RLimits ResourceLimits
+	// DefaultTimeLimit bounds a job whose benchmark sets no
+	// Verify.TimeLimitSeconds; default 6 hours.
+	DefaultTimeLimit time.Duration
+	// KillGrace is the wait between SIGTERM and SIGKILL; default 2 s.
+	KillGrace time.Duration
+	// TailLines is how many output lines of a run are kept for the error
+	// message of a failed run; default 50.
+	TailLines int
+	// OnLine, when set, receives every output line (live progress).
+	OnLine LineFunc
+	// OnStart, when set, is told the pid (and process group id) of each
+	// run's leader process: bwrap when sandboxed.
+	OnStart func(run, pid int)
+	// ReadOnlyPaths are extra host folders bound read-only into the sandbox
+	// at the same path, for software outside /usr (for example /opt/conda).
+	ReadOnlyPaths []string
+	// ExtraPath is put before the minimal PATH of a run (for example
+	// /opt/conda/bin, bound with ReadOnlyPaths).
+	ExtraPath []string
+	Log       *slog.Logger
+}
+
+// Process runs the bundle's own entrypoint, sandboxed with bubblewrap.
+type Process struct {
+	opts    ProcessOptions
+	bwrap   string // resolved bubblewrap path; "" when running unsandboxed
+	prlimit string
+}
+
+var _ Executor = (*Process)(nil)
+
+// NewProcess checks the options and finds the sandbox. Without bubblewrap
+// it fails unless AllowUnsandboxed is set.
+func NewProcess(opts ProcessOptions) (*Process, error) {
+	return newProcess(opts)
+}

@@ -1,0 +1,505 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/bundle"
+)
+
+// sandboxUID is the user a root runner drops to before starting bwrap. The
+// kernel never applies RLIMIT_NPROC to processes whose real user is root
+// (even as another uid inside a user namespace), so without this drop the
+// process limit would be a fiction.
+const sandboxUID = 65534 // nobody
+
+func newProcess(opts ProcessOptions) (*Process, error) {
+	if opts.Fetch == nil {
+		return nil, d5list.Errorf(d5list.EINVALID, "process executor: ProcessOptions.Fetch is required")
+	}
+	if opts.WorkDir == "" {
+		opts.WorkDir = os.TempDir()
+	}
+	if opts.Limits == (bundle.Limits{}) {
+		opts.Limits = bundle.DefaultLimits()
+	}
+	if opts.DefaultTimeLimit <= 0 {
+		opts.DefaultTimeLimit = 6 * time.Hour
+	}
+	if opts.KillGrace <= 0 {
+		opts.KillGrace = 2 * time.Second
+	}
+	if opts.TailLines <= 0 {
+		opts.TailLines = 50
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	p := &Process{opts: opts}
+	bw := opts.Bwrap
+	if bw == "" {
+		bw = "bwrap"
+	}
+	if found, err := exec.LookPath(bw); err == nil {
+		p.bwrap = found
+	} else if !opts.AllowUnsandboxed {
+		return nil, errNoSandbox(bw, err)
+	}
+	if p.bwrap != "" {
+		pl, err := exec.LookPath("prlimit")
+		if err != nil {
+			return nil, d5list.Errorf(d5list.EUNAVAILABLE, "process executor: prlimit (util-linux) is needed to set the sandbox's rlimits: %v", err)
+		}
+		p.prlimit = pl
+	}
+	return p, nil
+}
+
+func errNoSandbox(bw string, err error) error {
+	return d5list.Errorf(d5list.EUNAVAILABLE,
+		"process executor: bubblewrap (%s) is not available (%v): competitor code runs only inside a sandbox; "+
+			"install bubblewrap (Debian: apt-get install bubblewrap) or start the runner with --allow-unsandboxed "+
+			"on a machine dedicated to trusted code", bw, err)
+}
+
+// Sandboxed reports whether runs go through bubblewrap.
+func (p *Process) Sandboxed() bool { return p.bwrap != "" }
+
+// Execute fetches and extracts the bundle into a fresh folder and runs its
+// entrypoint once per seed, in order.
+func (p *Process) Execute(ctx context.Context, spec d5list.JobSpec) ([]d5list.RunLog, error) {
+	if p.bwrap == "" && !p.opts.AllowUnsandboxed {
+		return nil, errNoSandbox("bwrap", errors.New("not found"))
+	}
+	entry, err := checkEntrypoint(spec.Recipe.Entrypoint)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, jobTimeLimit(spec, p.opts.DefaultTimeLimit),
+		d5list.Errorf(d5list.ECONFLICT, "job %d exceeded the benchmark's time limit", spec.JobID))
+	defer cancel()
+
+	job, err := prepareJob(ctx, p.opts.Fetch, spec, p.opts.WorkDir, p.opts.Limits)
+	if err != nil {
+		return nil, err
+	}
+	if !p.opts.KeepWork {
+		defer os.RemoveAll(job)
+	}
+	info, err := os.Stat(filepath.Join(job, "bundle", filepath.FromSlash(entry)))
+	if err != nil || !info.Mode().IsRegular() {
+		return nil, d5list.Errorf(d5list.EINVALID, "recipe: entrypoint %q is not a file of the bundle", entry)
+	}
+	logs := make([]d5list.RunLog, 0, len(spec.Seeds))
+	for i, seed := range spec.Seeds {
+		log, err := p.run(ctx, spec, job, entry, info.Mode(), i, seed)
+		if err != nil {
+			if c := context.Cause(ctx); c != nil {
+				return nil, fmt.Errorf("run %d (seed %d): %w", i, seed, c)
+			}
+			return nil, fmt.Errorf("run %d (seed %d): %w", i, seed, err)
+		}
+		logs = append(logs, d5list.RunLog{Index: i, Seed: seed, Log: log})
+	}
+	return logs, nil
+}
+
+// jobTimeLimit is the benchmark's bound on one re-run job.
+func jobTimeLimit(spec d5list.JobSpec, def time.Duration) time.Duration {
+	if s := spec.Benchmark.Verify.TimeLimitSeconds; s > 0 {
+		return time.Duration(s) * time.Second
+	}
+	return def
+}
+
+// checkEntrypoint accepts only a clean path inside the bundle.
+func checkEntrypoint(e string) (string, error) {
+	if e == "" {
+		return "", d5list.Errorf(d5list.EINVALID, "recipe: entrypoint is empty; the process executor needs one (for example code/run.sh)")
+	}
+	if strings.Contains(e, `\`) || path.IsAbs(e) || path.Clean(e) != e || e == "." || e == ".." || strings.HasPrefix(e, "../") {
+		return "", d5list.Errorf(d5list.EINVALID, "recipe: entrypoint %q must be a relative path inside the bundle", e)
+	}
+	return e, nil
+}
+
+// prepareJob makes <work>/d5job-*/bundle with the extracted bundle. The job
+// folder is world-traversable so that the sandbox user can reach the bind
+// sources.
+func prepareJob(ctx context.Context, fetch FetchFunc, spec d5list.JobSpec, work string, lim bundle.Limits) (string, error) {
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return "", err
+	}
+	job, err := os.MkdirTemp(work, fmt.Sprintf("d5job-%d-", spec.JobID))
+	if err != nil {
+		return "", err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			os.RemoveAll(job)
+		}
+	}()
+	if err := os.Chmod(job, 0o755); err != nil {
+		return "", err
+	}
+	archive := filepath.Join(job, "bundle.archive")
+	f, err := os.OpenFile(archive, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return "", err
+	}
+	err = fetch(ctx, spec, f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("fetching the bundle of job %d: %w", spec.JobID, err)
+	}
+	if err := bundle.Extract(archive, filepath.Join(job, "bundle"), lim); err != nil {
+		return "", fmt.Errorf("extracting the bundle of job %d: %w", spec.JobID, err)
+	}
+	if err := os.Remove(archive); err != nil {
+		return "", err
+	}
+	ok = true
+	return job, nil
+}
+
+// layout is where a run sees its folders: the same paths as on the host
+// when unsandboxed, fixed paths under /d5 inside the sandbox.
+type layout struct {
+	bundle, run, result, scratch, data string
+}
+
+func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64) ([]byte, error) {
+	runDir := filepath.Join(job, fmt.Sprintf("run-%d", i))
+	host := layout{
+		bundle:  filepath.Join(job, "bundle"),
+		run:     runDir,
+		result:  filepath.Join(runDir, "result.txt"),
+		scratch: filepath.Join(runDir, "scratch"),
+		data:    p.opts.DataDir,
+	}
+	if err := os.MkdirAll(host.scratch, 0o755); err != nil {
+		return nil, err
+	}
+	dropUID := p.bwrap != "" && os.Geteuid() == 0
+	if dropUID {
+		if err := traversable(job); err != nil {
+			return nil, err
+		}
+		for _, d := range []string{host.run, host.scratch} {
+			if err := os.Chown(d, sandboxUID, sandboxUID); err != nil {
+				return nil, err
+			}
+		}
+	}
+	in := host
+	if p.bwrap != "" {
+		in = layout{bundle: "/d5/bundle", run: "/d5/run", result: "/d5/run/result.txt", scratch: "/d5/run/scratch"}
+		if p.opts.DataDir != "" {
+			in.data = "/d5/data"
+		}
+	}
+	argv, err := entryArgv(path.Join(in.bundle, entry), mode)
+	if err != nil {
+		return nil, err
+	}
+	env := runEnv(spec, in, i, seed)
+	if len(p.opts.ExtraPath) > 0 {
+		env[0] = "PATH=" + strings.Join(p.opts.ExtraPath, ":") + ":" + strings.TrimPrefix(env[0], "PATH=")
+	}
+	if p.bwrap != "" {
+		argv = append(p.bwrapArgs(host, in, env, spec), append(p.prlimitArgs(spec), argv...)...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	if p.bwrap == "" {
+		cmd.Dir = host.bundle
+	}
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if dropUID {
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: sandboxUID, Gid: sandboxUID}
+	}
+	tail := newTail(p.opts.TailLines)
+	err = runGroup(ctx, cmd, p.opts.KillGrace, i, tail, p.opts.OnLine, p.opts.OnStart)
+	if err != nil {
+		return nil, fmt.Errorf("%w%s", err, tail.String())
+	}
+	return readResult(host.result, p.opts.Limits.MaxResultBytes, tail)
+}
+
+// traversable checks that the sandbox user can reach dir, since bwrap,
+// started as that user, opens the bind sources itself.
+func traversable(dir string) error {
+	for d := dir; ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil {
+			return err
+		}
+		if fi.Mode().Perm()&0o001 == 0 {
+			return d5list.Errorf(d5list.EUNAVAILABLE, "process executor: the sandbox user (uid %d) cannot enter %s (mode %v): "+
+				"choose a work dir whose parents are world-searchable (chmod o+x)", sandboxUID, d, fi.Mode().Perm())
+		}
+		if d == filepath.Dir(d) {
+			return nil
+		}
+	}
+}
+
+// entryArgv runs an executable entrypoint directly, and a script without
+// the exec bit through its interpreter, as competitors often forget chmod.
+func entryArgv(entry string, mode os.FileMode) ([]string, error) {
+	if mode&0o111 != 0 {
+		return []string{entry}, nil
+	}
+	switch path.Ext(entry) {
+	case ".sh":
+		return []string{"/bin/sh", entry}, nil
+	case ".py":
+		return []string{"python3", entry}, nil
+	}
+	return nil, d5list.Errorf(d5list.EINVALID, "recipe: entrypoint %q is not executable (set its exec bit, or use a .sh or .py file)", entry)
+}
+
+// runEnv is the whole environment of a run: nothing leaks from the runner
+// except the GPU selection.
+func runEnv(spec d5list.JobSpec, l layout, i int, seed int64) []string {
+	env := []string{
+		"PATH=/usr/local/bin:/usr/bin:/bin",
+		"HOME=" + l.scratch,
+		"TMPDIR=" + l.scratch,
+		"LANG=C.UTF-8",
+		"D5_RESULT_LOG=" + l.result,
+		"D5_SEED=" + strconv.FormatInt(seed, 10),
+		"D5_RUN_INDEX=" + strconv.Itoa(i),
+		"D5_RUNS=" + strconv.Itoa(len(spec.Seeds)),
+		"D5_DATA_DIR=" + l.data,
+		"D5_BENCHMARK=" + spec.Benchmark.ID,
+		"D5_SCRATCH=" + l.scratch,
+		"D5_BUNDLE=" + l.bundle,
+	}
+	for _, k := range []string{"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+// readResult reads the MLLOG file a run wrote.
+func readResult(name string, max int64, tail *lineTail) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("the entrypoint exited without writing $D5_RESULT_LOG%s", tail.String())
+	}
+	defer f.Close()
+	if max <= 0 {
+		max = bundle.DefaultLimits().MaxResultBytes
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, d5list.Errorf(d5list.ETOOLARGE, "the result log is larger than %d bytes", max)
+	}
+	if len(b) == 0 {
+		return nil, fmt.Errorf("the entrypoint wrote an empty $D5_RESULT_LOG%s", tail.String())
+	}
+	return b, nil
+}
+
+// runGroup runs cmd as the leader of its own process group, feeds its
+// output to tail and onLine, and on ctx's end sends the group SIGTERM and,
+// grace later, SIGKILL. Whatever of the group outlives the leader is killed
+// as well, so that nothing a run started survives it.
+func runGroup(ctx context.Context, cmd *exec.Cmd, grace time.Duration, run int, tail *lineTail, onLine LineFunc, onStart func(int, int)) error {
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return err
+	}
+	// A grandchild holding the pipes must not keep Wait waiting.
+	cmd.WaitDelay = grace + time.Second
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting %s: %w", cmd.Path, err)
+	}
+	pgid := cmd.Process.Pid
+	if onStart != nil {
+		onStart(run, pgid)
+	}
+	var mu sync.Mutex // onLine is called one line at a time per run
+	var wg sync.WaitGroup
+	for _, s := range []struct {
+		name string
+		r    io.Reader
+	}{{"stdout", stdout}, {"stderr", stderr}} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			readLines(s.r, func(line string) {
+				mu.Lock()
+				defer mu.Unlock()
+				tail.add(s.name, line)
+				if onLine != nil {
+					onLine(run, s.name, line)
+				}
+			})
+		}()
+	}
+	done := make(chan struct{})
+	killed := make(chan struct{})
+	go func() {
+		defer close(killed)
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+		}
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(grace):
+		}
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}()
+	wg.Wait()
+	err = cmd.Wait()
+	close(done)
+	<-killed
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("the entrypoint failed: %w", err)
+	}
+	return nil
+}
+
+// readLines splits r into lines, cutting lines longer than 4 KiB so that a
+// run cannot make the runner hold unbounded text.
+func readLines(r io.Reader, fn func(string)) {
+	const maxLine = 4096
+	buf := make([]byte, 32<<10)
+	var line []byte
+	cut := false
+	for {
+		n, err := r.Read(buf)
+		for _, c := range buf[:n] {
+			if c == '\n' {
+				fn(strings.TrimSuffix(string(line), "\r"))
+				line, cut = line[:0], false
+				continue
+			}
+			if len(line) < maxLine {
+				line = append(line, c)
+			} else if !cut {
+				line = append(line, " [cut]"...)
+				cut = true
+			}
+		}
+		if err != nil {
+			if len(line) > 0 {
+				fn(string(line))
+			}
+			return
+		}
+	}
+}
+
+// lineTail keeps the last n output lines for error messages.
+type lineTail struct {
+	mu    sync.Mutex
+	n     int
+	lines []string
+}
+
+func newTail(n int) *lineTail { return &lineTail{n: n} }
+
+func (t *lineTail) add(stream, line string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lines = append(t.lines, stream+": "+line)
+	if len(t.lines) > t.n {
+		t.lines = t.lines[len(t.lines)-t.n:]
+	}
+}
+
+func (t *lineTail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.lines) == 0 {
+		return ""
+	}
+	return "; last output:\n" + strings.Join(t.lines, "\n")
+}
+
+// defaultRLimits derives limits from the job's time limit and the machine.
+func (p *Process) rlimits(spec d5list.JobSpec) ResourceLimits {
+	l := p.opts.RLimits
+	if l.CPUSeconds == 0 {
+		l.CPUSeconds = int64(jobTimeLimit(spec, p.opts.DefaultTimeLimit)/time.Second) * int64(runtime.NumCPU())
+	}
+	if l.MemoryBytes == 0 {
+		l.MemoryBytes = memTotal()
+	}
+	if l.Processes == 0 {
+		l.Processes = 1024
+	}
+	if l.FileBytes == 0 {
+		l.FileBytes = 16 << 30
+	}
+	return l
+}
+
+// prlimitArgs sets the rlimits inside the sandbox, after bwrap has set it
+// up (bwrap itself needs to fork). Memory is RLIMIT_DATA rather than
+// RLIMIT_AS: CUDA reserves terabytes of address space it never touches, so
+// an address-space limit would break every GPU run, while RLIMIT_DATA
+// counts only private writable memory.
+func (p *Process) prlimitArgs(spec d5list.JobSpec) []string {
+	l := p.rlimits(spec)
+	arg := func(name string, v int64) string {
+		if v < 0 {
+			return "--" + name + "=unlimited"
+		}
+		return "--" + name + "=" + strconv.FormatInt(v, 10)
+	}
+	return []string{p.prlimit,
+		arg("cpu", l.CPUSeconds), arg("data", l.MemoryBytes),
+		arg("nproc", l.Processes), arg("fsize", l.FileBytes), "--"}
+}
+
+func memTotal() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemTotal:" {
+			if kb, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return -1
+}

@@ -1,0 +1,403 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/bundle"
+	"github.com/deep500/d5list/mllog"
+)
+
+// needBwrap skips a sandbox test where bubblewrap is not installed (CI
+// installs it, see .ci/run).
+func needBwrap(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bubblewrap (bwrap) is not installed: sandboxed process executor tests skipped (apt-get install bubblewrap)")
+	}
+}
+
+// fixtureBundle packs runner/testdata/process-bundle with code/run.sh
+// replaced by script, and returns a Fetch that serves the archive.
+func fixtureBundle(t *testing.T, script string) FetchFunc {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "bundle")
+	if err := os.CopyFS(dir, os.DirFS("testdata/process-bundle")); err != nil {
+		t.Fatal(err)
+	}
+	if script != "" {
+		if err := os.WriteFile(filepath.Join(dir, "code", "run.sh"), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	if err := bundle.Pack(dir, &buf); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	return func(ctx context.Context, spec d5list.JobSpec, w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}
+}
+
+func testSpec(seeds ...int64) d5list.JobSpec {
+	return d5list.JobSpec{
+		JobID:     7,
+		Benchmark: d5list.Benchmark{ID: "l2-digits-mlp-cpu", Verify: d5list.VerifyPolicy{TimeLimitSeconds: 60}},
+		Recipe:    d5list.Recipe{Entrypoint: "code/run.sh"},
+		Seeds:     seeds,
+	}
+}
+
+// workDir is a runner work folder the sandbox user can traverse, as the
+// default (the system temp dir) is; t.TempDir() is private to root.
+func workDir(t *testing.T) string {
+	t.Helper()
+	d := t.TempDir()
+	for _, dir := range []string{filepath.Dir(d), d} {
+		if err := os.Chmod(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return d
+}
+
+func TestProcessRunsEntrypointPerSeed(t *testing.T) {
+	needBwrap(t)
+	var mu sync.Mutex
+	var lines []string
+	p, err := NewProcess(ProcessOptions{
+		Fetch:   fixtureBundle(t, ""),
+		WorkDir: workDir(t),
+		OnLine: func(run int, stream, line string) {
+			mu.Lock()
+			defer mu.Unlock()
+			lines = append(lines, fmt.Sprintf("%d %s %s", run, stream, line))
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Sandboxed() {
+		t.Fatal("bwrap is installed but the executor is not sandboxed")
+	}
+	seeds := []int64{11, 22, 33}
+	logs, err := p.Execute(context.Background(), testSpec(seeds...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(logs) != len(seeds) {
+		t.Fatalf("got %d logs, want %d", len(logs), len(seeds))
+	}
+	for i, l := range logs {
+		if l.Index != i || l.Seed != seeds[i] {
+			t.Errorf("log %d: index %d seed %d, want %d %d", i, l.Index, l.Seed, i, seeds[i])
+		}
+		events, err := mllog.Parse(bytes.NewReader(l.Log), "result")
+		if err != nil {
+			t.Fatalf("log %d: %v\n%s", i, err, l.Log)
+		}
+		var logged int64 = -1
+		for _, e := range events {
+			if e.Key == mllog.KeySeed {
+				logged, _ = mllog.Int(e.Value)
+			}
+		}
+		if logged != seeds[i] {
+			t.Errorf("log %d: the run logged seed %d, want D5_SEED %d", i, logged, seeds[i])
+		}
+	}
+	for i := range seeds {
+		want := fmt.Sprintf("%d stdout run %d of 3 done", i, i)
+		found := false
+		for _, l := range lines {
+			found = found || l == want
+		}
+		if !found {
+			t.Errorf("OnLine never saw %q; got %q", want, lines)
+		}
+	}
+}
+
+// TestProcessSandboxConfines runs a script that tries to reach a listener
+// on the host's loopback and to write outside its scratch dir. The same
+// script run unsandboxed does both, which shows the probes work.
+func TestProcessSandboxConfines(t *testing.T) {
+	needBwrap(t)
+	for _, tc := range []struct {
+		name      string
+		sandboxed bool
+	}{{"sandboxed", true}, {"unsandboxed control", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			accepted := make(chan struct{}, 1)
+			go func() {
+				if c, err := ln.Accept(); err == nil {
+					c.Close()
+					accepted <- struct{}{}
+				}
+			}()
+			port := ln.Addr().(*net.TCPAddr).Port
+			outside := filepath.Join(t.TempDir(), "escaped.txt")
+			home, err := os.UserHomeDir()
+			if err != nil {
+				t.Fatal(err)
+			}
+			homeFile := filepath.Join(home, fmt.Sprintf(".d5list-escape-%d-%d", os.Getpid(), time.Now().UnixNano()))
+			defer os.Remove(homeFile)
+			script := fmt.Sprintf(`#!/bin/bash
+if exec 3<>/dev/tcp/127.0.0.1/%d; then echo "net: connected"; else echo "net: blocked"; fi
+if echo x > %q; then echo "tmp: written"; else echo "tmp: blocked"; fi
+if echo x > %q; then echo "home: written"; else echo "home: blocked"; fi
+if echo x > "$D5_SCRATCH/ok"; then echo "scratch: written"; fi
+echo ':::MLLOG {"namespace": "", "time_ms": 1, "event_type": "INTERVAL_START", "key": "run_start", "value": null, "metadata": {}}' > "$D5_RESULT_LOG"
+`, port, outside, homeFile)
+			var mu sync.Mutex
+			out := map[string]string{}
+			p, err := NewProcess(ProcessOptions{
+				Fetch:            fixtureBundle(t, script),
+				WorkDir:          workDir(t),
+				AllowUnsandboxed: !tc.sandboxed,
+				Bwrap:            map[bool]string{true: "", false: "/nonexistent/bwrap"}[tc.sandboxed],
+				OnLine: func(run int, stream, line string) {
+					if k, v, ok := strings.Cut(line, ": "); ok && stream == "stdout" {
+						mu.Lock()
+						out[k] = v
+						mu.Unlock()
+					}
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Sandboxed() != tc.sandboxed {
+				t.Fatalf("Sandboxed() = %v", p.Sandboxed())
+			}
+			if _, err := p.Execute(context.Background(), testSpec(1)); err != nil {
+				t.Fatal(err)
+			}
+			_, statOut := os.Stat(outside)
+			_, statHome := os.Stat(homeFile)
+			var gotConn bool
+			select {
+			case <-accepted:
+				gotConn = true
+			case <-time.After(200 * time.Millisecond):
+			}
+			if out["scratch"] != "written" {
+				t.Errorf("the script could not write its scratch dir: %v", out)
+			}
+			if tc.sandboxed {
+				if gotConn || out["net"] != "blocked" {
+					t.Errorf("the sandboxed script reached 127.0.0.1:%d (accepted %v, script says %q)", port, gotConn, out["net"])
+				}
+				if statOut == nil || out["tmp"] != "blocked" {
+					t.Errorf("the sandboxed script wrote %s (script says %q)", outside, out["tmp"])
+				}
+				if statHome == nil || out["home"] != "blocked" {
+					t.Errorf("the sandboxed script wrote %s (script says %q)", homeFile, out["home"])
+				}
+				return
+			}
+			if !gotConn || statOut != nil || statHome != nil {
+				t.Errorf("control: unsandboxed probes should succeed: conn %v, %s: %v, %s: %v, output %v",
+					gotConn, outside, statOut, homeFile, statHome, out)
+			}
+		})
+	}
+}
+
+// descendants lists pid and every process below it, from /proc.
+func descendants(pid int) []int {
+	children := map[int][]int{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) > 1 {
+			ppid, _ := strconv.Atoi(f[1])
+			children[ppid] = append(children[ppid], child)
+		}
+	}
+	out := []int{pid}
+	for i := 0; i < len(out); i++ {
+		out = append(out, children[out[i]]...)
+	}
+	return out
+}
+
+// alive is kill -0, except that a zombie (dead, not yet reaped by whatever
+// init the container has) counts as gone.
+func alive(pid int) bool {
+	if err := exec.Command("kill", "-0", strconv.Itoa(pid)).Run(); err != nil {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	return len(f) > 0 && f[0] != "Z"
+}
+
+func TestProcessCancelKillsGroup(t *testing.T) {
+	needBwrap(t)
+	script := "#!/bin/sh\nsleep 300 &\n(sleep 300; echo never) &\necho started\nwait\n"
+	for _, sandboxed := range []bool{true, false} {
+		t.Run(fmt.Sprintf("sandboxed=%v", sandboxed), func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var leader int
+			pids := make(chan []int, 1)
+			p, err := NewProcess(ProcessOptions{
+				Fetch:            fixtureBundle(t, script),
+				WorkDir:          workDir(t),
+				AllowUnsandboxed: !sandboxed,
+				Bwrap:            map[bool]string{true: "", false: "/nonexistent/bwrap"}[sandboxed],
+				OnStart:          func(run, pid int) { leader = pid },
+				OnLine: func(run int, stream, line string) {
+					if line == "started" {
+						pids <- descendants(leader)
+						cancel()
+					}
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			errc := make(chan error, 1)
+			go func() { _, err := p.Execute(ctx, testSpec(1)); errc <- err }()
+			var group []int
+			select {
+			case group = <-pids:
+			case err := <-errc:
+				t.Fatalf("the job ended before the script printed started: %v", err)
+			case <-time.After(20 * time.Second):
+				t.Fatal("the script never printed started")
+			}
+			// leader, the shell and two sleeps at least (bwrap adds its own).
+			if len(group) < 4 {
+				t.Fatalf("found only %v below the leader", group)
+			}
+			start := time.Now()
+			if err := <-errc; err == nil {
+				t.Fatal("a cancelled job returned no error")
+			}
+			for _, pid := range group {
+				for alive(pid) {
+					if time.Since(start) > 5*time.Second {
+						t.Fatalf("pid %d of %v still alive 5 s after cancel", pid, group)
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+			}
+		})
+	}
+}
+
+func TestProcessTimeLimit(t *testing.T) {
+	needBwrap(t)
+	p, err := NewProcess(ProcessOptions{Fetch: fixtureBundle(t, "#!/bin/sh\nsleep 300\n"), WorkDir: workDir(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := testSpec(1)
+	spec.Benchmark.Verify.TimeLimitSeconds = 1
+	start := time.Now()
+	_, err = p.Execute(context.Background(), spec)
+	if err == nil || !strings.Contains(err.Error(), "time limit") {
+		t.Fatalf("want a time-limit error, got %v", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("a 1 s time limit took %v to stop the run", d)
+	}
+}
+
+func TestProcessRLimits(t *testing.T) {
+	needBwrap(t)
+	const writeLog = `echo ':::MLLOG {"namespace": "", "time_ms": 1, "event_type": "INTERVAL_START", "key": "run_start", "value": null, "metadata": {}}' > "$D5_RESULT_LOG"` + "\n"
+	forker := "#!/bin/sh\nfor i in $(seq 1 30); do sleep 3 & done\n" + writeLog
+	spinner := "#!/bin/sh\ni=0\nwhile [ $i -lt 100000000 ]; do i=$((i+1)); done\n" + writeLog
+	for _, tc := range []struct {
+		name   string
+		script string
+		limits ResourceLimits
+		fails  bool
+	}{
+		{"30 processes, limit 10", forker, ResourceLimits{Processes: 10}, true},
+		{"30 processes, default limit", forker, ResourceLimits{}, false},
+		{"busy loop, 1 s of CPU", spinner, ResourceLimits{CPUSeconds: 1}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := NewProcess(ProcessOptions{Fetch: fixtureBundle(t, tc.script), WorkDir: workDir(t), RLimits: tc.limits})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = p.Execute(context.Background(), testSpec(1))
+			if tc.fails != (err != nil) {
+				t.Fatalf("fails = %v, want %v (err %v)", err != nil, tc.fails, err)
+			}
+		})
+	}
+}
+
+func TestProcessRefusesWithoutSandbox(t *testing.T) {
+	fetch := func(ctx context.Context, spec d5list.JobSpec, w io.Writer) error { return nil }
+	_, err := NewProcess(ProcessOptions{Fetch: fetch, Bwrap: "/nonexistent/bwrap"})
+	if err == nil || !strings.Contains(err.Error(), "--allow-unsandboxed") {
+		t.Fatalf("want a refusal that names --allow-unsandboxed, got %v", err)
+	}
+	if d5list.ErrorCode(err) != d5list.EUNAVAILABLE {
+		t.Errorf("code %s, want %s", d5list.ErrorCode(err), d5list.EUNAVAILABLE)
+	}
+	p, err := NewProcess(ProcessOptions{Fetch: fetch, Bwrap: "/nonexistent/bwrap", AllowUnsandboxed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Sandboxed() {
+		t.Error("Sandboxed() is true without bwrap")
+	}
+	var zero Process
+	if _, err := zero.Execute(context.Background(), testSpec(1)); err == nil || !strings.Contains(err.Error(), "--allow-unsandboxed") {
+		t.Errorf("a zero Process ran without a sandbox: %v", err)
+	}
+}
+
+func TestCheckEntrypoint(t *testing.T) {
+	for _, tc := range []struct {
+		in string
+		ok bool
+	}{
+		{"code/run.sh", true}, {"run.py", true},
+		{"", false}, {"/bin/sh", false}, {"../x.sh", false}, {"code/../../x", false}, {`code\run.bat`, false}, {"./code/run.sh", false},
+	} {
+		_, err := checkEntrypoint(tc.in)
+		if (err == nil) != tc.ok {
+			t.Errorf("checkEntrypoint(%q) = %v, want ok %v", tc.in, err, tc.ok)
+		}
+	}
+}

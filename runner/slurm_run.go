@@ -1,0 +1,280 @@
+package runner
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/bundle"
+)
+
+func newSlurm(opts SlurmOptions) (*Slurm, error) {
+	if opts.Fetch == nil {
+		return nil, d5list.Errorf(d5list.EINVALID, "slurm executor: SlurmOptions.Fetch is required")
+	}
+	if opts.SharedDir == "" {
+		return nil, d5list.Errorf(d5list.EINVALID, "slurm executor: SlurmOptions.SharedDir is required (a folder the compute nodes see at the same path)")
+	}
+	if opts.Poll <= 0 {
+		opts.Poll = 2 * time.Second
+	}
+	if opts.DefaultTimeLimit <= 0 {
+		opts.DefaultTimeLimit = 6 * time.Hour
+	}
+	if opts.Limits == (bundle.Limits{}) {
+		opts.Limits = bundle.DefaultLimits()
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	s := &Slurm{opts: opts}
+	if _, err := exec.LookPath(s.bin("sbatch")); err != nil {
+		return nil, d5list.Errorf(d5list.EUNAVAILABLE, "slurm executor: sbatch not found (%v): install the Slurm client or set the bin dir", err)
+	}
+	return s, nil
+}
+
+func (s *Slurm) bin(name string) string {
+	if s.opts.BinDir != "" {
+		return filepath.Join(s.opts.BinDir, name)
+	}
+	return name
+}
+
+// Execute fetches and extracts the bundle into the shared folder and
+// submits one batch job per seed, in order, each waiting for the last.
+func (s *Slurm) Execute(ctx context.Context, spec d5list.JobSpec) ([]d5list.RunLog, error) {
+	entry, err := checkEntrypoint(spec.Recipe.Entrypoint)
+	if err != nil {
+		return nil, err
+	}
+	limit := jobTimeLimit(spec, s.opts.DefaultTimeLimit)
+	ctx, cancel := context.WithTimeoutCause(ctx, limit,
+		d5list.Errorf(d5list.ECONFLICT, "job %d exceeded the benchmark's time limit", spec.JobID))
+	defer cancel()
+	job, err := prepareJob(ctx, s.opts.Fetch, spec, s.opts.SharedDir, s.opts.Limits)
+	if err != nil {
+		return nil, err
+	}
+	if !s.opts.KeepWork {
+		defer os.RemoveAll(job)
+	}
+	info, err := os.Stat(filepath.Join(job, "bundle", filepath.FromSlash(entry)))
+	if err != nil || !info.Mode().IsRegular() {
+		return nil, d5list.Errorf(d5list.EINVALID, "recipe: entrypoint %q is not a file of the bundle", entry)
+	}
+	deadline, _ := ctx.Deadline()
+	logs := make([]d5list.RunLog, 0, len(spec.Seeds))
+	for i, seed := range spec.Seeds {
+		log, err := s.run(ctx, spec, job, entry, info.Mode(), i, seed, time.Until(deadline))
+		if err != nil {
+			if c := context.Cause(ctx); c != nil {
+				return nil, fmt.Errorf("run %d (seed %d): %w", i, seed, c)
+			}
+			return nil, fmt.Errorf("run %d (seed %d): %w", i, seed, err)
+		}
+		logs = append(logs, d5list.RunLog{Index: i, Seed: seed, Log: log})
+	}
+	return logs, nil
+}
+
+func (s *Slurm) run(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64, left time.Duration) ([]byte, error) {
+	runDir := filepath.Join(job, fmt.Sprintf("run-%d", i))
+	l := layout{
+		bundle:  filepath.Join(job, "bundle"),
+		run:     runDir,
+		result:  filepath.Join(runDir, "result.txt"),
+		scratch: filepath.Join(runDir, "scratch"),
+		data:    s.opts.DataDir,
+	}
+	if err := os.MkdirAll(l.scratch, 0o755); err != nil {
+		return nil, err
+	}
+	argv, err := entryArgv(filepath.Join(l.bundle, filepath.FromSlash(entry)), mode)
+	if err != nil {
+		return nil, err
+	}
+	script := filepath.Join(runDir, "batch.sh")
+	output := filepath.Join(runDir, "slurm.out")
+	if err := os.WriteFile(script, []byte(batchScript(runEnv(spec, l, i, seed), l.bundle, argv)), 0o755); err != nil {
+		return nil, err
+	}
+	id, err := s.submit(ctx, s.sbatchArgs(spec, i, left, output, l.bundle, script))
+	if err != nil {
+		return nil, err
+	}
+	s.opts.Log.Info("slurm job submitted", "job", spec.JobID, "run", i, "slurm_job", id)
+	state, err := s.follow(ctx, id)
+	s.replay(i, output)
+	if err != nil {
+		return nil, err
+	}
+	if state != "COMPLETED" {
+		return nil, fmt.Errorf("slurm job %s ended %s%s", id, state, outputTail(output))
+	}
+	return readResult(l.result, s.opts.Limits.MaxResultBytes, newTail(0))
+}
+
+// sbatchArgs asks for the benchmark's accelerators and the time left to the
+// job, rounded up to whole minutes as Slurm counts them.
+func (s *Slurm) sbatchArgs(spec d5list.JobSpec, i int, left time.Duration, output, dir, script string) []string {
+	mins := int((left + time.Minute - 1) / time.Minute)
+	if mins < 1 {
+		mins = 1
+	}
+	a := []string{"--parsable",
+		"--job-name=d5-" + strconv.FormatInt(spec.JobID, 10) + "-" + strconv.Itoa(i),
+		"--output=" + output,
+		"--time=" + strconv.Itoa(mins),
+		"--chdir=" + dir,
+		"--export=NONE",
+		"--nodes=1",
+	}
+	if n, err := strconv.Atoi(spec.Benchmark.Requires["accelerator_count"]); err == nil && n > 0 {
+		a = append(a, "--gres=gpu:"+strconv.Itoa(n))
+	}
+	if s.opts.Partition != "" {
+		a = append(a, "--partition="+s.opts.Partition)
+	}
+	if s.opts.Account != "" {
+		a = append(a, "--account="+s.opts.Account)
+	}
+	a = append(a, s.opts.ExtraArgs...)
+	return append(a, script)
+}
+
+// batchScript sets exactly the D5_* environment (sbatch --export=NONE
+// passes none of the runner's) and execs the entrypoint.
+func batchScript(env []string, dir string, argv []string) string {
+	var b strings.Builder
+	b.WriteString("#!/bin/sh\n# Written by the d5list Slurm executor.\n")
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		fmt.Fprintf(&b, "export %s=%s\n", k, shellQuote(v))
+	}
+	fmt.Fprintf(&b, "cd %s || exit 1\nexec", shellQuote(dir))
+	for _, a := range argv {
+		b.WriteString(" " + shellQuote(a))
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func (s *Slurm) submit(ctx context.Context, args []string) (string, error) {
+	out, err := exec.CommandContext(ctx, s.bin("sbatch"), args...).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("sbatch: %v: %s", err, bytes.TrimSpace(out))
+	}
+	// --parsable prints "jobid" or "jobid;cluster".
+	id, _, _ := strings.Cut(strings.TrimSpace(string(out)), ";")
+	if _, err := strconv.ParseUint(id, 10, 64); err != nil {
+		return "", fmt.Errorf("sbatch printed %q, not a job id", out)
+	}
+	return id, nil
+}
+
+// follow polls squeue until the job has left it, then asks sacct (or,
+// without accounting, scontrol) how it ended. On ctx's end it cancels the
+// Slurm job.
+func (s *Slurm) follow(ctx context.Context, id string) (string, error) {
+	t := time.NewTicker(s.opts.Poll)
+	defer t.Stop()
+	for {
+		out, err := exec.Command(s.bin("squeue"), "-h", "-j", id, "-o", "%T").Output()
+		st := strings.TrimSpace(string(out))
+		if err == nil && st == "" || isFinal(st) {
+			return s.finalState(id), nil
+		}
+		if err != nil {
+			// squeue fails for a job the controller has already purged;
+			// anything else is taken for a passing controller hiccup.
+			if fin := s.finalState(id); isFinal(fin) || fin == "UNKNOWN" && strings.Contains(string(exitStderr(err)), "Invalid job id") {
+				return fin, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			s.cancel(id)
+			return "", context.Cause(ctx)
+		case <-t.C:
+		}
+	}
+}
+
+func isFinal(st string) bool {
+	switch st {
+	case "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE", "PREEMPTED":
+		return true
+	}
+	return false
+}
+
+func (s *Slurm) finalState(id string) string {
+	if out, err := exec.Command(s.bin("sacct"), "-n", "-X", "-P", "-j", id, "-o", "State").Output(); err == nil {
+		if f := strings.Fields(string(out)); len(f) > 0 {
+			return f[0] // "CANCELLED by 0" keeps the first word
+		}
+	}
+	out, err := exec.Command(s.bin("scontrol"), "show", "job", "-o", id).Output()
+	if err != nil {
+		return "UNKNOWN"
+	}
+	for _, f := range strings.Fields(string(out)) {
+		if v, ok := strings.CutPrefix(f, "JobState="); ok {
+			return v
+		}
+	}
+	return "UNKNOWN"
+}
+
+// cancel runs scancel with a context of its own: the job's is already done.
+func (s *Slurm) cancel(id string) {
+	ctx, done := context.WithTimeout(context.Background(), 30*time.Second)
+	defer done()
+	if out, err := exec.CommandContext(ctx, s.bin("scancel"), id).CombinedOutput(); err != nil {
+		s.opts.Log.Warn("scancel failed", "slurm_job", id, "err", err, "output", string(out))
+	}
+}
+
+// replay feeds the batch output to OnLine; Slurm writes one file for both
+// streams, reported as stdout.
+func (s *Slurm) replay(run int, output string) {
+	if s.opts.OnLine == nil {
+		return
+	}
+	f, err := os.Open(output)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	readLines(bufio.NewReader(f), func(line string) { s.opts.OnLine(run, "stdout", line) })
+}
+
+func outputTail(output string) string {
+	t := newTail(50)
+	if f, err := os.Open(output); err == nil {
+		readLines(f, func(line string) { t.add("output", line) })
+		f.Close()
+	}
+	return t.String()
+}
+
+func exitStderr(err error) []byte {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.Stderr
+	}
+	return nil
+}

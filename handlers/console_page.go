@@ -1,0 +1,265 @@
+package handlers
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/catalog"
+	"github.com/deep500/d5list/templates"
+)
+
+// editionLister is the list side of the service, where it has one.
+type editionLister interface {
+	Editions(ctx context.Context) ([]d5list.EditionSummary, error)
+}
+
+// maxYAMLBytes bounds the benchmark editor's text.
+const maxYAMLBytes = 256 << 10
+
+// ConsolePage is GET /console (organisers).
+func (h *Handler) ConsolePage(w http.ResponseWriter, r *http.Request) {
+	h.renderConsole(w, r, http.StatusOK, templates.Console{Notice: r.URL.Query().Get("done")})
+}
+
+// renderConsole fills c with the console's lists and renders it.
+func (h *Handler) renderConsole(w http.ResponseWriter, r *http.Request, status int, c templates.Console) {
+	acc, err := h.accounts()
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	ctx := r.Context()
+	user := userFrom(ctx)
+	if c.Accounts, err = acc.Accounts(ctx); err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	if c.Benchmarks, err = h.svc.Benchmarks(ctx); err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	_, c.HasRunners = acc.(RunnerTokens)
+	if rs, ok := h.svc.(ReviewService); ok {
+		c.HasReview = true
+		if c.Review, err = rs.ReviewQueue(ctx, user); err != nil {
+			h.Error(w, r, err)
+			return
+		}
+	}
+	if el, ok := h.svc.(editionLister); ok {
+		c.HasEdition = true
+		if c.Editions, err = el.Editions(ctx); err != nil {
+			h.Error(w, r, err)
+			return
+		}
+	}
+	c.Roles = grantableRoles(user.Role)
+	h.render(w, r, status, templates.ConsolePage(c))
+}
+
+// grantableRoles: an organiser may make competitors and organisers, and
+// only an admin may make (or unmake) an admin.
+func grantableRoles(by d5list.Role) []d5list.Role {
+	roles := []d5list.Role{d5list.RolePublic, d5list.RoleCompetitor, d5list.RoleOrganiser}
+	if by == d5list.RoleAdmin {
+		roles = append(roles, d5list.RoleAdmin)
+	}
+	return roles
+}
+
+func pathID(r *http.Request, what string) (int64, error) {
+	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, d5list.Errorf(d5list.ENOTFOUND, "%s %q not found", what, chi.URLParam(r, "id"))
+	}
+	return id, nil
+}
+
+// ConsoleSetRole is POST /console/users/{id}/role.
+func (h *Handler) ConsoleSetRole(w http.ResponseWriter, r *http.Request) {
+	acc, err := h.accounts()
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	id, err := pathID(r, "user")
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	me := userFrom(r.Context())
+	role := d5list.Role(r.PostFormValue("role"))
+	if !role.Valid() {
+		h.Error(w, r, d5list.Errorf(d5list.EINVALID, "role: unknown role %q", role))
+		return
+	}
+	accounts, err := acc.Accounts(r.Context())
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	var target *d5list.Account
+	for i := range accounts {
+		if accounts[i].ID == id {
+			target = &accounts[i]
+		}
+	}
+	switch {
+	case target == nil:
+		err = d5list.Errorf(d5list.ENOTFOUND, "user %d not found", id)
+	case (role == d5list.RoleAdmin || target.Role == d5list.RoleAdmin) && me.Role != d5list.RoleAdmin:
+		err = d5list.Errorf(d5list.EFORBIDDEN, "only an admin gives or takes the admin role")
+	case target.ID == me.ID:
+		err = d5list.Errorf(d5list.EFORBIDDEN, "you cannot change your own role")
+	default:
+		err = acc.SetRole(r.Context(), id, role)
+	}
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	h.log.InfoContext(r.Context(), "role changed", "by", me.Name, "user", target.Name, "role", role)
+	http.Redirect(w, r, "/console?done="+target.Name+"+is+now+"+string(role)+"#users", http.StatusSeeOther)
+}
+
+// ConsoleApprove is POST /console/users/{id}/approve.
+func (h *Handler) ConsoleApprove(w http.ResponseWriter, r *http.Request) {
+	acc, err := h.accounts()
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	id, err := pathID(r, "user")
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	if err := acc.Approve(r.Context(), id); err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	h.log.InfoContext(r.Context(), "sign-up approved", "by", userFrom(r.Context()).Name, "user_id", id)
+	http.Redirect(w, r, "/console?done=approved#users", http.StatusSeeOther)
+}
+
+// ConsoleBenchmarks is POST /console/benchmarks: YAML in the catalogue's
+// format, parsed and validated, then upserted. On an error the editor
+// keeps the text and shows what is wrong, naming the field.
+func (h *Handler) ConsoleBenchmarks(w http.ResponseWriter, r *http.Request) {
+	acc, err := h.accounts()
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	text := r.PostFormValue("yaml")
+	fail := func(err error) {
+		if d5list.ErrorCode(err) != d5list.EINVALID {
+			h.Error(w, r, err)
+			return
+		}
+		h.renderConsole(w, r, http.StatusBadRequest, templates.Console{YAML: text, YAMLError: d5list.ErrorMessage(err)})
+	}
+	if len(text) > maxYAMLBytes {
+		fail(d5list.Errorf(d5list.EINVALID, "benchmarks.yaml: longer than %d bytes", maxYAMLBytes))
+		return
+	}
+	if strings.TrimSpace(text) == "" {
+		fail(d5list.Errorf(d5list.EINVALID, "benchmarks.yaml: empty"))
+		return
+	}
+	bs, err := catalog.Parse("benchmarks.yaml", []byte(text))
+	if err != nil {
+		if d5list.ErrorCode(err) == "" || d5list.ErrorCode(err) == d5list.EINTERNAL {
+			err = d5list.Errorf(d5list.EINVALID, "%v", err)
+		}
+		fail(err)
+		return
+	}
+	if len(bs) == 0 {
+		fail(d5list.Errorf(d5list.EINVALID, "benchmarks.yaml: no benchmark under benchmarks:"))
+		return
+	}
+	for i := range bs {
+		if err := catalog.Validate(&bs[i]); err != nil {
+			fail(d5list.Errorf(d5list.EINVALID, "benchmark %d (%s): %s", i+1, bs[i].ID, d5list.ErrorMessage(err)))
+			return
+		}
+	}
+	if err := acc.UpsertBenchmarks(r.Context(), bs); err != nil {
+		fail(err)
+		return
+	}
+	ids := make([]string, len(bs))
+	for i, b := range bs {
+		ids[i] = b.ID
+	}
+	h.log.InfoContext(r.Context(), "benchmarks saved", "by", userFrom(r.Context()).Name, "ids", ids)
+	h.renderConsole(w, r, http.StatusOK, templates.Console{Notice: "saved " + strings.Join(ids, ", ")})
+}
+
+// ConsoleRunnerTokens is POST /console/runner-tokens: do=create shows a
+// new token once; do=revoke ends every token of the name.
+func (h *Handler) ConsoleRunnerTokens(w http.ResponseWriter, r *http.Request) {
+	acc, err := h.accounts()
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	rt, ok := acc.(RunnerTokens)
+	if !ok {
+		h.Error(w, r, d5list.Errorf(d5list.EUNAVAILABLE, "the runner pool is not available on this server"))
+		return
+	}
+	name := strings.TrimSpace(r.PostFormValue("name"))
+	switch r.PostFormValue("do") {
+	case "create":
+		token, err := rt.CreateRunnerToken(r.Context(), name)
+		if err != nil {
+			h.Error(w, r, err)
+			return
+		}
+		h.log.InfoContext(r.Context(), "runner token created", "by", userFrom(r.Context()).Name, "runner", name)
+		w.Header().Set("Cache-Control", "no-store")
+		h.renderConsole(w, r, http.StatusCreated, templates.Console{NewRunner: token, RunnerName: name})
+	case "revoke":
+		if err := rt.RevokeRunnerToken(r.Context(), name); err != nil {
+			h.Error(w, r, err)
+			return
+		}
+		h.log.InfoContext(r.Context(), "runner tokens revoked", "by", userFrom(r.Context()).Name, "runner", name)
+		http.Redirect(w, r, "/console?done=revoked+runner+"+name+"#runners", http.StatusSeeOther)
+	default:
+		h.Error(w, r, d5list.Errorf(d5list.EINVALID, "do: want create or revoke, got %q", r.PostFormValue("do")))
+	}
+}
+
+// ConsoleReview is POST /console/review/{id}: the review API's action
+// from a form.
+func (h *Handler) ConsoleReview(w http.ResponseWriter, r *http.Request) {
+	rs, err := h.reviewer()
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	id, err := pathID(r, "submission")
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	req := d5list.ReviewRequest{
+		Action: d5list.ReviewAction(r.PostFormValue("action")),
+		Reason: r.PostFormValue("reason"),
+		Note:   r.PostFormValue("note"),
+	}
+	sub, _, err := rs.Review(r.Context(), userFrom(r.Context()), id, req)
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	http.Redirect(w, r, "/console?done=submission+"+strconv.FormatInt(sub.ID, 10)+"+is+now+"+string(sub.Status)+"#review", http.StatusSeeOther)
+}

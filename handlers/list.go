@@ -1,0 +1,124 @@
+package handlers
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/leaderboard"
+	"github.com/deep500/d5list/templates"
+)
+
+// ListService is the public list side of the service: filtered boards,
+// editions, the feed. A Service without it serves the plain boards.
+type ListService interface {
+	LeaderboardWith(ctx context.Context, benchmarkID string, opt leaderboard.Options) (*d5list.Leaderboard, error)
+	LatestEdition(ctx context.Context) (*d5list.Edition, error)
+	FreezeEdition(ctx context.Context, user *d5list.User, name string) (*d5list.Edition, error)
+	Editions(ctx context.Context) ([]d5list.EditionSummary, error)
+	Edition(ctx context.Context, name string) (*d5list.Edition, error)
+	EditionBoard(ctx context.Context, name, benchmarkID string) (*d5list.Leaderboard, error)
+	Development(ctx context.Context, benchmarkID string) ([]leaderboard.DevelopmentPoint, error)
+	VerifiedFeed(ctx context.Context, limit int) ([]d5list.Submission, error)
+}
+
+func (h *Handler) list() (ListService, error) {
+	if ls, ok := h.svc.(ListService); ok {
+		return ls, nil
+	}
+	return nil, d5list.Errorf(d5list.EUNAVAILABLE, "this portal serves no list views")
+}
+
+// exportFormat splits "ID.csv" or "ID.json" into the id and the format;
+// ?format= gives the format of a bare id. JSON is the default.
+func exportFormat(r *http.Request, id string) (string, string, error) {
+	format := r.URL.Query().Get("format")
+	for _, ext := range []string{"csv", "json"} {
+		if base, ok := strings.CutSuffix(id, "."+ext); ok {
+			id, format = base, ext
+		}
+	}
+	switch format {
+	case "", "json":
+		return id, "json", nil
+	case "csv":
+		return id, "csv", nil
+	}
+	return "", "", d5list.Errorf(d5list.EINVALID, "query parameter format=%q: use \"csv\" or \"json\"", format)
+}
+
+// baseURL is the scheme and host the request came to, for links that must
+// be absolute (the feed, the exports).
+func baseURL(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+// writeBoard sends a board as JSON or CSV.
+func (h *Handler) writeBoard(w http.ResponseWriter, r *http.Request, board *d5list.Leaderboard, format, filename string) {
+	if board.Entries == nil {
+		board.Entries = []d5list.Entry{}
+	}
+	if format != "csv" {
+		writeJSON(w, http.StatusOK, board)
+		return
+	}
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="`+filename+`.csv"`)
+	if err := leaderboard.WriteCSV(w, board, baseURL(r)); err != nil {
+		h.log.ErrorContext(r.Context(), "writing CSV", "err", err)
+	}
+}
+
+// curves fetches the accuracy curves of the board's ten best entries.
+func (h *Handler) curves(ctx context.Context, board *d5list.Leaderboard) []templates.Curve {
+	var out []templates.Curve
+	for _, e := range board.Entries {
+		if len(out) == 10 {
+			break
+		}
+		sub, err := h.svc.Submission(ctx, e.SubmissionID)
+		if err != nil {
+			h.log.WarnContext(ctx, "reading a curve", "submission", e.SubmissionID, "err", err)
+			continue
+		}
+		run := templates.MedianRun(sub.Claimed)
+		if run == nil {
+			continue
+		}
+		c := templates.Curve{Entry: e}
+		for _, ev := range run.Evals {
+			c.Points = append(c.Points, [2]float64{ev.Seconds, ev.Accuracy})
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// boardView assembles a board's page.
+func (h *Handler) boardView(ctx context.Context, ls ListService, board *d5list.Leaderboard, opt leaderboard.Options, path, edition string) (templates.BoardView, error) {
+	v := templates.BoardView{Board: board, Options: opt, Path: path, Edition: edition}
+	dev, err := ls.Development(ctx, board.Benchmark.ID)
+	if err != nil {
+		return v, err
+	}
+	if edition == "" {
+		all, err := ls.LeaderboardWith(ctx, board.Benchmark.ID, leaderboard.Options{AllPerSystem: true, IncludeUnverified: true})
+		if err != nil {
+			return v, err
+		}
+		v.Accelerators = templates.Distinct(all.Entries, func(e d5list.Entry) string { return e.Accelerator })
+		v.Frameworks = templates.Distinct(all.Entries, func(e d5list.Entry) string { return e.Framework })
+		if latest, err := ls.LatestEdition(ctx); err != nil {
+			return v, err
+		} else if latest != nil {
+			v.Latest = latest.Name
+		}
+	}
+	v.Charts = templates.BoardCharts(board, h.curves(ctx, board), dev)
+	return v, nil
+}

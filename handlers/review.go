@@ -1,0 +1,171 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	d5list "github.com/deep500/d5list"
+)
+
+// ReviewService is what organiser review needs from the portal. It is
+// asked of the Service by type assertion, so that services without review
+// (tests' fakes) still serve every other route.
+type ReviewService interface {
+	ReviewQueue(ctx context.Context, user *d5list.User) ([]d5list.Submission, error)
+	Review(ctx context.Context, user *d5list.User, id int64, req d5list.ReviewRequest) (*d5list.Submission, *d5list.AuditEntry, error)
+	AuditLog(ctx context.Context, id int64) ([]d5list.AuditEntry, []d5list.Attempt, error)
+	Rescore(ctx context.Context, user *d5list.User, benchmarkID string) (*d5list.RescoreReport, error)
+}
+
+// maxReviewBody bounds the JSON of a review action.
+const maxReviewBody = 64 << 10
+
+func (h *Handler) reviewer() (ReviewService, error) {
+	rs, ok := h.svc.(ReviewService)
+	if !ok {
+		return nil, d5list.Errorf(d5list.EUNAVAILABLE, "organiser review is not available on this server")
+	}
+	return rs, nil
+}
+
+// ReviewQueue is GET /api/v1/review (organiser): discrepancies and
+// submissions needing review, newest first.
+func (h *Handler) ReviewQueue(w http.ResponseWriter, r *http.Request) {
+	rs, err := h.reviewer()
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	subs, err := rs.ReviewQueue(r.Context(), userFrom(r.Context()))
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	out := make([]submissionJSON, len(subs))
+	for i := range subs {
+		out[i] = newSubmissionJSON(&subs[i])
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"submissions": out})
+}
+
+// ReviewSubmission is POST /api/v1/submissions/{id}/review (organiser)
+// with {"action", "reason", "note"}.
+func (h *Handler) ReviewSubmission(w http.ResponseWriter, r *http.Request) {
+	rs, err := h.reviewer()
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	id, err := submissionID(r)
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
+		h.Error(w, r, d5list.Errorf(eUnsupportedMedia, "send the review as application/json, not %s", ct))
+		return
+	}
+	var req d5list.ReviewRequest
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxReviewBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		h.Error(w, r, reviewBodyError(err))
+		return
+	}
+	sub, entry, err := rs.Review(r.Context(), userFrom(r.Context()), id, req)
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"submission": newSubmissionJSON(sub), "audit": entry})
+}
+
+// reviewBodyError names what is wrong with the body: the field where the
+// decoder knows it.
+func reviewBodyError(err error) error {
+	var typeErr *json.UnmarshalTypeError
+	var maxErr *http.MaxBytesError
+	switch {
+	case errors.As(err, &maxErr):
+		return err
+	case errors.Is(err, io.EOF):
+		return d5list.Errorf(d5list.EINVALID, "the body is empty; send {\"action\": ..., \"reason\": ..., \"note\": ...}")
+	case errors.As(err, &typeErr):
+		return d5list.Errorf(d5list.EINVALID, "%s: must be a %s", typeErr.Field, typeErr.Type)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return d5list.Errorf(d5list.EINVALID, "%s: not a field of a review (action, reason, note)",
+			strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`))
+	}
+	return d5list.Errorf(d5list.EINVALID, "the body is not JSON: %v", err)
+}
+
+type auditJSON struct {
+	SubmissionID int64               `json:"submission_id"`
+	Status       d5list.Status       `json:"status"`
+	Division     string              `json:"division"`
+	Flag         string              `json:"flag,omitempty"`
+	Entries      []d5list.AuditEntry `json:"entries"`
+	Attempts     []d5list.Attempt    `json:"attempts"`
+}
+
+// ShowAudit is GET /api/v1/submissions/{id}/audit (public): every review
+// action on the submission and every verification attempt, oldest first.
+func (h *Handler) ShowAudit(w http.ResponseWriter, r *http.Request) {
+	rs, err := h.reviewer()
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	id, err := submissionID(r)
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	sub, err := h.svc.Submission(r.Context(), id)
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	entries, attempts, err := rs.AuditLog(r.Context(), id)
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, auditJSON{SubmissionID: id, Status: sub.Status, Division: sub.Division, Flag: sub.Flag,
+		Entries: entries, Attempts: attempts})
+}
+
+// RescoreBenchmark is POST /api/v1/benchmarks/{id}/rescore (organiser):
+// re-judge every submission under the benchmark's current rules.
+func (h *Handler) RescoreBenchmark(w http.ResponseWriter, r *http.Request) {
+	rs, err := h.reviewer()
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	rep, err := rs.Rescore(r.Context(), userFrom(r.Context()), r.PathValue("id"))
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, rep)
+}
+
+// auditFor returns the audit log for the submission page, or nil where
+// the service keeps none; the page shows what there is.
+func (h *Handler) auditFor(ctx context.Context, id int64) []d5list.AuditEntry {
+	rs, ok := h.svc.(ReviewService)
+	if !ok {
+		return nil
+	}
+	entries, _, err := rs.AuditLog(ctx, id)
+	if err != nil {
+		h.log.ErrorContext(ctx, "reading the audit log", "submission", id, "err", err)
+		return nil
+	}
+	return entries
+}

@@ -1,0 +1,88 @@
+package handlers
+
+import (
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+
+	d5list "github.com/deep500/d5list"
+)
+
+// rawBundleTypes are the Content-Types of a bundle sent as the whole body;
+// the service tells tar.gz from zip by content.
+var rawBundleTypes = map[string]bool{
+	"application/gzip":         true,
+	"application/x-gzip":       true,
+	"application/octet-stream": true,
+	"application/zip":          true,
+}
+
+type createdJSON struct {
+	ID     int64         `json:"id"`
+	Status d5list.Status `json:"status"`
+	URL    string        `json:"url"`
+}
+
+// CreateSubmission is POST /api/v1/submissions: a bundle as the multipart
+// field "bundle" or as the raw body. The body is streamed to the service,
+// never buffered whole.
+func (h *Handler) CreateSubmission(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength > h.opts.MaxUploadBytes {
+		h.Error(w, r, d5list.Errorf(d5list.ETOOLARGE, "the request body is %d bytes; the limit is %d", r.ContentLength, h.opts.MaxUploadBytes))
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, h.opts.MaxUploadBytes)
+	body, err := bundleBody(r)
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	sub, err := h.svc.Submit(r.Context(), userFrom(r.Context()), body)
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	id := strconv.FormatInt(sub.ID, 10)
+	w.Header().Set("Location", "/api/v1/submissions/"+id)
+	writeJSON(w, http.StatusCreated, createdJSON{ID: sub.ID, Status: sub.Status, URL: "/submissions/" + id})
+}
+
+// bundleBody returns the reader of the uploaded bundle.
+func bundleBody(r *http.Request) (io.Reader, error) {
+	header := r.Header.Get("Content-Type")
+	if header == "" {
+		return nil, d5list.Errorf(eUnsupportedMedia, "Content-Type is missing: send multipart/form-data with a %q field, or the bundle as application/gzip", "bundle")
+	}
+	mediaType, _, err := mime.ParseMediaType(header)
+	if err != nil {
+		return nil, d5list.Errorf(d5list.EINVALID, "Content-Type %q: %v", header, err)
+	}
+	if rawBundleTypes[mediaType] {
+		return r.Body, nil
+	}
+	if mediaType != "multipart/form-data" {
+		return nil, d5list.Errorf(eUnsupportedMedia, "Content-Type %s is not accepted: send multipart/form-data with a %q field, or the bundle as application/gzip", mediaType, "bundle")
+	}
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return nil, d5list.Errorf(d5list.EINVALID, "multipart body: %v", err)
+	}
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			return nil, d5list.Errorf(d5list.EINVALID, "the multipart body has no field named %q", "bundle")
+		}
+		if err != nil {
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				return nil, err
+			}
+			return nil, d5list.Errorf(d5list.EINVALID, "multipart body: %v", err)
+		}
+		if part.FormName() == "bundle" {
+			return part, nil
+		}
+	}
+}

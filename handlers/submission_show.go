@@ -1,0 +1,99 @@
+package handlers
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	d5list "github.com/deep500/d5list"
+)
+
+// submissionJSON is the public view of a submission: the owner's account
+// stays private, claimed and measured are null until known, and reasons is
+// always a list.
+type submissionJSON struct {
+	ID           int64           `json:"id"`
+	Benchmark    string          `json:"benchmark"`
+	Status       d5list.Status   `json:"status"`
+	Final        bool            `json:"final"`
+	Division     string          `json:"division"`
+	Availability string          `json:"availability"`
+	Submitter    string          `json:"submitter"`
+	SystemName   string          `json:"system_name"`
+	Framework    string          `json:"framework"`
+	Accelerator  string          `json:"accelerator,omitempty"`
+	Accelerators int             `json:"accelerators,omitempty"`
+	HostCPU      string          `json:"host_cpu,omitempty"`
+	BundleSHA256 string          `json:"bundle_sha256"`
+	BundleSize   int64           `json:"bundle_size"`
+	Recipe       *d5list.Recipe  `json:"recipe"`
+	Claimed      *d5list.Result  `json:"claimed"`
+	Measured     *d5list.Result  `json:"measured"`
+	Reasons      []d5list.Reason `json:"reasons"`
+	Flag         string          `json:"flag,omitempty"`
+	URL          string          `json:"url"`
+	CreatedAt    time.Time       `json:"created_at"`
+	UpdatedAt    time.Time       `json:"updated_at"`
+	// The verification job, from the runner pool: its state, the attempt
+	// (1 on the first lease) and the place in the line (1 is next; 0 when
+	// not waiting).
+	JobID         int64           `json:"job_id,omitempty"`
+	JobState      d5list.JobState `json:"job_state,omitempty"`
+	Attempt       int             `json:"attempt"`
+	MaxAttempts   int             `json:"max_attempts,omitempty"`
+	QueuePosition int             `json:"queue_position"`
+}
+
+func newSubmissionJSON(s *d5list.Submission) submissionJSON {
+	reasons := s.Reasons
+	if reasons == nil {
+		reasons = []d5list.Reason{}
+	}
+	return submissionJSON{
+		ID: s.ID, Benchmark: s.BenchmarkID, Status: s.Status, Final: s.Status.Final(),
+		Division: s.Division, Availability: s.Availability, Submitter: s.Submitter,
+		SystemName: s.SystemName, Framework: s.Framework, Accelerator: s.Accelerator,
+		Accelerators: s.Accelerators, HostCPU: s.HostCPU, BundleSHA256: s.BundleSHA256,
+		BundleSize: s.BundleSize, Recipe: s.Recipe, Claimed: s.Claimed, Measured: s.Measured,
+		Reasons: reasons, Flag: s.Flag, URL: "/submissions/" + strconv.FormatInt(s.ID, 10),
+		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
+	}
+}
+
+// ShowSubmission is GET /api/v1/submissions/{id}.
+func (h *Handler) ShowSubmission(w http.ResponseWriter, r *http.Request) {
+	id, err := submissionID(r)
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	sub, err := h.svc.Submission(r.Context(), id)
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	out := newSubmissionJSON(sub)
+	if h.runners != nil {
+		job, err := h.runners.SubmissionJob(r.Context(), id)
+		if err != nil {
+			h.Error(w, r, err)
+			return
+		}
+		if job != nil {
+			out.JobID, out.JobState, out.Attempt, out.MaxAttempts, out.QueuePosition =
+				job.ID, job.State, job.Attempts, job.MaxAttempts, job.Position
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// submissionID parses the {id} path parameter. A malformed id names no
+// submission, so it is a 404 like an unknown one.
+func submissionID(r *http.Request) (int64, error) {
+	raw := r.PathValue("id")
+	id, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, d5list.Errorf(d5list.ENOTFOUND, "submission %q does not exist: ids are positive integers", raw)
+	}
+	return id, nil
+}

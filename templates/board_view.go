@@ -1,0 +1,117 @@
+package templates
+
+import (
+	"net/url"
+	"sort"
+	"strings"
+
+	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/leaderboard"
+)
+
+// BoardView is what a board's page shows: the live list of a benchmark, or
+// the same benchmark in a frozen edition.
+type BoardView struct {
+	Board   *d5list.Leaderboard
+	Options leaderboard.Options
+	Path    string // the page's path, without query
+	Edition string // "" for the live list
+	Latest  string // the latest edition's name, for a link from the live list
+	Charts  []ListChart
+	// Accelerators and Frameworks offer the filter values seen on the
+	// benchmark's unfiltered board.
+	Accelerators, Frameworks []string
+}
+
+// CSVLink and JSONLink are the exports of exactly the board on the page.
+func (v BoardView) CSVLink() string {
+	return v.Options.Link(v.exportPath() + ".csv")
+}
+
+func (v BoardView) JSONLink() string { return v.Options.Link(v.exportPath()) }
+
+func (v BoardView) exportPath() string {
+	if v.Edition != "" {
+		return "/api/v1/editions/" + v.Edition + "/benchmarks/" + v.Board.Benchmark.ID
+	}
+	return "/api/v1/leaderboards/" + v.Board.Benchmark.ID
+}
+
+// toggle returns the link of this view with one toggle changed.
+func (v BoardView) toggle(f func(*leaderboard.Options)) string {
+	o := v.Options
+	f(&o)
+	return o.Link(v.Path)
+}
+
+// HasMarks reports whether the board carries rank changes to show.
+func (v BoardView) HasMarks() bool {
+	for _, e := range v.Board.Entries {
+		if e.New || e.PrevRank != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// change says how an entry moved since the previous edition.
+func change(e d5list.Entry) (text, class string) {
+	switch {
+	case e.New:
+		return "new", "change-new"
+	case e.PrevRank == 0:
+		return "", ""
+	case e.PrevRank > e.Rank:
+		return "▲" + itoa(e.PrevRank-e.Rank), "change-up"
+	case e.PrevRank < e.Rank:
+		return "▼" + itoa(e.Rank-e.PrevRank), "change-down"
+	}
+	return "=", "change-same"
+}
+
+// statusBadge names an entry that is not (or not only) verified.
+func statusBadge(e d5list.Entry) string {
+	if e.Flag != "" {
+		return "flagged"
+	}
+	if e.Status == d5list.StatusVerified {
+		return ""
+	}
+	return strings.ReplaceAll(string(e.Status), "_", " ")
+}
+
+// Distinct lists the distinct non-empty values of f over entries, sorted.
+func Distinct(entries []d5list.Entry, f func(d5list.Entry) string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, e := range entries {
+		v := strings.TrimSpace(f(e))
+		if v != "" && !seen[strings.ToLower(v)] {
+			seen[strings.ToLower(v)] = true
+			out = append(out, v)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func editionSuffix(name string) string {
+	if name == "" {
+		return ""
+	}
+	return " · edition " + name
+}
+
+// levelLink is the list's navigation page of a level, or of one category.
+func levelLink(level int, category string) string {
+	q := url.Values{}
+	q.Set("level", itoa(level))
+	if category != "" {
+		q.Set("category", category)
+	}
+	return "/list?" + q.Encode()
+}
+
+func equalFold(a, b string) bool {
+	return strings.EqualFold(strings.TrimSpace(a), strings.TrimSpace(b))
+}

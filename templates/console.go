@@ -1,0 +1,23 @@
+package templates
+
+import d5list "github.com/deep500/d5list"
+
+// Console is what the organiser console shows. Parts the server lacks
+// (no runner pool, no review, no editions) are nil and say so.
+type Console struct {
+	Accounts   []d5list.Account
+	Benchmarks []d5list.Benchmark
+	// YAML is the editor's text: what was posted when it failed, else empty.
+	YAML       string
+	YAMLError  string
+	Notice     string
+	NewRunner  string // a runner token just created, shown once
+	RunnerName string
+	HasRunners bool
+	HasReview  bool
+	Review     []d5list.Submission
+	Editions   []d5list.EditionSummary
+	HasEdition bool
+	// Roles an organiser may give; an admin may also give admin.
+	Roles []d5list.Role
+}

@@ -1,0 +1,94 @@
+package templates
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	d5list "github.com/deep500/d5list"
+)
+
+func TestFormatValue(t *testing.T) {
+	tests := []struct {
+		v    float64
+		unit string
+		want string
+	}{
+		{12.5, "s", "12.50 s"},
+		{1234.56, "s", "1234.6 s"},
+		{0.97512, "", "0.9751"},
+		{0.5, "fraction", "0.5000"},
+		{0, "s", "0 s"},
+		{math.Inf(1), "s", "—"},
+		{math.NaN(), "s", "—"},
+	}
+	for _, tt := range tests {
+		if got := FormatValue(tt.v, tt.unit); got != tt.want {
+			t.Errorf("FormatValue(%v, %q) = %q, want %q", tt.v, tt.unit, got, tt.want)
+		}
+	}
+}
+
+func TestLevelsKeepsEveryLevel(t *testing.T) {
+	got := Levels([]d5list.Benchmark{{ID: "a", Level: 2}, {ID: "b", Level: 0}, {ID: "c", Level: 2}, {ID: "bad", Level: 7}})
+	if len(got) != 4 {
+		t.Fatalf("%d levels", len(got))
+	}
+	ids := func(l Level) string {
+		var s []string
+		for _, b := range l.Benchmarks {
+			s = append(s, b.ID)
+		}
+		return strings.Join(s, ",")
+	}
+	for i, want := range []string{"b", "", "a,c", ""} {
+		if got[i].Number != i || ids(got[i]) != want {
+			t.Errorf("level %d: L%d holds %q, want %q", i, got[i].Number, ids(got[i]), want)
+		}
+	}
+}
+
+func TestRunPairsLinesUpByIndex(t *testing.T) {
+	claimed := &d5list.Result{Runs: []d5list.RunMetrics{{Index: 1, Seed: 11}, {Index: 0, Seed: 10}, {Index: 2, Seed: 12}}}
+	measured := &d5list.Result{Runs: []d5list.RunMetrics{{Index: 0, Seed: 10, TimeToTrain: 5}, {Index: 2, Seed: 12, TimeToTrain: 7}}}
+	pairs := RunPairs(claimed, measured)
+	if len(pairs) != 3 {
+		t.Fatalf("%d pairs", len(pairs))
+	}
+	for i, p := range pairs {
+		if p.Index != i || p.Seed != int64(10+i) || p.Claimed == nil || p.Claimed.Index != i {
+			t.Errorf("pair %d: %+v", i, p)
+		}
+	}
+	if pairs[1].Measured != nil || pairs[0].Measured.TimeToTrain != 5 || pairs[2].Measured.TimeToTrain != 7 {
+		t.Errorf("measured runs matched wrongly: %+v", pairs)
+	}
+	if got := RunPairs(nil, nil); len(got) != 0 {
+		t.Errorf("no results gave %d pairs", len(got))
+	}
+}
+
+// A value no JSON can hold (a never-converged run scores +Inf) must not
+// break the page.
+func TestChartSurvivesInfiniteValues(t *testing.T) {
+	board := &d5list.Leaderboard{
+		Benchmark: d5list.Benchmark{Ranking: d5list.RankingRule{Metric: d5list.MetricTimeToTrain, Unit: "s"}},
+		Entries:   []d5list.Entry{{Rank: 1, Submitter: "</script><script>alert(1)</script>", Value: math.Inf(1)}},
+	}
+	var buf bytes.Buffer
+	if err := Chart("c", "label", LeaderboardChart(board)).Render(context.Background(), &buf); err != nil {
+		t.Fatal(err)
+	}
+	html := buf.String()
+	if strings.Count(html, "</script>") != 1 {
+		t.Fatalf("a value closed the data block early:\n%s", html)
+	}
+	start := strings.Index(html, `type="application/json">`) + len(`type="application/json">`)
+	var opts map[string]any
+	if err := json.Unmarshal([]byte(strings.TrimSuffix(html[start:], "</script>")), &opts); err != nil {
+		t.Fatalf("options: %v", err)
+	}
+}

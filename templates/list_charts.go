@@ -1,0 +1,327 @@
+package templates
+
+import (
+	"html"
+	"math"
+	"sort"
+	"strconv"
+
+	"github.com/go-echarts/go-echarts/v2/charts"
+	"github.com/go-echarts/go-echarts/v2/opts"
+	"github.com/go-echarts/go-echarts/v2/types"
+
+	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/leaderboard"
+)
+
+// Table is a chart's data for readers who do not see the chart, and for
+// copying: each chart on the list pages comes with one.
+type Table struct {
+	Caption string
+	Head    []string
+	Rows    [][]string
+}
+
+// ListChart is one chart of a board's page with its data as a table.
+type ListChart struct {
+	ID, Label string
+	Chart     ChartOptions
+	Table     Table
+}
+
+// spansDecades reports whether positive values span two orders of
+// magnitude or more, where a linear axis would flatten the small ones.
+func spansDecades(vals ...float64) bool {
+	lo, hi := math.Inf(1), 0.0
+	for _, v := range vals {
+		if v > 0 {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+	}
+	return hi > 0 && hi/lo >= 100
+}
+
+func axisType(log bool) string {
+	if log {
+		return "log"
+	}
+	return "value"
+}
+
+func num(v float64) string { return strconv.FormatFloat(round4(v), 'g', -1, 64) }
+
+func entryLabel(e d5list.Entry) string {
+	return "#" + itoa(e.Rank) + " " + e.Submitter + " · " + e.SystemName
+}
+
+// RankingRangeChart draws each entry's olympic mean as a bar and the range
+// of its runs (fastest to slowest converged run) as a whisker on it.
+func RankingRangeChart(board *d5list.Leaderboard) ListChart {
+	rule := board.Benchmark.Ranking
+	axis := AxisName(rule.Metric, rule.Unit)
+	var labels []string
+	var bars []opts.BarData
+	var ranges []opts.BoxPlotData
+	var all []float64
+	t := Table{Caption: "Ranking with the range of each entry's runs", Head: []string{"rank", "entry", axis, "min", "max", "runs"}}
+	for _, e := range board.Entries {
+		label := entryLabel(e)
+		labels = append(labels, label)
+		lo, hi := math.Min(e.Min, e.Value), math.Max(e.Max, e.Value)
+		bars = append(bars, opts.BarData{Name: label, Value: round4(e.Value)})
+		// A box collapsed onto the mean leaves the whiskers: min to max.
+		ranges = append(ranges, opts.BoxPlotData{Name: label, Value: []float64{round4(lo), round4(e.Value), round4(e.Value), round4(e.Value), round4(hi)}})
+		all = append(all, lo, hi, e.Value)
+		t.Rows = append(t.Rows, []string{itoa(e.Rank), label, num(e.Value), num(e.Min), num(e.Max), itoa(e.Runs)})
+	}
+	log := spansDecades(all...)
+	bar := charts.NewBar()
+	bar.SetGlobalOptions(
+		charts.WithTitleOpts(opts.Title{Title: MetricLabel(rule.Metric) + " by entry", Subtitle: directionWords(rule.Direction) + "; whiskers: fastest to slowest run"}),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item",
+			Formatter: types.FuncStr("{b}<br/>{a}: {c} " + html.EscapeString(rule.Unit))}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Bottom: "0"}),
+		charts.WithGridOpts(opts.Grid{ContainLabel: opts.Bool(true), Left: "3%", Right: "4%", Bottom: "40"}),
+		charts.WithXAxisOpts(opts.XAxis{Type: "category", Name: "entry", AxisLabel: &opts.AxisLabel{Rotate: 30}}),
+		charts.WithYAxisOpts(opts.YAxis{Type: axisType(log), Name: axis}),
+		charts.WithAnimation(false),
+	)
+	bar.SetXAxis(labels).AddSeries("olympic mean", bars, charts.WithItemStyleOpts(opts.ItemStyle{Color: palette[0]}))
+	box := charts.NewBoxPlot()
+	box.AddSeries("run range", ranges, charts.WithItemStyleOpts(opts.ItemStyle{Color: "#222", BorderColor: "#222"}))
+	bar.Overlap(box)
+	return ListChart{ID: "ranking-chart", Label: "Bar chart of " + axis + " per entry with the range of its runs", Chart: bar, Table: t}
+}
+
+// Curve is one entry's accuracy over time, from its submitted logs.
+type Curve struct {
+	Entry  d5list.Entry
+	Points [][2]float64 // seconds, accuracy
+}
+
+// AccuracyTop10Chart overlays the accuracy curves of the best entries.
+func AccuracyTop10Chart(bench *d5list.Benchmark, curves []Curve) ListChart {
+	q := bench.Quality
+	yName := AxisName(q.Metric, qualityUnit(q.Metric))
+	t := Table{Caption: "Accuracy versus time of the top 10 (one run each)", Head: []string{"entry", "time (s)", MetricLabel(q.Metric)}}
+	var xs []float64
+	for _, c := range curves {
+		for _, p := range c.Points {
+			xs = append(xs, p[0])
+		}
+	}
+	line := charts.NewLine()
+	line.SetGlobalOptions(
+		charts.WithTitleOpts(opts.Title{Title: MetricLabel(q.Metric) + " versus time, top 10", Subtitle: "the median-time run of each entry, from its submitted logs"}),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item",
+			Formatter: types.FuncStr("{a}<br/>time (s), " + html.EscapeString(MetricLabel(q.Metric)) + ": {c}")}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Type: "scroll", Bottom: "0"}),
+		charts.WithGridOpts(opts.Grid{ContainLabel: opts.Bool(true), Left: "3%", Right: "4%", Bottom: "50"}),
+		charts.WithXAxisOpts(opts.XAxis{Type: axisType(spansDecades(xs...)), Name: "time since run start (s)", NameLocation: "middle", NameGap: 28}),
+		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: yName, Scale: opts.Bool(true)}),
+		charts.WithAnimation(false),
+	)
+	for i, c := range curves {
+		label := entryLabel(c.Entry)
+		pts := make([]opts.LineData, len(c.Points))
+		for j, p := range c.Points {
+			pts[j] = opts.LineData{Value: []float64{round4(p[0]), round4(p[1])}}
+			t.Rows = append(t.Rows, []string{label, num(p[0]), num(p[1])})
+		}
+		color := palette[i%len(palette)]
+		so := []charts.SeriesOpts{charts.WithLineStyleOpts(opts.LineStyle{Color: color, Width: 2}), charts.WithItemStyleOpts(opts.ItemStyle{Color: color})}
+		if i == 0 {
+			so = append(so, charts.WithMarkLineNameYAxisItemOpts(opts.MarkLineNameYAxisItem{Name: "target", YAxis: q.Target}),
+				charts.WithMarkLineStyleOpts(opts.MarkLineStyle{Symbol: []string{"none", "none"}, Label: &opts.Label{Show: opts.Bool(true), Formatter: "target {c}"}}))
+		}
+		line.AddSeries(label, pts, so...)
+	}
+	return ListChart{ID: "accuracy-top10-chart", Label: "Line chart of " + yName + " over time for the ten best entries", Chart: line, Table: t}
+}
+
+// MedianRun picks the run whose time to train is the median of the
+// converged runs, the one most representative of the entry.
+func MedianRun(res *d5list.Result) *d5list.RunMetrics {
+	if res == nil {
+		return nil
+	}
+	var conv []*d5list.RunMetrics
+	for i := range res.Runs {
+		if res.Runs[i].Converged {
+			conv = append(conv, &res.Runs[i])
+		}
+	}
+	if len(conv) == 0 {
+		return nil
+	}
+	sort.SliceStable(conv, func(i, j int) bool { return conv[i].TimeToTrain < conv[j].TimeToTrain })
+	return conv[len(conv)/2]
+}
+
+// ParetoChart plots every entry's value against x (accelerator count, or
+// the declared price per hour) with the Pareto front: the entries no other
+// entry beats on both. Entries for which x is 0 (undeclared) are left out.
+func ParetoChart(id string, board *d5list.Leaderboard, xName string, x func(d5list.Entry) float64) ListChart {
+	rule := board.Benchmark.Ranking
+	dir := rule.Direction
+	if dir == "" {
+		dir = d5list.LowerIsBetter
+		if rule.Metric == d5list.MetricFinalAccuracy || rule.Metric == d5list.MetricBestAccuracy || rule.Metric == d5list.MetricThroughput {
+			dir = d5list.HigherIsBetter
+		}
+	}
+	axis := AxisName(rule.Metric, rule.Unit)
+	type pt struct {
+		x, y  float64
+		label string
+	}
+	var best float64
+	var pts []pt
+	var xs, ys []float64
+	for _, e := range board.Entries {
+		if v := x(e); v > 0 {
+			pts = append(pts, pt{v, e.Value, entryLabel(e)})
+			xs, ys = append(xs, v), append(ys, e.Value)
+		}
+	}
+	// Cheapest first; among equal x the best value first, so it alone
+	// joins the front.
+	sort.SliceStable(pts, func(i, j int) bool {
+		if pts[i].x != pts[j].x {
+			return pts[i].x < pts[j].x
+		}
+		return dir.Better(pts[i].y, pts[j].y)
+	})
+	t := Table{Caption: axis + " against " + xName, Head: []string{"entry", xName, axis, "on the Pareto front"}}
+	var scatter []opts.ScatterData
+	var front []opts.LineData
+	for i, p := range pts {
+		onFront := i == 0 || dir.Better(p.y, best)
+		if onFront {
+			best = p.y
+		}
+		scatter = append(scatter, opts.ScatterData{Name: p.label, Value: []float64{round4(p.x), round4(p.y)}})
+		if onFront {
+			front = append(front, opts.LineData{Name: p.label, Value: []float64{round4(p.x), round4(p.y)}})
+		}
+		t.Rows = append(t.Rows, []string{p.label, num(p.x), num(p.y), strconv.FormatBool(onFront)})
+	}
+	sc := charts.NewScatter()
+	sc.SetGlobalOptions(
+		charts.WithTitleOpts(opts.Title{Title: MetricLabel(rule.Metric) + " against " + xName, Subtitle: "line: the Pareto front"}),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item",
+			Formatter: types.FuncStr("{b}<br/>" + html.EscapeString(xName) + ", " + html.EscapeString(axis) + ": {c}")}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Bottom: "0"}),
+		charts.WithGridOpts(opts.Grid{ContainLabel: opts.Bool(true), Left: "3%", Right: "6%", Bottom: "40"}),
+		charts.WithXAxisOpts(opts.XAxis{Type: axisType(spansDecades(xs...)), Name: xName, NameLocation: "middle", NameGap: 28}),
+		charts.WithYAxisOpts(opts.YAxis{Type: axisType(spansDecades(ys...)), Name: axis}),
+		charts.WithAnimation(false),
+	)
+	sc.AddSeries("entries", scatter, charts.WithItemStyleOpts(opts.ItemStyle{Color: palette[0]}))
+	ln := charts.NewLine()
+	ln.AddSeries("Pareto front", front, charts.WithLineChartOpts(opts.LineChart{Step: "end"}),
+		charts.WithLineStyleOpts(opts.LineStyle{Color: palette[1], Width: 2}), charts.WithItemStyleOpts(opts.ItemStyle{Color: palette[1]}))
+	sc.Overlap(ln)
+	return ListChart{ID: id, Label: "Scatter chart of " + axis + " against " + xName + " with the Pareto front", Chart: sc, Table: t}
+}
+
+// DevelopmentChart is the board's best, 10th and median entry in each
+// edition, as Top500's performance development chart.
+func DevelopmentChart(bench *d5list.Benchmark, points []leaderboard.DevelopmentPoint) ListChart {
+	rule := bench.Ranking
+	axis := AxisName(rule.Metric, rule.Unit)
+	t := Table{Caption: "Development across editions", Head: []string{"edition", "entries", "best", "10th", "median"}}
+	var names []string
+	var best, tenth, med []opts.LineData
+	var all []float64
+	for _, p := range points {
+		names = append(names, p.Edition)
+		best = append(best, opts.LineData{Value: round4(p.Best)})
+		med = append(med, opts.LineData{Value: round4(p.Median)})
+		tenthCell := "–"
+		if p.Has10th {
+			tenth = append(tenth, opts.LineData{Value: round4(p.Tenth)})
+			tenthCell = num(p.Tenth)
+			all = append(all, p.Tenth)
+		} else {
+			// ECharts leaves a gap for "-".
+			tenth = append(tenth, opts.LineData{Value: "-"})
+		}
+		all = append(all, p.Best, p.Median)
+		t.Rows = append(t.Rows, []string{p.Edition, itoa(p.Entries), num(p.Best), tenthCell, num(p.Median)})
+	}
+	line := charts.NewLine()
+	line.SetGlobalOptions(
+		charts.WithTitleOpts(opts.Title{Title: "Development across editions", Subtitle: directionWords(rule.Direction)}),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Bottom: "0"}),
+		charts.WithGridOpts(opts.Grid{ContainLabel: opts.Bool(true), Left: "3%", Right: "4%", Bottom: "40"}),
+		charts.WithXAxisOpts(opts.XAxis{Type: "category", Name: "edition"}),
+		charts.WithYAxisOpts(opts.YAxis{Type: axisType(spansDecades(all...)), Name: axis, Scale: opts.Bool(true)}),
+		charts.WithAnimation(false),
+	)
+	line.SetXAxis(names).
+		AddSeries("best", best, charts.WithItemStyleOpts(opts.ItemStyle{Color: palette[0]})).
+		AddSeries("10th", tenth, charts.WithItemStyleOpts(opts.ItemStyle{Color: palette[1]})).
+		AddSeries("median", med, charts.WithItemStyleOpts(opts.ItemStyle{Color: palette[2]}))
+	return ListChart{ID: "development-chart", Label: "Line chart of the best, 10th and median " + axis + " per edition", Chart: line, Table: t}
+}
+
+// SharesChart shows each group's share of the entries and of the summed
+// performance, as Top500's vendor and architecture statistics.
+func SharesChart(id, by string, shares []leaderboard.Share) ListChart {
+	t := Table{Caption: "Shares by " + by, Head: []string{by, "entries", "share of entries (%)", "share of performance (%)"}}
+	var names []string
+	var entries, perf []opts.BarData
+	for _, s := range shares {
+		names = append(names, s.Group)
+		entries = append(entries, opts.BarData{Name: s.Group, Value: round4(100 * s.EntryShare)})
+		perf = append(perf, opts.BarData{Name: s.Group, Value: round4(100 * s.Performance)})
+		t.Rows = append(t.Rows, []string{s.Group, itoa(s.Entries), num(100 * s.EntryShare), num(100 * s.Performance)})
+	}
+	bar := charts.NewBar()
+	bar.SetGlobalOptions(
+		charts.WithTitleOpts(opts.Title{Title: "Shares by " + by, Subtitle: "performance: the value, or its reciprocal where lower is better, summed"}),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item", Formatter: types.FuncStr("{b}<br/>{a}: {c} %")}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Bottom: "0"}),
+		charts.WithGridOpts(opts.Grid{ContainLabel: opts.Bool(true), Left: "3%", Right: "4%", Bottom: "40"}),
+		charts.WithXAxisOpts(opts.XAxis{Type: "category", Name: by}),
+		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: "share (%)", Max: 100}),
+		charts.WithAnimation(false),
+	)
+	bar.SetXAxis(names).
+		AddSeries("entries", entries, charts.WithItemStyleOpts(opts.ItemStyle{Color: palette[0]})).
+		AddSeries("performance", perf, charts.WithItemStyleOpts(opts.ItemStyle{Color: palette[1]}))
+	return ListChart{ID: id, Label: "Bar chart of the shares of entries and of performance by " + by, Chart: bar, Table: t}
+}
+
+// BoardCharts are the charts of a board's page, in page order. curves are
+// the top entries' accuracy curves; dev the development across editions
+// (charts without data are left out).
+func BoardCharts(board *d5list.Leaderboard, curves []Curve, dev []leaderboard.DevelopmentPoint) []ListChart {
+	if len(board.Entries) == 0 {
+		return nil
+	}
+	out := []ListChart{RankingRangeChart(board)}
+	if len(curves) > 0 {
+		out = append(out, AccuracyTop10Chart(&board.Benchmark, curves))
+	}
+	var accel, cost bool
+	for _, e := range board.Entries {
+		accel = accel || e.Accelerators > 0
+		cost = cost || e.CostPerHour > 0
+	}
+	if accel {
+		out = append(out, ParetoChart("pareto-accelerators-chart", board, "accelerators (count)", func(e d5list.Entry) float64 { return float64(e.Accelerators) }))
+	}
+	if cost {
+		out = append(out, ParetoChart("pareto-cost-chart", board, "price of the system (USD per hour)", func(e d5list.Entry) float64 { return e.CostPerHour }))
+	}
+	if len(dev) > 0 {
+		out = append(out, DevelopmentChart(&board.Benchmark, dev))
+	}
+	out = append(out,
+		SharesChart("vendor-shares-chart", "accelerator vendor", leaderboard.Shares(&board.Benchmark, board.Entries, leaderboard.Vendor)),
+		SharesChart("framework-shares-chart", "framework", leaderboard.Shares(&board.Benchmark, board.Entries, leaderboard.Framework)))
+	return out
+}

@@ -1,0 +1,61 @@
+// Package web assembles the portal's HTTP server: the route table, the
+// middleware every request passes, and the embedded static files.
+package web
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/deep500/d5list/handlers"
+	"github.com/deep500/d5list/static"
+)
+
+// Config tunes the HTTP layer.
+type Config struct {
+	// Addr is where the server listens; the caller binds it, and it is
+	// kept here so that one value describes the server.
+	Addr string
+	// MaxUploadBytes bounds a submission's body; 0 means 1 GiB.
+	MaxUploadBytes int64
+	// StaticMaxAge is how long browsers may keep /static/ files without
+	// asking again; 0 means one hour. They revalidate by ETag after.
+	StaticMaxAge time.Duration
+	// Metrics is the Prometheus registry served at /metrics; nil gets one
+	// with the HTTP series only (no queue or runner gauges).
+	Metrics *Metrics
+	// Browser configures accounts, sessions and their rate limits
+	// (issue 7); without Accounts only API tokens authenticate.
+	Browser handlers.BrowserOptions
+}
+
+// New returns the portal's HTTP handler over svc.
+func New(cfg Config, svc handlers.Service, log *slog.Logger) http.Handler {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.StaticMaxAge <= 0 {
+		cfg.StaticMaxAge = time.Hour
+	}
+	h := handlers.New(svc, log, handlers.Options{MaxUploadBytes: cfg.MaxUploadBytes, Browser: cfg.Browser})
+	assets, err := newAssets(static.FS, cfg.StaticMaxAge, h.NotFound)
+	if err != nil {
+		// The files are compiled in; failing to read them is a broken build.
+		panic("web: reading embedded static files: " + err.Error())
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics(nil, log)
+	}
+	r := chi.NewRouter()
+	// GetHead answers HEAD on every GET route, for monitors and link checkers.
+	r.Use(requestID, accessLog(log), cfg.Metrics.Middleware, recoverer(log, h), securityHeaders, middleware.GetHead, crossOrigin(h), h.Session)
+	// Operations (issue 8): Prometheus scrapes; see docs/operations.md.
+	r.Get("/metrics", cfg.Metrics.Handler().ServeHTTP)
+	r.NotFound(h.NotFound)
+	r.MethodNotAllowed(h.MethodNotAllowed)
+	routes(r, h, assets)
+	return r
+}

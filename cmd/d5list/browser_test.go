@@ -1,0 +1,275 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/store"
+)
+
+// findChromium returns a Chromium or Chrome binary, or "".
+func findChromium() string {
+	for _, p := range []string{"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	for _, n := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// browser is a headless Chromium with a fresh profile; shot saves a
+// screenshot under dir.
+type browser struct {
+	t   *testing.T
+	ctx context.Context
+	dir string
+}
+
+func newBrowser(t *testing.T, timeout time.Duration) *browser {
+	t.Helper()
+	bin := findChromium()
+	if bin == "" {
+		t.Skip("no Chromium found (/usr/bin/chromium, chromium-browser, google-chrome): the browser tests need one; .ci/run installs Debian's chromium")
+	}
+	dir := os.Getenv("D5LIST_ARTEFACTS")
+	if dir == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "d5list-browser-"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.Flag("no-default-browser-check", true), chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1200, 900),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
+	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+	if err := chromedp.Run(ctx); err != nil {
+		t.Fatalf("starting %s: %v", bin, err)
+	}
+	return &browser{t: t, ctx: ctx, dir: dir}
+}
+
+// shot saves a full-page screenshot named name.png and returns its path.
+func (b *browser) shot(name string) string {
+	var png []byte
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	if err := chromedp.Run(ctx, chromedp.FullScreenshot(&png, 100)); err != nil {
+		b.t.Logf("screenshot %s: %v", name, err)
+		return ""
+	}
+	path := filepath.Join(b.dir, name+".png")
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		b.t.Logf("screenshot %s: %v", name, err)
+		return ""
+	}
+	return path
+}
+
+// step runs actions and, when they fail, saves a screenshot and fails
+// the test naming it. With D5LIST_SCREENSHOTS set, every step is kept.
+func (b *browser) step(name string, actions ...chromedp.Action) {
+	b.t.Helper()
+	if err := chromedp.Run(b.ctx, actions...); err != nil {
+		var url string
+		_ = chromedp.Run(b.ctx, chromedp.Location(&url))
+		b.t.Fatalf("browser step %q failed at %s: %v; screenshot %s", name, url, err, b.shot("failed-"+name))
+	}
+	if os.Getenv("D5LIST_SCREENSHOTS") != "" {
+		b.shot(name)
+	}
+}
+
+// packBundle writes dir as a tar.gz with the pack command.
+func packBundle(t *testing.T, dir, out string) {
+	t.Helper()
+	if err := run(context.Background(), []string{"pack", dir, "-o", out}, io.Discard, io.Discard); err != nil {
+		t.Fatalf("pack %s: %v", dir, err)
+	}
+}
+
+// TestBrowser drives a real headless Chromium through the portal: sign up
+// and log in, upload a bundle with the progress bar, watch the verdict
+// arrive without a reload, see the entry and its drawn chart on the
+// leaderboard, and, as an organiser, accept a discrepancy.
+func TestBrowser(t *testing.T) {
+	b := newBrowser(t, 150*time.Second)
+	p := startPortal(t, 1)
+	ctx := context.Background()
+
+	// One honest digits submission and a copy with a raised accuracy,
+	// which the re-run finds out.
+	work := t.TempDir()
+	honest := filepath.Join(work, "honest")
+	if err := run(ctx, []string{"init", "l2-digits-mlp-cpu", honest, "--submitter", "Carol Lab"}, io.Discard, io.Discard); err != nil {
+		t.Fatalf("init: %v", err)
+	}
+	if err := run(ctx, []string{"run", honest}, io.Discard, io.Discard); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	tampered := filepath.Join(work, "tampered")
+	copyDir(t, honest, tampered)
+	raiseFirstAccuracy(t, filepath.Join(tampered, "results", "result_2.txt"))
+	bundlePath := filepath.Join(work, "honest.tar.gz")
+	packBundle(t, honest, bundlePath)
+
+	// An organiser with a password, made the way an operator would.
+	db, err := store.Open(ctx, p.data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	olga, err := db.EnsureUser(ctx, "olga", d5list.RoleOrganiser)
+	if err == nil {
+		err = db.SetPassword(ctx, olga.ID, "organiser password")
+	}
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// 1. Sign up, log out, log in.
+	var who string
+	b.step("signup",
+		chromedp.Navigate(p.url+"/signup"),
+		chromedp.SendKeys(`[data-testid="signup-name"]`, "carol", chromedp.ByQuery),
+		chromedp.SendKeys(`[data-testid="signup-password"]`, "carol's long password", chromedp.ByQuery),
+		chromedp.Click(`[data-testid="signup-submit"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-testid="upload-form"]`, chromedp.ByQuery),
+		chromedp.Click(`[data-testid="logout"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-testid="nav-login"]`, chromedp.ByQuery),
+	)
+	b.step("login",
+		chromedp.Navigate(p.url+"/upload"),
+		chromedp.WaitVisible(`[data-testid="login-form"]`, chromedp.ByQuery),
+		chromedp.SendKeys(`[data-testid="login-name"]`, "carol", chromedp.ByQuery),
+		chromedp.SendKeys(`[data-testid="login-password"]`, "carol's long password", chromedp.ByQuery),
+		chromedp.Click(`[data-testid="login-submit"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-testid="upload-form"]`, chromedp.ByQuery),
+		chromedp.Text(`[data-testid="nav-account"]`, &who, chromedp.ByQuery),
+	)
+	if who != "carol" {
+		t.Fatalf("after log-in the header names %q, want carol", who)
+	}
+
+	// 2. Upload through the page; every progress text is recorded in
+	// sessionStorage, which outlives the move to the submission page.
+	var progress []string
+	var subURL string
+	b.step("upload",
+		chromedp.Evaluate(`(function(){
+			sessionStorage.setItem('progress', '[]');
+			var t = document.getElementById('progress-text');
+			new MutationObserver(function(){
+				var a = JSON.parse(sessionStorage.getItem('progress')); a.push(t.textContent);
+				sessionStorage.setItem('progress', JSON.stringify(a));
+			}).observe(t, {childList: true, characterData: true, subtree: true});
+		})()`, nil),
+		chromedp.SetUploadFiles(`#bundle-file`, []string{bundlePath}, chromedp.ByQuery),
+		chromedp.WaitEnabled(`[data-testid="upload-submit"]`, chromedp.ByQuery),
+		chromedp.Click(`[data-testid="upload-submit"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-testid="submission"]`, chromedp.ByQuery),
+		chromedp.Evaluate(`JSON.parse(sessionStorage.getItem('progress'))`, &progress),
+		chromedp.Location(&subURL),
+	)
+	info, _ := os.Stat(bundlePath)
+	if len(progress) == 0 || !strings.HasSuffix(progress[len(progress)-1], "(100%)") || !strings.Contains(progress[len(progress)-1], " / ") {
+		t.Fatalf("progress texts %q, want bytes and a percentage ending at 100%% (bundle %d bytes)", progress, info.Size())
+	}
+	t.Logf("progress texts: %q; submission at %s", progress, subURL)
+	var id int64
+	if _, err := fmt.Sscanf(subURL[strings.LastIndex(subURL, "/")+1:], "%d", &id); err != nil {
+		t.Fatalf("submission URL %q: %v", subURL, err)
+	}
+	// The tampered copy goes in by the API, to be found by the re-run.
+	tamperedID := p.submitFolder(t, tampered)
+
+	// 3. The verdict arrives without a reload: a mark left on the window
+	// survives only if the page was never loaded again.
+	var mark string
+	var status string
+	b.step("verdict",
+		chromedp.Evaluate(`window.d5mark = 'same page'`, nil),
+		chromedp.WaitVisible(`[data-testid="status-badge"].status-verified`, chromedp.ByQuery),
+		chromedp.Evaluate(`window.d5mark || 'reloaded'`, &mark),
+		chromedp.Text(`[data-testid="status-badge"]`, &status, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-testid="score-measured"]`, chromedp.ByQuery),
+	)
+	if mark != "same page" {
+		t.Fatalf("the submission page reloaded (%q) instead of updating in place", mark)
+	}
+	if !strings.EqualFold(strings.TrimSpace(status), "verified") {
+		t.Fatalf("status badge %q, want verified", status)
+	}
+
+	// 4. The leaderboard lists Carol Lab and its chart has pixels.
+	var board string
+	var inked int
+	b.step("leaderboard",
+		chromedp.Navigate(p.url+"/benchmarks/l2-digits-mlp-cpu"),
+		chromedp.WaitVisible(`[data-chart] canvas`, chromedp.ByQuery),
+		chromedp.Text(`body`, &board, chromedp.ByQuery),
+		chromedp.Poll(`(function(){
+			var c = document.querySelector('[data-chart] canvas');
+			var d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data, n = 0;
+			for (var i = 3; i < d.length; i += 4) { if (d[i] !== 0) { n++; } }
+			return n > 500 ? n : false;
+		})()`, &inked, chromedp.WithPollingTimeout(15*time.Second)),
+	)
+	if !strings.Contains(board, "Carol Lab") {
+		t.Fatalf("leaderboard does not list Carol Lab:\n%s", board)
+	}
+	t.Logf("chart canvas has %d painted pixels", inked)
+
+	// 5. The organiser accepts the discrepancy from the console.
+	p.waitFinal(t, tamperedID)
+	row := fmt.Sprintf(`[data-testid="review-row"][data-id="%d"]`, tamperedID)
+	var notice string
+	b.step("accept",
+		chromedp.Click(`[data-testid="logout"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-testid="nav-login"]`, chromedp.ByQuery),
+		chromedp.Navigate(p.url+"/console"),
+		chromedp.WaitVisible(`[data-testid="login-form"]`, chromedp.ByQuery),
+		chromedp.SendKeys(`[data-testid="login-name"]`, "olga", chromedp.ByQuery),
+		chromedp.SendKeys(`[data-testid="login-password"]`, "organiser password", chromedp.ByQuery),
+		chromedp.Click(`[data-testid="login-submit"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(row, chromedp.ByQuery),
+		chromedp.SetValue(row+` [data-testid="review-action"]`, "accept", chromedp.ByQuery),
+		chromedp.SendKeys(row+` [data-testid="review-reason"]`, "checked the logs by hand", chromedp.ByQuery),
+		chromedp.Click(row+` [data-testid="review-submit"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-testid="console-notice"]`, chromedp.ByQuery),
+		chromedp.Text(`[data-testid="console-notice"]`, &notice, chromedp.ByQuery),
+	)
+	if !strings.Contains(notice, "is now verified") {
+		t.Fatalf("console says %q after accepting, want the submission verified", notice)
+	}
+	var after submissionJSON
+	p.getJSON(t, fmt.Sprintf("/api/v1/submissions/%d", tamperedID), &after)
+	if after.Status != d5list.StatusVerified {
+		t.Fatalf("accepted submission is %s, want verified", after.Status)
+	}
+	t.Logf("screenshots (on failure, or every step with D5LIST_SCREENSHOTS=1) in %s", b.dir)
+}

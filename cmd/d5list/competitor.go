@@ -1,0 +1,253 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/bundle"
+	"github.com/deep500/d5list/catalog"
+	"github.com/deep500/d5list/runner"
+	"github.com/deep500/d5list/sysinfo"
+)
+
+// recipeFiles are the recipe names a submission folder may use, in the
+// order they are looked for.
+var recipeFiles = []string{"recipe.yaml", "recipe.yml", "recipe.json", "recipe.py"}
+
+func initCmd(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("init", stderr)
+	submitter := fs.String("submitter", "", "submitter (organisation) name; default: the user name")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return fmt.Errorf("usage: d5list init BENCHMARK DIR")
+	}
+	if err := writeStarter(pos[0], pos[1], *submitter); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s: edit recipe.yaml (mutable part), submission.json and system.json, then run `d5list run %s`\n", pos[1], pos[1])
+	return nil
+}
+
+// writeStarter writes a submission folder for benchmark id into dir:
+// the recipe with the benchmark's fixed part and default mutable part,
+// the cover sheet, and a system description of this machine.
+func writeStarter(id, dir, submitter string) error {
+	bs, err := catalog.Benchmarks()
+	if err != nil {
+		return err
+	}
+	b, err := catalog.Lookup(bs, id)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "results"), 0o755); err != nil {
+		return err
+	}
+	target := b.Quality.Target
+	recipe := struct {
+		Fixed   map[string]any      `yaml:"fixed"`
+		Mutable map[string]any      `yaml:"mutable"`
+		Metrics []d5list.MetricSpec `yaml:"metrics"`
+	}{b.Division.Fixed, b.Division.Mutable, []d5list.MetricSpec{{Name: "test_accuracy", Acceptable: &target, Direction: d5list.HigherIsBetter}}}
+	y, err := yaml.Marshal(recipe)
+	if err != nil {
+		return err
+	}
+	header := "# Deep500 recipe for " + b.ID + ". In the closed division `fixed` must stay as it is;\n# the keys of `mutable` may change.\n"
+	if err := os.WriteFile(filepath.Join(dir, "recipe.yaml"), append([]byte(header), y...), 0o644); err != nil {
+		return err
+	}
+	if submitter == "" {
+		submitter = os.Getenv("USER")
+		if submitter == "" {
+			submitter = "anonymous"
+		}
+	}
+	host := sysinfo.Detect()
+	hostname, _ := os.Hostname()
+	systemName := "cpu-" + hostname
+	manifest := d5list.Manifest{
+		Format: d5list.ManifestFormat, Benchmark: b.ID, Division: d5list.DivisionClosed,
+		Availability: d5list.AvailabilityAvailable, Submitter: submitter, SystemName: systemName,
+		Framework: "d5list-builtin",
+	}
+	system := map[string]any{
+		"submitter":                 submitter,
+		"division":                  d5list.DivisionClosed,
+		"status":                    "available",
+		"system_name":               systemName,
+		"number_of_nodes":           "1",
+		"host_processors_per_node":  "1",
+		"host_processor_model_name": host.CPUModel,
+		"host_processor_core_count": strconv.Itoa(host.Cores),
+		"host_memory_capacity":      strconv.FormatFloat(host.MemoryGiB, 'f', -1, 64) + " GB",
+		"accelerators_per_node":     strconv.Itoa(host.GPUCount),
+		"accelerator_model_name":    host.GPUModel,
+		"framework":                 "d5list-builtin",
+		"operating_system":          host.OS,
+	}
+	if err := writeJSON(filepath.Join(dir, "submission.json"), manifest); err != nil {
+		return err
+	}
+	return writeJSON(filepath.Join(dir, "system.json"), system)
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("run", stderr)
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("usage: d5list run DIR")
+	}
+	return runRecipe(ctx, pos[0], stdout)
+}
+
+// runRecipe executes a submission folder's recipe exactly as a portal
+// runner would, with fresh distinct seeds, into DIR/results.
+func runRecipe(ctx context.Context, dir string, progress io.Writer) error {
+	manifest, recipe, err := readFolder(dir)
+	if err != nil {
+		return err
+	}
+	bs, err := catalog.Benchmarks()
+	if err != nil {
+		return err
+	}
+	b, err := catalog.Lookup(bs, manifest.Benchmark)
+	if err != nil {
+		return fmt.Errorf("submission.json: benchmark: %w", err)
+	}
+	if b.Workload == "" {
+		return fmt.Errorf("benchmark %s runs the bundle's own code on a runner; `d5list run` runs builtin workloads only", b.ID)
+	}
+	resultsDir := filepath.Join(dir, "results")
+	old, _ := filepath.Glob(filepath.Join(resultsDir, "result_*.txt"))
+	for _, f := range old {
+		if err := os.Remove(f); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(resultsDir, 0o755); err != nil {
+		return err
+	}
+	seeds := distinctSeeds(b.Runs)
+	for i, seed := range seeds {
+		fmt.Fprintf(progress, "run %d/%d (seed %d) ...\n", i+1, len(seeds), seed)
+		// One run at a time through the runner's own executor, written as
+		// soon as it ends, so the runs stay consecutive in time.
+		logs, err := runner.Builtin{}.Execute(ctx, d5list.JobSpec{Benchmark: *b, Recipe: recipe, Seeds: []int64{seed}})
+		if err != nil {
+			return fmt.Errorf("run %d: %w", i, err)
+		}
+		name := filepath.Join(resultsDir, "result_"+strconv.Itoa(i)+".txt")
+		if err := os.WriteFile(name, logs[0].Log, 0o644); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(progress, "wrote %d result logs to %s\n", len(seeds), resultsDir)
+	return nil
+}
+
+func readFolder(dir string) (d5list.Manifest, d5list.Recipe, error) {
+	name := filepath.Join(dir, "submission.json")
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return d5list.Manifest{}, d5list.Recipe{}, err
+	}
+	manifest, err := bundle.ParseManifest("submission.json", data)
+	if err != nil {
+		return d5list.Manifest{}, d5list.Recipe{}, err
+	}
+	for _, rf := range recipeFiles {
+		data, err := os.ReadFile(filepath.Join(dir, rf))
+		if os.IsNotExist(err) {
+			continue
+		} else if err != nil {
+			return manifest, d5list.Recipe{}, err
+		}
+		recipe, err := bundle.ParseRecipe(rf, data)
+		return manifest, recipe, err
+	}
+	return manifest, d5list.Recipe{}, fmt.Errorf("%s: no recipe (one of %v)", dir, recipeFiles)
+}
+
+// distinctSeeds draws n different positive seeds.
+func distinctSeeds(n int) []int64 {
+	seen := map[int64]bool{}
+	seeds := make([]int64, 0, n)
+	for len(seeds) < n {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		s := int64(binary.LittleEndian.Uint64(b[:]) % (1 << 31))
+		if s == 0 || seen[s] {
+			continue
+		}
+		seen[s] = true
+		seeds = append(seeds, s)
+	}
+	return seeds
+}
+
+func packCmd(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("pack", stderr)
+	out := fs.String("o", "bundle.tar.gz", "output file")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("usage: d5list pack DIR -o bundle.tar.gz")
+	}
+	if err := packTo(pos[0], *out); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, *out)
+	return nil
+}
+
+// packTo writes the bundle of dir to path, via a temporary file so that a
+// failed pack leaves no half-written bundle behind.
+func packTo(dir, path string) error {
+	absDir, err1 := filepath.Abs(dir)
+	absOut, err2 := filepath.Abs(path)
+	if err1 == nil && err2 == nil && strings.HasPrefix(absOut, absDir+string(filepath.Separator)) {
+		return fmt.Errorf("pack: the output %s must be outside the submission folder %s", path, dir)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".pack-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := bundle.Pack(dir, tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

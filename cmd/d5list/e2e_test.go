@@ -1,0 +1,399 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+
+	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/store"
+)
+
+// portalUnderTest is the real server on a temp dir and a loopback port.
+type portalUnderTest struct {
+	url   string
+	data  string
+	token string
+}
+
+func startPortal(t *testing.T, runners int) *portalUnderTest {
+	t.Helper()
+	data := t.TempDir()
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"admin", "token", "--data", data, "--user", "alice", "--role", "competitor"}, &out, io.Discard); err != nil {
+		t.Fatalf("admin token: %v", err)
+	}
+	token := strings.TrimSpace(out.String())
+	if !strings.HasPrefix(token, "d5_") || strings.Contains(token, "\n") {
+		t.Fatalf("admin token printed %q, want one token on one line", out.String())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	cfg := serveConfig{Addr: "127.0.0.1:0", DataDir: data, Runners: runners, MaxUpload: 64 << 20, Ready: func(a string) { ready <- a }}
+	go func() { done <- serve(ctx, cfg, slog.New(slog.NewTextHandler(testWriter{t}, nil))) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("serve returned %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("server did not shut down within 30 s")
+		}
+	})
+	select {
+	case addr := <-ready:
+		return &portalUnderTest{url: "http://" + addr, data: data, token: token}
+	case err := <-done:
+		t.Fatalf("serve: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("server did not start")
+	}
+	return nil
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+func (p *portalUnderTest) getJSON(t *testing.T, path string, v any) int {
+	t.Helper()
+	resp, err := http.Get(p.url + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("GET %s: decoding: %v", path, err)
+	}
+	return resp.StatusCode
+}
+
+type submissionJSON struct {
+	ID       int64           `json:"id"`
+	Status   d5list.Status   `json:"status"`
+	Claimed  *d5list.Result  `json:"claimed"`
+	Measured *d5list.Result  `json:"measured"`
+	Reasons  []d5list.Reason `json:"reasons"`
+}
+
+// waitFinal polls the API until the submission reaches a final status.
+func (p *portalUnderTest) waitFinal(t *testing.T, id int64) submissionJSON {
+	t.Helper()
+	deadline := time.Now().Add(4 * time.Minute)
+	for time.Now().Before(deadline) {
+		var s submissionJSON
+		if code := p.getJSON(t, "/api/v1/submissions/"+strconv.FormatInt(id, 10), &s); code != 200 {
+			t.Fatalf("GET submission %d: %d", id, code)
+		}
+		if s.Status.Final() {
+			return s
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	t.Fatalf("submission %d did not reach a verdict", id)
+	return submissionJSON{}
+}
+
+func (p *portalUnderTest) submitFolder(t *testing.T, dir string) int64 {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), []string{"submit", dir, "--server", p.url, "--token", p.token}, &out, &errOut); err != nil {
+		t.Fatalf("submit %s: %v\n%s", dir, err, errOut.String())
+	}
+	m := regexp.MustCompile(`submission (\d+) queued\n(\S+)`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("submit printed %q, want the id and the URL", out.String())
+	}
+	if !strings.HasPrefix(m[2], p.url+"/submissions/"+m[1]) {
+		t.Fatalf("submit printed URL %q", m[2])
+	}
+	id, _ := strconv.ParseInt(m[1], 10, 64)
+	return id
+}
+
+func TestEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: trains 15 runs")
+	}
+	p := startPortal(t, 1)
+	work := t.TempDir()
+	honest := filepath.Join(work, "honest")
+	ctx := context.Background()
+	if err := run(ctx, []string{"init", "l2-digits-mlp-cpu", honest, "--submitter", "Alice Lab"}, io.Discard, io.Discard); err != nil {
+		t.Fatalf("init: %v", err)
+	}
+	if err := run(ctx, []string{"run", honest}, io.Discard, io.Discard); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	logs, _ := filepath.Glob(filepath.Join(honest, "results", "result_*.txt"))
+	if len(logs) != 5 {
+		t.Fatalf("run wrote %d result logs, want 5", len(logs))
+	}
+
+	// A copy whose eval_accuracy values were raised by hand.
+	tampered := filepath.Join(work, "tampered")
+	copyDir(t, honest, tampered)
+	epoch := raiseFirstAccuracy(t, filepath.Join(tampered, "results", "result_2.txt"))
+
+	honestID := p.submitFolder(t, honest)
+	tamperedID := p.submitFolder(t, tampered)
+
+	got := p.waitFinal(t, honestID)
+	if got.Status != d5list.StatusVerified {
+		t.Fatalf("honest submission ended %s with reasons %+v", got.Status, got.Reasons)
+	}
+	if got.Measured == nil || len(got.Measured.Runs) != 5 || got.Claimed == nil || len(got.Claimed.Runs) != 5 {
+		t.Fatalf("honest submission lacks claimed or measured runs: %+v", got)
+	}
+
+	bad := p.waitFinal(t, tamperedID)
+	if bad.Status != d5list.StatusDiscrepancy {
+		t.Fatalf("tampered submission ended %s with reasons %+v", bad.Status, bad.Reasons)
+	}
+	found := false
+	for _, r := range bad.Reasons {
+		if r.Run != nil && *r.Run == 2 && r.Epoch != nil && *r.Epoch == epoch &&
+			strings.Contains(r.Message, "run 2") && strings.Contains(r.Message, "epoch "+strconv.FormatFloat(epoch, 'f', -1, 64)) {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("no reason names run 2 and epoch %v: %+v", epoch, bad.Reasons)
+	}
+
+	// Ranked in the leaderboard JSON, and only the verified entry.
+	var board d5list.Leaderboard
+	if code := p.getJSON(t, "/api/v1/leaderboards/l2-digits-mlp-cpu", &board); code != 200 {
+		t.Fatalf("leaderboard: %d", code)
+	}
+	if len(board.Entries) != 1 || board.Entries[0].SubmissionID != honestID || board.Entries[0].Rank != 1 {
+		t.Fatalf("leaderboard entries %+v, want only submission %d at rank 1", board.Entries, honestID)
+	}
+	if board.Entries[0].Value <= 0 || board.Entries[0].Submitter != "Alice Lab" {
+		t.Fatalf("leaderboard entry %+v", board.Entries[0])
+	}
+
+	// And in the HTML page.
+	resp, err := http.Get(p.url + "/benchmarks/l2-digits-mlp-cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := goquery.NewDocumentFromReader(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := doc.Find(`[data-testid="leaderboard-row"]`)
+	if rows.Length() != 1 {
+		t.Fatalf("leaderboard page has %d rows, want 1", rows.Length())
+	}
+	href, _ := rows.Find("a[href^='/submissions/']").Attr("href")
+	if href != "/submissions/"+strconv.FormatInt(honestID, 10) {
+		t.Fatalf("leaderboard row links to %q", href)
+	}
+}
+
+// raiseFirstAccuracy adds 0.01 to the first eval_accuracy of an MLLOG file
+// and returns the epoch it belongs to.
+func raiseFirstAccuracy(t *testing.T, path string) float64 {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(data), "\n")
+	for i, line := range lines {
+		if !strings.Contains(line, `"key":"eval_accuracy"`) {
+			continue
+		}
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(strings.TrimPrefix(line, ":::MLLOG ")), &ev); err != nil {
+			t.Fatal(err)
+		}
+		ev["value"] = ev["value"].(float64) + 0.01
+		b, _ := json.Marshal(ev)
+		lines[i] = ":::MLLOG " + string(b)
+		if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return ev["metadata"].(map[string]any)["epoch_num"].(float64)
+	}
+	t.Fatalf("%s has no eval_accuracy line", path)
+	return 0
+}
+
+func copyDir(t *testing.T, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, path)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(to, rel), 0o755)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(to, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBadUploads checks that refused uploads answer a 4xx JSON error and
+// leave neither a row nor a blob behind.
+func TestBadUploads(t *testing.T) {
+	p := startPortal(t, 0)
+	good := map[string]string{
+		"submission.json":      `{"format":"d5list/v1","benchmark":"l2-digits-mlp-cpu","division":"closed","availability":"available","submitter":"a","system_name":"s","framework":"f"}`,
+		"recipe.yaml":          "fixed: {dataset: synthetic-digits, model: mlp, model_kwargs: {hidden: 64}, epochs: 80}\nmutable: {batch_size: 32, executor: builtin, optimizer: momentum}\nmetrics: [{name: test_accuracy, acceptable: 0.9}]\n",
+		"system.json":          `{"submitter":"a","system_name":"s","number_of_nodes":"1","host_processors_per_node":"1","host_processor_model_name":"cpu","host_processor_core_count":"2","accelerators_per_node":"0","framework":"f","operating_system":"linux"}`,
+		"results/result_0.txt": ":::MLLOG {\"namespace\": \"\", \"time_ms\": 1, \"event_type\": \"INTERVAL_START\", \"key\": \"run_start\", \"value\": null, \"metadata\": {}}\n",
+	}
+	with := func(changes map[string]string) []byte {
+		files := map[string]string{}
+		for k, v := range good {
+			files[k] = v
+		}
+		for k, v := range changes {
+			if v == "" {
+				delete(files, k)
+			} else {
+				files[k] = v
+			}
+		}
+		return tarGz(t, files)
+	}
+	tests := []struct {
+		name     string
+		body     []byte
+		token    string
+		status   int
+		code     string
+		contains []string
+		file     string // a reason must name this file ...
+		line     int    // ... and this line
+	}{
+		{"not a bundle", []byte("hello, this is not an archive"), p.token, 400, d5list.EINVALID, nil, "", 0},
+		{"missing file", with(map[string]string{"system.json": ""}), p.token, 400, d5list.EINVALID, []string{"system.json"}, "", 0},
+		{"unknown benchmark", with(map[string]string{"submission.json": strings.Replace(good["submission.json"], "l2-digits-mlp-cpu", "l9-nonsense", 1)}), p.token, 400, d5list.EINVALID, []string{"l9-nonsense"}, "", 0},
+		{"unparsable MLLOG line", with(map[string]string{"results/result_0.txt": good["results/result_0.txt"] + ":::MLLOG {not json\n"}), p.token, 400, d5list.EINVALID, nil, "results/result_0.txt", 2},
+		{"missing token", with(nil), "", 401, d5list.EUNAUTHORIZED, nil, "", 0},
+		{"wrong token", with(nil), "d5_wrong", 401, d5list.EUNAUTHORIZED, nil, "", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodPost, p.url+"/api/v1/submissions", bytes.NewReader(tt.body))
+			req.Header.Set("Content-Type", "application/gzip")
+			if tt.token != "" {
+				req.Header.Set("Authorization", "Bearer "+tt.token)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var body struct {
+				Error struct {
+					Code    string          `json:"code"`
+					Message string          `json:"message"`
+					Reasons []d5list.Reason `json:"reasons"`
+				} `json:"error"`
+			}
+			if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+				t.Fatalf("answer is not JSON: %v", err)
+			}
+			if resp.StatusCode != tt.status || body.Error.Code != tt.code {
+				t.Fatalf("got %d %q (%s), want %d %q", resp.StatusCode, body.Error.Code, body.Error.Message, tt.status, tt.code)
+			}
+			all := body.Error.Message
+			for _, r := range body.Error.Reasons {
+				all += fmt.Sprintf(" | %s:%d %s", r.File, r.Line, r.Message)
+			}
+			if tt.file != "" {
+				named := false
+				for _, r := range body.Error.Reasons {
+					named = named || (r.File == tt.file && r.Line == tt.line)
+				}
+				if !named {
+					t.Fatalf("no reason names %s line %d: %s", tt.file, tt.line, all)
+				}
+			}
+			for _, want := range tt.contains {
+				if !strings.Contains(all, want) {
+					t.Fatalf("error %q does not name %q", all, want)
+				}
+			}
+		})
+	}
+
+	db, err := store.Open(context.Background(), p.data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	subs, err := db.Submissions(context.Background(), d5list.SubmissionFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(subs) != 0 {
+		t.Fatalf("refused uploads left %d submissions behind", len(subs))
+	}
+	var blobs []string
+	_ = filepath.WalkDir(filepath.Join(p.data, "blobs"), func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			blobs = append(blobs, path)
+		}
+		return nil
+	})
+	if len(blobs) != 0 {
+		t.Fatalf("refused uploads left blobs behind: %v", blobs)
+	}
+}
+
+func tarGz(t *testing.T, files map[string]string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for name, body := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}

@@ -1,0 +1,80 @@
+// Command d5list is the Deep500 list portal and its command-line tools.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `d5list: the Deep500 list portal.
+
+Portal:
+  d5list serve   --addr 127.0.0.1:8080 --data ./data [--runners N] [--demo]
+  d5list admin   token --data DIR --user NAME --role competitor|organiser|admin
+  d5list admin   runner-token|runner-revoke --data DIR --name NAME
+  d5list admin   backup --data DIR -o FILE      online backup: database snapshot + blobs, .tar.gz
+  d5list healthcheck [--url http://127.0.0.1:8080/healthz]
+  d5list runner  --server URL --token d5r_... [--labels k=v,...] [--executor builtin|process|slurm]
+                 [--concurrency N] [--work DIR] [--datasets DIR] [--allow-unsandboxed]
+
+Competitors:
+  d5list init    BENCHMARK DIR        write a starter submission folder
+  d5list run     DIR                  run the recipe as a runner would, into DIR/results
+  d5list pack    DIR -o bundle.tar.gz
+  d5list check   DIR|BUNDLE [--json]  every check the portal applies on upload
+  d5list check   --mlperf DIR         score an MLPerf results folder
+  d5list submit  DIR|BUNDLE --server URL --token T
+`
+
+// errSilent marks a failure whose explanation was already printed.
+var errSilent = errors.New("")
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		if err != errSilent {
+			fmt.Fprintln(os.Stderr, "d5list:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errSilent
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "serve":
+		return serveCmd(ctx, rest, stderr)
+	case "admin":
+		return adminCmd(ctx, rest, stdout, stderr)
+	case "healthcheck":
+		return healthcheckCmd(ctx, rest, stdout, stderr)
+	case "runner":
+		return runnerCmd(ctx, rest, stderr)
+	case "init":
+		return initCmd(rest, stdout, stderr)
+	case "run":
+		return runCmd(ctx, rest, stdout, stderr)
+	case "pack":
+		return packCmd(rest, stdout, stderr)
+	case "check":
+		return checkCmd(rest, stdout, stderr)
+	case "submit":
+		return submitCmd(ctx, rest, stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", cmd)
+}

@@ -1,0 +1,235 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/runner"
+	"github.com/deep500/d5list/sysinfo"
+)
+
+// runnerConfig is everything `d5list runner` is told.
+type runnerConfig struct {
+	Server           string
+	Token            string
+	Labels           string
+	Executor         string
+	Concurrency      int
+	WorkDir          string
+	Datasets         string
+	AllowUnsandboxed bool
+	ID               string
+	Heartbeat        time.Duration
+}
+
+func runnerCmd(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := newFlags("runner", stderr)
+	cfg := runnerConfig{}
+	host, _ := os.Hostname()
+	fs.StringVar(&cfg.Server, "server", envOr("D5LIST_SERVER", ""), "portal URL, e.g. https://portal.example:8080")
+	fs.StringVar(&cfg.Token, "token", envOr("D5LIST_RUNNER_TOKEN", ""), "runner token (d5r_...) from `d5list admin runner-token`")
+	fs.StringVar(&cfg.Labels, "labels", "", "extra or overriding labels, k=v,k=v")
+	fs.StringVar(&cfg.Executor, "executor", "builtin", "builtin, process or slurm")
+	fs.IntVar(&cfg.Concurrency, "concurrency", 1, "jobs run at the same time")
+	fs.StringVar(&cfg.WorkDir, "work", "", "folder for extracted bundles and run output (process: default the temp dir; slurm: required, shared with the compute nodes)")
+	fs.StringVar(&cfg.Datasets, "datasets", "", "folder of datasets; each sub-folder NAME is advertised as label dataset.NAME=yes")
+	fs.BoolVar(&cfg.AllowUnsandboxed, "allow-unsandboxed", false, "process executor: run competitor code without bubblewrap when it is not installed")
+	fs.StringVar(&cfg.ID, "id", sanitizeID(host), "agent id prefix; agents are ID-0, ID-1, ...")
+	fs.DurationVar(&cfg.Heartbeat, "heartbeat", 2*time.Second, "lease renewal interval; a cancelled job stops within about this long")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	return runRunner(ctx, cfg, newLogger(stderr))
+}
+
+func runRunner(ctx context.Context, cfg runnerConfig, log *slog.Logger) error {
+	switch {
+	case cfg.Server == "":
+		return fmt.Errorf("runner: --server is required")
+	case cfg.Token == "":
+		return fmt.Errorf("runner: --token is required (d5list admin runner-token --name NAME prints one)")
+	case !strings.HasPrefix(cfg.Token, "d5r_"):
+		return fmt.Errorf("runner: --token: not a runner token (they start with d5r_)")
+	case cfg.Concurrency < 1:
+		return fmt.Errorf("runner: --concurrency must be at least 1, got %d", cfg.Concurrency)
+	case cfg.Heartbeat <= 0:
+		return fmt.Errorf("runner: --heartbeat must be positive, got %s", cfg.Heartbeat)
+	case cfg.ID == "" || sanitizeID(cfg.ID) != cfg.ID:
+		return fmt.Errorf("runner: --id %q: use letters, digits, '-', '_' and '.'", cfg.ID)
+	}
+	labels, err := runnerLabels(sysinfo.Detect().Labels(), cfg.Datasets, cfg.Labels)
+	if err != nil {
+		return err
+	}
+	client := &runner.Client{Server: cfg.Server, Token: cfg.Token, HTTP: &http.Client{Timeout: 2 * time.Minute}}
+	book := &leaseBook{client: client, secrets: map[int64]string{}, log: log}
+	exec, err := newExecutor(cfg, book, log)
+	if err != nil {
+		return err
+	}
+	log.Info("runner starting", "server", cfg.Server, "executor", cfg.Executor, "agents", cfg.Concurrency, "labels", labels)
+	var wg sync.WaitGroup
+	for i := range cfg.Concurrency {
+		agent := &runner.Agent{
+			ID: cfg.ID + "-" + strconv.Itoa(i), Labels: labels, Queue: book, Executor: exec,
+			// The server holds each lease request up to 20 s, so there is
+			// no need to wait between them; errors back off in leaseBook.
+			Poll: 50 * time.Millisecond, Heartbeat: cfg.Heartbeat, Log: log,
+		}
+		wg.Go(func() { _ = agent.Run(ctx) })
+	}
+	wg.Wait()
+	log.Info("runner stopped")
+	return nil
+}
+
+// newExecutor builds the executor --executor names.
+func newExecutor(cfg runnerConfig, book *leaseBook, log *slog.Logger) (runner.Executor, error) {
+	switch cfg.Executor {
+	case "builtin":
+		return runner.Builtin{}, nil
+	case "process":
+		return runner.NewProcess(runner.ProcessOptions{
+			Fetch: book.fetch, WorkDir: cfg.WorkDir, DataDir: cfg.Datasets,
+			AllowUnsandboxed: cfg.AllowUnsandboxed, Log: log,
+		})
+	case "slurm":
+		if cfg.WorkDir == "" {
+			return nil, fmt.Errorf("runner: --executor slurm needs --work, a folder the compute nodes see at the same path")
+		}
+		return runner.NewSlurm(runner.SlurmOptions{Fetch: book.fetch, SharedDir: cfg.WorkDir, DataDir: cfg.Datasets, Log: log})
+	}
+	return nil, fmt.Errorf("runner: --executor %q: use builtin, process or slurm", cfg.Executor)
+}
+
+// runnerLabels is what the host advertises: the detected hardware, one
+// dataset.NAME=yes per folder under datasets, then the overrides.
+func runnerLabels(detected map[string]string, datasets, overrides string) (map[string]string, error) {
+	labels := map[string]string{}
+	for k, v := range detected {
+		if v != "" {
+			labels[k] = v
+		}
+	}
+	if datasets != "" {
+		entries, err := os.ReadDir(datasets)
+		if err != nil {
+			return nil, fmt.Errorf("runner: --datasets: %w", err)
+		}
+		for _, e := range entries {
+			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+				labels["dataset."+e.Name()] = "yes"
+			}
+		}
+	}
+	if strings.TrimSpace(overrides) == "" {
+		return labels, nil
+	}
+	for i, item := range strings.Split(overrides, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(item), "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return nil, fmt.Errorf("runner: --labels item %d %q: want key=value", i+1, item)
+		}
+		labels[k] = strings.TrimSpace(v)
+	}
+	return labels, nil
+}
+
+func sanitizeID(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' {
+			b.WriteRune(c)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	if b.Len() == 0 {
+		return "runner"
+	}
+	if b.Len() > 48 {
+		return b.String()[:48]
+	}
+	return b.String()
+}
+
+// leaseBook is the portal as the agents of this process see it. It keeps
+// the secret of each job held, so that an executor fetching a bundle by
+// job proves the lease, and it backs off while the portal is unreachable.
+type leaseBook struct {
+	client *runner.Client
+	log    *slog.Logger
+
+	mu       sync.Mutex
+	secrets  map[int64]string
+	failures int
+}
+
+func (b *leaseBook) Lease(ctx context.Context, runnerID string, labels map[string]string) (*d5list.Lease, error) {
+	lease, err := b.client.Lease(ctx, runnerID, labels)
+	b.mu.Lock()
+	if err != nil {
+		b.failures++
+	} else {
+		b.failures = 0
+	}
+	failures := b.failures
+	if lease != nil {
+		b.secrets[lease.Job.ID] = lease.Secret
+	}
+	b.mu.Unlock()
+	if err != nil && ctx.Err() == nil {
+		// Back off while the portal is down: 250 ms, doubling up to 5 s.
+		wait := min(250*time.Millisecond<<min(failures-1, 5), 5*time.Second)
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait):
+		}
+	}
+	return lease, err
+}
+
+func (b *leaseBook) Heartbeat(ctx context.Context, jobID int64, secret string) error {
+	return b.client.Heartbeat(ctx, jobID, secret)
+}
+
+func (b *leaseBook) Complete(ctx context.Context, jobID int64, secret string, logs []d5list.RunLog, labels map[string]string) error {
+	err := b.client.Complete(ctx, jobID, secret, logs, labels)
+	b.forget(jobID, err)
+	return err
+}
+
+func (b *leaseBook) Fail(ctx context.Context, jobID int64, secret, message string) error {
+	err := b.client.Fail(ctx, jobID, secret, message)
+	b.forget(jobID, err)
+	return err
+}
+
+// forget drops a secret once the job is reported: nothing is fetched for
+// it any more, and retried reports carry the secret themselves.
+func (b *leaseBook) forget(jobID int64, _ error) {
+	b.mu.Lock()
+	delete(b.secrets, jobID)
+	b.mu.Unlock()
+}
+
+// fetch downloads the bundle of a held job (runner.FetchFunc).
+func (b *leaseBook) fetch(ctx context.Context, spec d5list.JobSpec, w io.Writer) error {
+	b.mu.Lock()
+	secret, ok := b.secrets[spec.JobID]
+	b.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("job %d: no lease held by this runner", spec.JobID)
+	}
+	return b.client.Bundle(ctx, spec.JobID, secret, w)
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestRunnerLabels(t *testing.T) {
+	datasets := t.TempDir()
+	for _, d := range []string{"cifar10", "imagenet", ".cache"} {
+		if err := os.Mkdir(filepath.Join(datasets, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(datasets, "README"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	detected := map[string]string{"cpu_model": "Xeon", "cpu_cores": "16", "os": ""}
+	cases := []struct {
+		name, datasets, overrides string
+		want                      map[string]string
+		err                       string
+	}{
+		{"detected only", "", "", map[string]string{"cpu_model": "Xeon", "cpu_cores": "16"}, ""},
+		{"datasets are folders", datasets, "", map[string]string{"cpu_model": "Xeon", "cpu_cores": "16",
+			"dataset.cifar10": "yes", "dataset.imagenet": "yes"}, ""},
+		{"overrides win", "", "cpu_cores=8, accelerator_model = H100", map[string]string{"cpu_model": "Xeon",
+			"cpu_cores": "8", "accelerator_model": "H100"}, ""},
+		{"bad item named", "", "a=1,oops", nil, `item 2 "oops"`},
+		{"missing folder", filepath.Join(datasets, "nope"), "", nil, "--datasets"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := runnerLabels(detected, c.datasets, c.overrides)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("err %v, want one naming %q", err, c.err)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, c.want) {
+				t.Fatalf("labels %v (%v), want %v", got, err, c.want)
+			}
+		})
+	}
+}
+
+func TestRunnerRefusesBadFlags(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--token", "d5r_x"}, "--server is required"},
+		{[]string{"--server", "http://127.0.0.1:1"}, "--token is required"},
+		{[]string{"--server", "http://127.0.0.1:1", "--token", "d5_user"}, "not a runner token"},
+		{[]string{"--server", "http://127.0.0.1:1", "--token", "d5r_x", "--concurrency", "0"}, "--concurrency"},
+		{[]string{"--server", "http://127.0.0.1:1", "--token", "d5r_x", "--executor", "docker"}, `--executor "docker"`},
+		{[]string{"--server", "http://127.0.0.1:1", "--token", "d5r_x", "--executor", "slurm"}, "needs --work"},
+		{[]string{"--server", "http://127.0.0.1:1", "--token", "d5r_x", "--id", "a b"}, "--id"},
+	}
+	for _, c := range cases {
+		err := run(context.Background(), append([]string{"runner"}, c.args...), os.Stdout, os.Stderr)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("runner %v: %v, want an error naming %q", c.args, err, c.want)
+		}
+	}
+}

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/deep500/d5list/bundle"
+	"github.com/deep500/d5list/catalog"
+	"github.com/deep500/d5list/handlers"
+	"github.com/deep500/d5list/portal"
+	"github.com/deep500/d5list/runner"
+	"github.com/deep500/d5list/store"
+	"github.com/deep500/d5list/sysinfo"
+	"github.com/deep500/d5list/web"
+)
+
+// serveConfig is everything `d5list serve` is told.
+type serveConfig struct {
+	Addr      string
+	DataDir   string
+	Runners   int
+	Demo      bool
+	MaxUpload int64
+	// LeaseTTL is how long a runner holds a job without a heartbeat;
+	// 0 means the portal's default (2 min).
+	LeaseTTL time.Duration
+	// Accounts (issue 7): sign-ups wait for an organiser when
+	// RequireApproval; SecureCookies marks the session cookie Secure
+	// behind a TLS proxy; Quota is uploads per user, benchmark and day
+	// (0: unlimited).
+	RequireApproval bool
+	SecureCookies   bool
+	Quota           int
+	// Ready, when set, receives the bound address once the server listens
+	// (tests bind 127.0.0.1:0).
+	Ready func(addr string)
+}
+
+func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := newFlags("serve", stderr)
+	cfg := serveConfig{}
+	fs.StringVar(&cfg.Addr, "addr", envOr("D5LIST_ADDR", "127.0.0.1:8080"), "listen address")
+	fs.StringVar(&cfg.DataDir, "data", envOr("D5LIST_DATA", "./data"), "data folder: SQLite database and bundle blobs")
+	fs.IntVar(&cfg.Runners, "runners", envInt("D5LIST_RUNNERS", 1), "in-process CPU runners (0: none)")
+	fs.BoolVar(&cfg.Demo, "demo", envBool("D5LIST_DEMO", false), "create a demo competitor and submit a demo entry through the normal pipeline")
+	fs.Int64Var(&cfg.MaxUpload, "max-upload", envInt64("D5LIST_MAX_UPLOAD", 1<<30), "largest accepted bundle in bytes")
+	fs.DurationVar(&cfg.LeaseTTL, "lease-ttl", envDuration("D5LIST_LEASE_TTL", 2*time.Minute), "how long a runner holds a job without a heartbeat; a crashed runner's job is handed out again after it")
+	fs.BoolVar(&cfg.RequireApproval, "require-approval", envBool("D5LIST_REQUIRE_APPROVAL", false), "new sign-ups log in only once an organiser approved them")
+	fs.BoolVar(&cfg.SecureCookies, "secure-cookies", envBool("D5LIST_SECURE_COOKIES", false), "mark the session cookie Secure (set it when TLS ends at a proxy)")
+	fs.IntVar(&cfg.Quota, "quota", envInt("D5LIST_QUOTA", 0), "submissions per user, benchmark and UTC day, e.g. 10; failed and rejected ones do not count (0: unlimited)")
+	level := fs.String("log-level", envOr("D5LIST_LOG_LEVEL", "info"), "debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(*level)); err != nil {
+		return fmt.Errorf("serve: --log-level (D5LIST_LOG_LEVEL) %q: want debug, info, warn or error", *level)
+	}
+	return serve(ctx, cfg, newLeveledLogger(stderr, lv))
+}
+
+func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
+	db, err := store.Open(ctx, cfg.DataDir)
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", cfg.DataDir, err)
+	}
+	defer db.Close()
+	benchmarks, err := catalog.Benchmarks()
+	if err != nil {
+		return err
+	}
+	if err := db.UpsertBenchmarks(ctx, benchmarks); err != nil {
+		return fmt.Errorf("seeding the catalogue: %w", err)
+	}
+	limits := bundle.DefaultLimits()
+	limits.MaxArchiveBytes = cfg.MaxUpload
+	metrics := web.NewMetrics(db, log)
+	if err := db.SetDailyQuota(ctx, cfg.Quota); err != nil {
+		return err
+	}
+	svc := portal.New(store.Quota{DB: db}, blobStore{db.Blobs()}, portal.Config{Limits: limits, LeaseTTL: cfg.LeaseTTL, OnJobEnd: metrics.JobFinished}, log)
+
+	handler := web.New(web.Config{Addr: cfg.Addr, MaxUploadBytes: cfg.MaxUpload, Metrics: metrics,
+		Browser: handlers.BrowserOptions{Accounts: db, RequireApproval: cfg.RequireApproval, SecureCookies: cfg.SecureCookies}}, svc, log)
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		// Uploads of large bundles take long; the body is bounded by size.
+		ReadTimeout:  30 * time.Minute,
+		WriteTimeout: 2 * time.Minute,
+		IdleTimeout:  2 * time.Minute,
+	}
+	// Runners' lease requests wait up to 20 s for work; shutting down ends
+	// them at once instead of waiting them out.
+	srv.RegisterOnShutdown(svc.StopWaiting)
+
+	work, stopWork := context.WithCancel(ctx)
+	defer stopWork()
+	var wg sync.WaitGroup
+	labels := sysinfo.Detect().Labels()
+	heartbeat := 10 * time.Second
+	if cfg.LeaseTTL > 0 && cfg.LeaseTTL/3 < heartbeat {
+		heartbeat = cfg.LeaseTTL / 3
+	}
+	for i := range cfg.Runners {
+		agent := &runner.Agent{
+			ID: "local-" + strconv.Itoa(i), Labels: labels, Queue: svc, Executor: runner.Builtin{},
+			Poll: 500 * time.Millisecond, Heartbeat: heartbeat, Log: log,
+		}
+		wg.Go(func() { _ = agent.Run(work) })
+	}
+	if cfg.Demo {
+		wg.Go(func() {
+			if err := runDemo(work, db, svc, log); err != nil && work.Err() == nil {
+				log.Error("demo submission failed", "err", err)
+			}
+		})
+	}
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	addr := ln.Addr().String()
+	log.Info("d5list serving", "url", "http://"+addr, "data", cfg.DataDir, "runners", cfg.Runners)
+	if cfg.Ready != nil {
+		cfg.Ready(addr)
+	}
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	err = srv.Shutdown(shutdownCtx)
+	stopWork()
+	wg.Wait()
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// blobStore adapts the store's blob folder to the portal's interface.
+type blobStore struct{ b *store.Blobs }
+
+func (s blobStore) Create() (portal.BlobWriter, error) { return s.b.Create() }
+func (s blobStore) Exists(sha string) bool             { return s.b.Exists(sha) }
+func (s blobStore) Path(sha string) string             { return s.b.Path(sha) }
+func (s blobStore) Remove(sha string) error            { return s.b.Remove(sha) }
+
+func newLogger(w io.Writer) *slog.Logger { return newLeveledLogger(w, slog.LevelInfo) }
+
+// newLeveledLogger logs text to a terminal and JSON lines elsewhere (log
+// collectors); every line logged within a request carries its request_id.
+func newLeveledLogger(w io.Writer, level slog.Level) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler = slog.NewJSONHandler(w, opts)
+	if f, ok := w.(*os.File); ok && isTerminal(f) {
+		h = slog.NewTextHandler(w, opts)
+	}
+	return slog.New(web.WithRequestIDs(h))
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func envOr(key, def string) string {
+	if v, ok := os.LookupEnv(key); ok {
+		return v
+	}
+	return def
+}
+
+func envInt64(key string, def int64) int64 {
+	if v, ok := os.LookupEnv(key); ok {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			return n
+		}
+	}
+	return def
+}
+
+func envBool(key string, def bool) bool {
+	if v, ok := os.LookupEnv(key); ok {
+		if b, err := strconv.ParseBool(v); err == nil {
+			return b
+		}
+	}
+	return def
+}
+
+func envDuration(key string, def time.Duration) time.Duration {
+	if v, ok := os.LookupEnv(key); ok {
+		if d, err := time.ParseDuration(v); err == nil {
+			return d
+		}
+	}
+	return def
+}
+
+func envInt(key string, def int) int {
+	if v, ok := os.LookupEnv(key); ok {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
+		}
+	}
+	return def
+}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	d5list "github.com/deep500/d5list"
+)
+
+func submitCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("submit", stderr)
+	server := fs.String("server", envOr("D5LIST_SERVER", "http://127.0.0.1:8080"), "portal URL")
+	token := fs.String("token", os.Getenv("D5LIST_TOKEN"), "API token (or D5LIST_TOKEN)")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("usage: d5list submit DIR|BUNDLE --server URL --token T")
+	}
+	res, err := submit(ctx, pos[0], *server, *token)
+	if err != nil {
+		var apiErr *apiError
+		if asAPIError(err, &apiErr) {
+			fmt.Fprintf(stderr, "refused (%s): %s\n", apiErr.Code, apiErr.Message)
+			for _, r := range apiErr.Reasons {
+				fmt.Fprintln(stderr, "  "+formatReason(r))
+			}
+			return errSilent
+		}
+		return err
+	}
+	fmt.Fprintf(stdout, "submission %d %s\n%s\n", res.ID, res.Status, res.URL)
+	return nil
+}
+
+type submitted struct {
+	ID     int64  `json:"id"`
+	Status string `json:"status"`
+	URL    string `json:"url"`
+}
+
+type apiError struct {
+	Status  int
+	Code    string          `json:"code"`
+	Message string          `json:"message"`
+	Reasons []d5list.Reason `json:"reasons"`
+}
+
+func (e *apiError) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message) }
+
+func asAPIError(err error, target **apiError) bool {
+	e, ok := err.(*apiError)
+	if ok {
+		*target = e
+	}
+	return ok
+}
+
+// submit uploads a folder (packed on the fly) or a bundle file.
+func submit(ctx context.Context, path, server, token string) (*submitted, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	file := path
+	if st.IsDir() {
+		tmp, err := os.MkdirTemp("", "d5list-submit-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(tmp)
+		file = filepath.Join(tmp, "bundle.tar.gz")
+		if err := packTo(path, file); err != nil {
+			return nil, err
+		}
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Minute)
+	defer cancel()
+	server = strings.TrimRight(server, "/")
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, server+"/api/v1/submissions", f)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", contentTypeOf(f))
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		var body struct {
+			Error apiError `json:"error"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+			return nil, fmt.Errorf("%s answered %s", server, resp.Status)
+		}
+		body.Error.Status = resp.StatusCode
+		return nil, &body.Error
+	}
+	var out submitted
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return nil, fmt.Errorf("reading the answer of %s: %w", server, err)
+	}
+	if strings.HasPrefix(out.URL, "/") {
+		out.URL = server + out.URL
+	}
+	return &out, nil
+}
+
+// contentTypeOf tells zip from gzip by the first bytes and rewinds.
+func contentTypeOf(f *os.File) string {
+	var magic [2]byte
+	n, _ := f.Read(magic[:])
+	_, _ = f.Seek(0, io.SeekStart)
+	if n == 2 && magic[0] == 'P' && magic[1] == 'K' {
+		return "application/zip"
+	}
+	return "application/gzip"
+}

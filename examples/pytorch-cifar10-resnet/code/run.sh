@@ -1,0 +1,9 @@
+#!/bin/sh
+# Entrypoint the d5list process executor runs once per seed. The executor
+# sets D5_RESULT_LOG, D5_SEED, D5_RUN_INDEX, D5_RUNS, D5_DATA_DIR,
+# D5_BENCHMARK and D5_SCRATCH; extra arguments (for example --synthetic)
+# are passed to train.py.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+PYTHON=${PYTHON:-python3}
+exec "$PYTHON" "$here/train.py" "$@"

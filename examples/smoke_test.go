@@ -1,0 +1,85 @@
+// Package examples holds a smoke test of the PyTorch CIFAR-10 example: it
+// runs the example's entrypoint through the process executor on synthetic
+// data. It needs python3 with torch and skips cleanly without.
+package examples
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/bundle"
+	"github.com/deep500/d5list/mllog"
+	"github.com/deep500/d5list/runner"
+)
+
+func TestSyntheticSmoke(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed: example smoke test skipped")
+	}
+	prefix, err := exec.Command(py, "-c", "import sys, torch; print(sys.prefix)").Output()
+	if err != nil {
+		t.Skip("python3 has no torch: example smoke test skipped (pip install torch torchvision)")
+	}
+	dir := filepath.Join(t.TempDir(), "bundle")
+	if err := os.CopyFS(dir, os.DirFS("pytorch-cifar10-resnet")); err != nil {
+		t.Fatal(err)
+	}
+	// The bundle layout needs a results folder; the re-run replaces it.
+	os.MkdirAll(filepath.Join(dir, "results"), 0o755)
+	os.WriteFile(filepath.Join(dir, "results", "result_0.txt"), []byte(":::MLLOG {\"namespace\": \"\", \"time_ms\": 1, \"event_type\": \"INTERVAL_START\", \"key\": \"run_start\", \"value\": null, \"metadata\": {}}\n"), 0o644)
+	run := "#!/bin/sh\nexec python3 \"$(dirname \"$0\")/train.py\" --synthetic --epochs 1 --depth 8\n"
+	if err := os.WriteFile(filepath.Join(dir, "code", "run.sh"), []byte(run), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var archive bytes.Buffer
+	if err := bundle.Pack(dir, &archive); err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	os.Chmod(filepath.Dir(work), 0o755)
+	os.Chmod(work, 0o755)
+	pyBin := filepath.Dir(py)
+	p, err := runner.NewProcess(runner.ProcessOptions{
+		Fetch: func(ctx context.Context, spec d5list.JobSpec, w io.Writer) error {
+			_, err := w.Write(archive.Bytes())
+			return err
+		},
+		WorkDir:          work,
+		AllowUnsandboxed: true,
+		ReadOnlyPaths:    []string{strings.TrimSpace(string(prefix))},
+		ExtraPath:        []string{pyBin, filepath.Join(strings.TrimSpace(string(prefix)), "bin")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs, err := p.Execute(context.Background(), d5list.JobSpec{
+		JobID:     1,
+		Benchmark: d5list.Benchmark{ID: "l2-cifar10-resnet-gpu", Verify: d5list.VerifyPolicy{TimeLimitSeconds: 600}},
+		Recipe:    d5list.Recipe{Entrypoint: "code/run.sh"},
+		Seeds:     []int64{3},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := mllog.Parse(bytes.NewReader(logs[0].Log), "result")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]bool{}
+	for _, e := range events {
+		keys[e.Key] = true
+	}
+	for _, k := range []string{"seed", "global_batch_size", "run_start", "eval_accuracy", "run_stop"} {
+		if !keys[k] {
+			t.Errorf("the log has no %s event:\n%s", k, logs[0].Log)
+		}
+	}
+}

@@ -1,0 +1,321 @@
+// Command load measures the real d5list server on loopback (issue 8):
+//
+//	go run ./scripts/load -mode upload -bin ./d5list -bundle honest.tar.gz
+//	go run ./scripts/load -mode load   -bin ./d5list -bundle honest.tar.gz -duration 60s
+//
+// upload: a bundle whose code/ holds ~1 GiB of incompressible bytes is
+// uploaded to a fresh server; the baseline is an io.Copy of the same bytes
+// to a loopback HTTP sink in this process. Reports both throughputs, their
+// ratio and the server's peak RSS (VmHWM from /proc/PID/status).
+//
+// load: 200 readers and 20 uploaders (each its own competitor) for
+// -duration; reports requests, status classes and p50/p99 per kind. A 429
+// is the per-user upload rate limit doing its job, counted apart from 5xx.
+//
+// Everything is bounded in count and time and stays on 127.0.0.1.
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/rand"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+func main() {
+	mode := flag.String("mode", "upload", "upload or load")
+	bin := flag.String("bin", "./d5list", "the d5list binary")
+	bundlePath := flag.String("bundle", "", "an honest small bundle (.tar.gz), e.g. from d5list init/run/pack")
+	size := flag.Int64("size", 1020<<20, "upload mode: bytes of incompressible code/ added to the bundle")
+	duration := flag.Duration("duration", 60*time.Second, "load mode: how long")
+	readers := flag.Int("readers", 200, "load mode: concurrent readers")
+	uploaders := flag.Int("uploaders", 20, "load mode: concurrent uploaders")
+	flag.Parse()
+	if *bundlePath == "" {
+		log.Fatal("-bundle is required")
+	}
+	small, err := os.ReadFile(*bundlePath)
+	if err != nil {
+		log.Fatal(err)
+	}
+	work, err := os.MkdirTemp("", "d5list-load-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(work)
+	switch *mode {
+	case "upload":
+		uploadBench(*bin, work, small, *size)
+	case "load":
+		loadBench(*bin, work, small, *duration, *readers, *uploaders)
+	default:
+		log.Fatalf("-mode %q: want upload or load", *mode)
+	}
+}
+
+type server struct {
+	cmd  *exec.Cmd
+	url  string
+	data string
+}
+
+func startServer(bin, data string, extra ...string) *server {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	args := append([]string{"serve", "--addr", addr, "--data", data, "--runners", "0", "--log-level", "warn"}, extra...)
+	s := &server{cmd: exec.Command(bin, args...), url: "http://" + addr, data: data}
+	s.cmd.Stderr = os.Stderr
+	if err := s.cmd.Start(); err != nil {
+		log.Fatal(err)
+	}
+	for i := 0; i < 300; i++ {
+		if resp, err := http.Get(s.url + "/healthz"); err == nil {
+			resp.Body.Close()
+			return s
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	log.Fatal("server did not start")
+	return nil
+}
+
+func (s *server) stop() { s.cmd.Process.Kill(); s.cmd.Wait() }
+
+func (s *server) token(bin, user string) string {
+	out, err := exec.Command(bin, "admin", "token", "--data", s.data, "--user", user, "--role", "competitor").Output()
+	if err != nil {
+		log.Fatalf("admin token: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// vmHWM is the peak resident set of pid in KiB.
+func vmHWM(pid int) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			f := strings.Fields(line)
+			n, _ := strconv.ParseInt(f[1], 10, 64)
+			return n
+		}
+	}
+	return -1
+}
+
+// bigBundle copies the honest bundle's entries and adds code/ files of
+// random bytes (at most 255 MiB each: the per-file limit is 256 MiB),
+// gzip level 0 so that generating it costs no compression time.
+func bigBundle(small []byte, size int64, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer f.Close()
+	gz, _ := gzip.NewWriterLevel(f, gzip.NoCompression)
+	tw := tar.NewWriter(gz)
+	zr, err := gzip.NewReader(bytes.NewReader(small))
+	if err != nil {
+		log.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		} else if err != nil {
+			log.Fatal(err)
+		}
+		tw.WriteHeader(h)
+		io.Copy(tw, tr)
+	}
+	for i := 0; size > 0; i++ {
+		n := min(size, 255<<20)
+		size -= n
+		tw.WriteHeader(&tar.Header{Name: fmt.Sprintf("code/blob%d.bin", i), Mode: 0o644, Size: n, Typeflag: tar.TypeReg, ModTime: time.Unix(0, 0)})
+		if _, err := io.CopyN(tw, rand.Reader, n); err != nil {
+			log.Fatal(err)
+		}
+	}
+	tw.Close()
+	gz.Close()
+}
+
+func uploadBench(bin, work string, small []byte, size int64) {
+	path := filepath.Join(work, "big.tar.gz")
+	bigBundle(small, size, path)
+	st, _ := os.Stat(path)
+	total := st.Size()
+
+	// Baseline: the same bytes through an io.Copy to a loopback sink.
+	sink := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.WriteHeader(204)
+	})}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	go sink.Serve(ln)
+	f, _ := os.Open(path)
+	start := time.Now()
+	resp, err := http.Post("http://"+ln.Addr().String()+"/", "application/gzip", f)
+	if err != nil {
+		log.Fatal(err)
+	}
+	resp.Body.Close()
+	baseline := time.Since(start)
+	f.Close()
+
+	s := startServer(bin, filepath.Join(work, "data"), "--max-upload", strconv.FormatInt(2<<30, 10))
+	defer s.stop()
+	tok := s.token(bin, "big")
+	f, _ = os.Open(path)
+	req, _ := http.NewRequest(http.MethodPost, s.url+"/api/v1/submissions", f)
+	req.ContentLength = total
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Content-Type", "application/gzip")
+	start = time.Now()
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		log.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	took := time.Since(start)
+	f.Close()
+	mib := float64(total) / (1 << 20)
+	fmt.Printf("bundle: %.0f MiB (code/ %d MiB random, gzip level 0)\n", mib, size>>20)
+	fmt.Printf("baseline loopback io.Copy: %.2fs, %.0f MiB/s\n", baseline.Seconds(), mib/baseline.Seconds())
+	fmt.Printf("upload to d5list: %.2fs, %.0f MiB/s, answer %d %s\n", took.Seconds(), mib/took.Seconds(), resp.StatusCode, bytes.TrimSpace(body[:min(len(body), 200)]))
+	fmt.Printf("ratio upload/baseline throughput: %.3f\n", baseline.Seconds()/took.Seconds())
+	fmt.Printf("server peak RSS (VmHWM): %.1f MiB\n", float64(vmHWM(s.cmd.Process.Pid))/1024)
+}
+
+type stats struct {
+	mu    sync.Mutex
+	lat   map[string][]time.Duration
+	codes map[string]map[int]int
+	errs  map[string]int
+}
+
+func (s *stats) add(kind string, code int, d time.Duration, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		s.errs[kind]++
+		return
+	}
+	s.lat[kind] = append(s.lat[kind], d)
+	if s.codes[kind] == nil {
+		s.codes[kind] = map[int]int{}
+	}
+	s.codes[kind][code]++
+}
+
+func pct(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds[int(float64(len(ds)-1)*p)]
+}
+
+func loadBench(bin, work string, small []byte, duration time.Duration, readers, uploaders int) {
+	s := startServer(bin, filepath.Join(work, "data"))
+	defer s.stop()
+	var tokens []string
+	for i := range uploaders {
+		tokens = append(tokens, s.token(bin, "up"+strconv.Itoa(i)))
+	}
+	// Something on the boards and submission pages to read.
+	resp, err := post(s.url, tokens[0], small)
+	if err != nil || resp != 201 {
+		log.Fatalf("seed upload: %d %v", resp, err)
+	}
+	paths := []string{"/", "/list", "/benchmarks/l2-digits-mlp-cpu", "/api/v1/benchmarks",
+		"/api/v1/leaderboards/l2-digits-mlp-cpu", "/submissions/1", "/api/v1/submissions/1", "/api/v1/queue"}
+	st := &stats{lat: map[string][]time.Duration{}, codes: map[string]map[int]int{}, errs: map[string]int{}}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: readers + uploaders}, Timeout: 30 * time.Second}
+	end := time.Now().Add(duration)
+	var wg sync.WaitGroup
+	for i := range readers {
+		wg.Go(func() {
+			for n := i; time.Now().Before(end); n++ {
+				t0 := time.Now()
+				r, err := client.Get(s.url + paths[n%len(paths)])
+				code := 0
+				if err == nil {
+					io.Copy(io.Discard, r.Body)
+					r.Body.Close()
+					code = r.StatusCode
+				}
+				st.add("read", code, time.Since(t0), err)
+			}
+		})
+	}
+	for i := range uploaders {
+		wg.Go(func() {
+			for time.Now().Before(end) {
+				t0 := time.Now()
+				code, err := postWith(client, s.url, tokens[i], small)
+				st.add("upload", code, time.Since(t0), err)
+				if code == 429 {
+					time.Sleep(500 * time.Millisecond) // a polite client backs off
+				}
+			}
+		})
+	}
+	wg.Wait()
+	fmt.Printf("load: %d readers, %d uploaders, %s, loopback\n", readers, uploaders, duration)
+	for _, kind := range []string{"read", "upload"} {
+		fmt.Printf("%-6s requests %d  codes %v  transport errors %d  p50 %s  p99 %s\n", kind, len(st.lat[kind]), st.codes[kind],
+			st.errs[kind], pct(st.lat[kind], 0.5).Round(time.Microsecond), pct(st.lat[kind], 0.99).Round(time.Microsecond))
+	}
+	fivexx := 0
+	for _, m := range st.codes {
+		for c, n := range m {
+			if c >= 500 {
+				fivexx += n
+			}
+		}
+	}
+	fmt.Printf("5xx responses: %d\n", fivexx)
+	if fivexx > 0 {
+		os.Exit(1)
+	}
+}
+
+func post(url, token string, body []byte) (int, error) {
+	return postWith(http.DefaultClient, url, token, body)
+}
+
+func postWith(c *http.Client, url, token string, body []byte) (int, error) {
+	req, _ := http.NewRequest(http.MethodPost, url+"/api/v1/submissions", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/gzip")
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -271,18 +272,17 @@ func TestProcessCancelKillsGroup(t *testing.T) {
 		t.Run(fmt.Sprintf("sandboxed=%v", sandboxed), func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			var leader int
-			pids := make(chan []int, 1)
+			var leader atomic.Int64
+			started := make(chan struct{}, 1)
 			p, err := NewProcess(ProcessOptions{
 				Fetch:            fixtureBundle(t, script),
 				WorkDir:          workDir(t),
 				AllowUnsandboxed: !sandboxed,
 				Bwrap:            map[bool]string{true: "", false: "/nonexistent/bwrap"}[sandboxed],
-				OnStart:          func(run, pid int) { leader = pid },
+				OnStart:          func(run, pid int) { leader.Store(int64(pid)) },
 				OnLine: func(run int, stream, line string) {
 					if line == "started" {
-						pids <- descendants(leader)
-						cancel()
+						started <- struct{}{}
 					}
 				},
 			})
@@ -291,18 +291,27 @@ func TestProcessCancelKillsGroup(t *testing.T) {
 			}
 			errc := make(chan error, 1)
 			go func() { _, err := p.Execute(ctx, testSpec(1)); errc <- err }()
-			var group []int
 			select {
-			case group = <-pids:
+			case <-started:
 			case err := <-errc:
 				t.Fatalf("the job ended before the script printed started: %v", err)
 			case <-time.After(20 * time.Second):
 				t.Fatal("the script never printed started")
 			}
+			// "started" is printed before the background subshell has
+			// necessarily forked its sleep, so wait for the whole tree:
 			// leader, the shell and two sleeps at least (bwrap adds its own).
-			if len(group) < 4 {
-				t.Fatalf("found only %v below the leader", group)
+			var group []int
+			for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				group = descendants(int(leader.Load()))
+				if len(group) >= 4 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("found only %v below the leader", group)
+				}
 			}
+			cancel()
 			start := time.Now()
 			if err := <-errc; err == nil {
 				t.Fatal("a cancelled job returned no error")

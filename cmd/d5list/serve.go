@@ -48,18 +48,22 @@ type serveConfig struct {
 func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := newFlags("serve", stderr)
 	cfg := serveConfig{}
+	env := &envDefaults{}
 	fs.StringVar(&cfg.Addr, "addr", envOr("D5LIST_ADDR", "127.0.0.1:8080"), "listen address")
 	fs.StringVar(&cfg.DataDir, "data", envOr("D5LIST_DATA", "./data"), "data folder: SQLite database and bundle blobs")
-	fs.IntVar(&cfg.Runners, "runners", envInt("D5LIST_RUNNERS", 1), "in-process CPU runners (0: none)")
-	fs.BoolVar(&cfg.Demo, "demo", envBool("D5LIST_DEMO", false), "create a demo competitor and submit a demo entry through the normal pipeline")
-	fs.Int64Var(&cfg.MaxUpload, "max-upload", envInt64("D5LIST_MAX_UPLOAD", 1<<30), "largest accepted bundle in bytes")
-	fs.DurationVar(&cfg.LeaseTTL, "lease-ttl", envDuration("D5LIST_LEASE_TTL", 2*time.Minute), "how long a runner holds a job without a heartbeat; a crashed runner's job is handed out again after it")
-	fs.BoolVar(&cfg.RequireApproval, "require-approval", envBool("D5LIST_REQUIRE_APPROVAL", false), "new sign-ups log in only once an organiser approved them")
-	fs.BoolVar(&cfg.SecureCookies, "secure-cookies", envBool("D5LIST_SECURE_COOKIES", false), "mark the session cookie Secure (set it when TLS ends at a proxy)")
-	fs.IntVar(&cfg.Quota, "quota", envInt("D5LIST_QUOTA", 0), "submissions per user, benchmark and UTC day, e.g. 10; failed and rejected ones do not count (0: unlimited)")
+	fs.IntVar(&cfg.Runners, "runners", env.Int("D5LIST_RUNNERS", 1), "in-process CPU runners (0: none)")
+	fs.BoolVar(&cfg.Demo, "demo", env.Bool("D5LIST_DEMO", false), "create a demo competitor and submit a demo entry through the normal pipeline")
+	fs.Int64Var(&cfg.MaxUpload, "max-upload", env.Int64("D5LIST_MAX_UPLOAD", 1<<30), "largest accepted bundle in bytes")
+	fs.DurationVar(&cfg.LeaseTTL, "lease-ttl", env.Duration("D5LIST_LEASE_TTL", 2*time.Minute), "how long a runner holds a job without a heartbeat; a crashed runner's job is handed out again after it")
+	fs.BoolVar(&cfg.RequireApproval, "require-approval", env.Bool("D5LIST_REQUIRE_APPROVAL", false), "new sign-ups log in only once an organiser approved them")
+	fs.BoolVar(&cfg.SecureCookies, "secure-cookies", env.Bool("D5LIST_SECURE_COOKIES", false), "mark the session cookie Secure (set it when TLS ends at a proxy)")
+	fs.IntVar(&cfg.Quota, "quota", env.Int("D5LIST_QUOTA", 0), "submissions per user, benchmark and UTC day, e.g. 10; failed and rejected ones do not count (0: unlimited)")
 	level := fs.String("log-level", envOr("D5LIST_LOG_LEVEL", "info"), "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if err := env.err(); err != nil {
+		return fmt.Errorf("serve: %w", err)
 	}
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(*level)); err != nil {
@@ -183,42 +187,6 @@ func isTerminal(f *os.File) bool {
 func envOr(key, def string) string {
 	if v, ok := os.LookupEnv(key); ok {
 		return v
-	}
-	return def
-}
-
-func envInt64(key string, def int64) int64 {
-	if v, ok := os.LookupEnv(key); ok {
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-			return n
-		}
-	}
-	return def
-}
-
-func envBool(key string, def bool) bool {
-	if v, ok := os.LookupEnv(key); ok {
-		if b, err := strconv.ParseBool(v); err == nil {
-			return b
-		}
-	}
-	return def
-}
-
-func envDuration(key string, def time.Duration) time.Duration {
-	if v, ok := os.LookupEnv(key); ok {
-		if d, err := time.ParseDuration(v); err == nil {
-			return d
-		}
-	}
-	return def
-}
-
-func envInt(key string, def int) int {
-	if v, ok := os.LookupEnv(key); ok {
-		if n, err := strconv.Atoi(v); err == nil {
-			return n
-		}
 	}
 	return def
 }

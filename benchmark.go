@@ -101,6 +101,13 @@ type VerifyPolicy struct {
 	SameHardware []string `json:"same_hardware,omitempty" yaml:"same_hardware"`
 	// TimeLimitSeconds bounds one re-run job.
 	TimeLimitSeconds int `json:"time_limit_s,omitempty" yaml:"time_limit_s"`
+	// MaxRunGapSeconds bounds the pause between one run's last logged event
+	// and the next run's first, so that a run left out (best N of N+1)
+	// shows as a gap. Zero means max(60 s, the shortest run): generous for
+	// frameworks whose runs are launched one by one. Workloads whose runs
+	// follow each other in one process set a small bound, well below the
+	// duration of one run.
+	MaxRunGapSeconds float64 `json:"max_run_gap_s,omitempty" yaml:"max_run_gap_s"`
 }
 
 // ConvergencePoint is a reference: runs at this global batch size need

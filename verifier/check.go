@@ -434,18 +434,29 @@ func (c *checker) crossRun(runs []d5list.RunMetrics) {
 		}
 	}
 	allowed := math.Max(MinRunGapSeconds, shortest)
+	rule := fmt.Sprintf("max(%d s, shortest run)", MinRunGapSeconds)
+	if g := c.bench.Verify.MaxRunGapSeconds; g > 0 {
+		allowed, rule = g, "the benchmark's max_run_gap_s"
+	}
 	for i := 1; i < len(runs); i++ {
 		prev, cur := runs[i-1], runs[i]
 		if c.logs_[i-1].stopLine == 0 || c.logs_[i].startLine == 0 {
 			continue
 		}
 		idx := cur.Index
-		gap := float64(cur.StartMS-prev.StopMS) / 1000
-		switch {
-		case gap < 0:
-			c.addf(CodeRunsOverlap, cur.File, c.logs_[i].startLine, &idx, "run_start is %.3f s before %s's run_stop; runs must follow one another in index order", -gap, prev.File)
-		case gap > allowed:
-			c.addf(CodeRunGap, cur.File, c.logs_[i].startLine, &idx, "run_start comes %.0f s after %s's run_stop; at most %.0f s (max(%d s, shortest run)) may pass between runs, so that no run is left out", gap, prev.File, allowed, MinRunGapSeconds)
+		if overlap := float64(cur.StartMS-prev.StopMS) / 1000; overlap < 0 {
+			c.addf(CodeRunsOverlap, cur.File, c.logs_[i].startLine, &idx, "run_start is %.3f s before %s's run_stop; runs must follow one another in index order", -overlap, prev.File)
+			continue
+		}
+		// From the end of one log to the start of the next: initialisation
+		// logged before run_start is not a pause, but a dropped run is.
+		prevEvents, curEvents := c.logs_[i-1].events, c.logs_[i].events
+		if len(prevEvents) == 0 || len(curEvents) == 0 {
+			continue
+		}
+		gap := float64(curEvents[0].TimeMS-prevEvents[len(prevEvents)-1].TimeMS) / 1000
+		if gap > allowed {
+			c.addf(CodeRunGap, cur.File, 1, &idx, "%s starts %.3g s after %s ends; at most %.3g s (%s) may pass between runs, so a run left out between them shows here", cur.File, gap, prev.File, allowed, rule)
 		}
 	}
 }

@@ -247,6 +247,14 @@ func TestCheck(t *testing.T) {
 				f.specs[i].initMS += 75_000
 			}
 		}, want: []string{CodeRunGap}, wantLine: true},
+		{name: "pauses within the benchmark's max_run_gap_s", setup: func(f *fixture) {
+			f.bench.Verify.MaxRunGapSeconds = 12 // the fixture's runs pause about 11 s
+		}, want: nil},
+		{name: "a pause beyond the benchmark's max_run_gap_s", setup: func(f *fixture) {
+			f.bench.Verify.MaxRunGapSeconds = 12
+			f.specs[3].initMS += 2_000
+			f.specs[4].initMS += 2_000
+		}, want: []string{CodeRunGap}, wantLine: true},
 		{name: "runs out of index order", setup: func(f *fixture) {
 			f.specs[0].initMS, f.specs[4].initMS = f.specs[4].initMS, f.specs[0].initMS
 		}, want: []string{CodeRunsOverlap}, wantLine: true},

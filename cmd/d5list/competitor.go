@@ -116,19 +116,29 @@ func writeJSON(path string, v any) error {
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("run", stderr)
+	runs := fs.Int("runs", 0, "number of runs; default the benchmark's count. Fewer is a quick trial; a submission needs exactly the benchmark's count")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return fmt.Errorf("usage: d5list run DIR")
+		return fmt.Errorf("usage: d5list run [--runs N] DIR")
 	}
-	return runRecipe(ctx, pos[0], stdout)
+	if *runs < 0 {
+		return fmt.Errorf("--runs: %d is negative", *runs)
+	}
+	return runRecipeRuns(ctx, pos[0], *runs, stdout)
 }
 
 // runRecipe executes a submission folder's recipe exactly as a portal
 // runner would, with fresh distinct seeds, into DIR/results.
 func runRecipe(ctx context.Context, dir string, progress io.Writer) error {
+	return runRecipeRuns(ctx, dir, 0, progress)
+}
+
+// runRecipeRuns is runRecipe with n runs instead of the benchmark's count
+// (n = 0).
+func runRecipeRuns(ctx context.Context, dir string, n int, progress io.Writer) error {
 	manifest, recipe, err := readFolder(dir)
 	if err != nil {
 		return err
@@ -154,7 +164,10 @@ func runRecipe(ctx context.Context, dir string, progress io.Writer) error {
 	if err := os.MkdirAll(resultsDir, 0o755); err != nil {
 		return err
 	}
-	seeds := distinctSeeds(b.Runs)
+	if n == 0 {
+		n = b.Runs
+	}
+	seeds := distinctSeeds(n)
 	for i, seed := range seeds {
 		fmt.Fprintf(progress, "run %d/%d (seed %d) ...\n", i+1, len(seeds), seed)
 		// One run at a time through the runner's own executor, written as

@@ -42,12 +42,19 @@ func TestVerifierCorpus(t *testing.T) {
 	if err := run(ctx, []string{"init", "l2-digits-mlp-cpu", honest, "--submitter", "Corpus Lab"}, io.Discard, io.Discard); err != nil {
 		t.Fatalf("init: %v", err)
 	}
-	if err := run(ctx, []string{"run", honest}, io.Discard, io.Discard); err != nil {
+	// Six runs: the honest submission is the first five, and a cheater
+	// drops one of them and moves the sixth up.
+	if err := run(ctx, []string{"run", "--runs", "6", honest}, io.Discard, io.Discard); err != nil {
 		t.Fatalf("run: %v", err)
 	}
 	t.Logf("d5list run: %s", time.Since(start).Round(time.Millisecond))
 	logFile := func(dir string, i int) string {
 		return filepath.Join(dir, "results", "result_"+strconv.Itoa(i)+".txt")
+	}
+	six := filepath.Join(work, "six")
+	copyDir(t, honest, six)
+	if err := os.Remove(logFile(honest, 5)); err != nil {
+		t.Fatal(err)
 	}
 	variant := func(name string, edit func(dir string)) string {
 		dir := filepath.Join(work, name)
@@ -75,16 +82,26 @@ func TestVerifierCorpus(t *testing.T) {
 		}), d5list.StatusDiscrepancy, "accuracy_mismatch", 2,
 			"the log stays consistent, so only the deterministic re-run (accuracy tolerance 0) shows run 2's curve was edited"},
 		{"every timestamp compressed", variant("compressed", func(dir string) {
+			// The whole timeline from the first run_start on, so the runs
+			// stay consecutive and the upload checks pass.
+			_, evs := mllogLines(t, logFile(dir, 0))
+			origin := eventTime(t, evs, "run_start")
 			for i := range 5 {
-				scaleTimes(t, logFile(dir, i), 0.25)
+				scaleTimes(t, logFile(dir, i), origin, 0.25)
 			}
 		}), d5list.StatusDiscrepancy, "epoch_time_mismatch", anyRun,
-			"every time after run_start ×0.25 keeps the logs ordered and the runs consecutive; the re-run on the same CPU takes about four times as long, beyond the catalogue's timing tolerance of 0.6 (ratio 0.4), which is set so that an honest re-run beside a busy loop still passes"},
+			"every time after the first run_start ×0.25 keeps the logs ordered and the runs consecutive; the re-run on the same CPU takes about four times as long, beyond the catalogue's timing tolerance of 0.6 (ratio 0.4), which is set so that an honest re-run beside a busy loop still passes"},
 		{"a run duplicated under another seed", variant("duplicate", func(dir string) {
 			duplicateRun(t, logFile(dir, fastest), logFile(dir, slowest), 1234567)
+			closeGaps(t, dir)
 		}), d5list.StatusDiscrepancy, "accuracy_mismatch", slowest,
-			"the fastest run's log copied over the slowest with a fresh seed, its times moved into that slot, passes the upload checks; re-run with that seed, the run trains differently"},
+			"the fastest run's log copied over the slowest with a fresh seed, its times moved into that slot and the later runs moved up to close the hole, passes the upload checks; re-run with that seed, the run trains differently"},
 	}
+
+	// Dropping the very first run leaves no gap to see (nothing precedes
+	// it), so the cheater of the best-five-of-six case drops the slowest
+	// of runs 1..4.
+	dropped := slowestAfterFirst(t, honest)
 
 	// Refused at upload: each breaks a rule checkable from the bundle alone.
 	type uploadCase struct {
@@ -100,7 +117,21 @@ func TestVerifierCorpus(t *testing.T) {
 			moveRunStart(t, logFile(dir, 3))
 		}), "time_backwards", "results/result_3.txt", 3,
 			"run_start follows init_stop and precedes the first epoch at the same millisecond; moving it later leaves the next event earlier than it"},
-		{"slowest run dropped and the rest renumbered", variant("dropped", func(dir string) {
+		{"slowest run dropped and the rest renumbered", func() string {
+			dir := filepath.Join(work, "dropped")
+			copyDir(t, six, dir)
+			if err := os.Remove(logFile(dir, dropped)); err != nil {
+				t.Fatal(err)
+			}
+			for i := dropped + 1; i < 6; i++ {
+				if err := os.Rename(logFile(dir, i), logFile(dir, i-1)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return dir
+		}(), "run_gap", "results/result_" + strconv.Itoa(dropped) + ".txt", dropped,
+			"best five of six: the dropped run leaves a pause of a whole run (seconds) before the run moved into its slot, beyond the benchmark's max_run_gap_s of 0.5 s"},
+		{"slowest run dropped, the rest renumbered, one run short", variant("short", func(dir string) {
 			if err := os.Remove(logFile(dir, slowest)); err != nil {
 				t.Fatal(err)
 			}
@@ -110,7 +141,7 @@ func TestVerifierCorpus(t *testing.T) {
 				}
 			}
 		}), "wrong_run_count", "results/", -1,
-			"the benchmark needs exactly 5 runs. The gap the dropped run leaves (about 2 s) is below the run_gap floor of 60 s, so with this fast workload the count is what catches it; nothing left in the bundle names the dropped run"},
+			"the benchmark needs exactly 5 runs"},
 		{"fixed component changed in the closed division", variant("fixed", func(dir string) {
 			editFile(t, filepath.Join(dir, "recipe.yaml"), "hidden: 64", "hidden: 128")
 		}), "recipe_fixed_mismatch", "recipe.yaml", -1,
@@ -364,10 +395,9 @@ func eventTime(t *testing.T, evs []map[string]any, key string) float64 {
 	return 0
 }
 
-// scaleTimes multiplies every time after run_start by f, about run_start.
-func scaleTimes(t *testing.T, path string, f float64) {
+// scaleTimes multiplies every time after start (ms) by f, about start.
+func scaleTimes(t *testing.T, path string, start, f float64) {
 	lines, evs := mllogLines(t, path)
-	start := eventTime(t, evs, "run_start")
 	for _, ev := range evs {
 		if ev == nil {
 			continue
@@ -411,6 +441,39 @@ func duplicateRun(t *testing.T, from, to string, seed int64) {
 	writeMLLOG(t, to, lines, evs)
 }
 
+// closeGaps moves each run after the first earlier, where needed, so that
+// it starts 1 ms after the previous run's last event: what a cheater does
+// to hide an edit that left a hole in the timeline.
+func closeGaps(t *testing.T, dir string) {
+	path := func(i int) string { return filepath.Join(dir, "results", "result_"+strconv.Itoa(i)+".txt") }
+	for i := 1; i < 5; i++ {
+		_, prev := mllogLines(t, path(i-1))
+		prevEnd := 0.0
+		for _, ev := range prev {
+			if ev != nil {
+				prevEnd = math.Max(prevEnd, ev["time_ms"].(float64))
+			}
+		}
+		lines, evs := mllogLines(t, path(i))
+		shift := 0.0
+		for _, ev := range evs {
+			if ev != nil {
+				shift = prevEnd + 1 - ev["time_ms"].(float64)
+				break
+			}
+		}
+		if shift >= 0 {
+			continue
+		}
+		for _, ev := range evs {
+			if ev != nil {
+				ev["time_ms"] = ev["time_ms"].(float64) + shift
+			}
+		}
+		writeMLLOG(t, path(i), lines, evs)
+	}
+}
+
 // runExtremes returns the indices of the fastest and the slowest run.
 func runExtremes(t *testing.T, dir string) (fastest, slowest int) {
 	short, long := math.Inf(1), math.Inf(-1)
@@ -428,6 +491,18 @@ func runExtremes(t *testing.T, dir string) (fastest, slowest int) {
 		t.Fatalf("%s: all runs took %v ms; cannot tell the fastest from the slowest", dir, short)
 	}
 	return fastest, slowest
+}
+
+// slowestAfterFirst is the slowest of runs 1..4 of a folder's logs.
+func slowestAfterFirst(t *testing.T, dir string) int {
+	slowest, long := 1, math.Inf(-1)
+	for i := 1; i < 5; i++ {
+		_, evs := mllogLines(t, filepath.Join(dir, "results", "result_"+strconv.Itoa(i)+".txt"))
+		if d := eventTime(t, evs, "run_stop") - eventTime(t, evs, "run_start"); d > long {
+			slowest, long = i, d
+		}
+	}
+	return slowest
 }
 
 // olympicTime is the olympic mean time to train of a folder's logs, in

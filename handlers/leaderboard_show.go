@@ -1,15 +1,20 @@
 package handlers
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"net/http"
 
+	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/leaderboard"
 )
 
 // ShowLeaderboard is GET /api/v1/leaderboards/{benchmark}: the ranked list
 // as JSON, or CSV for {benchmark}.csv or ?format=csv. It takes the page's
 // query parameters (division, availability, accelerator, framework,
-// rows=all, status=all).
+// rows=all, status=all). The encoded answer is kept in the board cache, so
+// a hit costs what a static file costs.
 func (h *Handler) ShowLeaderboard(w http.ResponseWriter, r *http.Request) {
 	id, format, err := exportFormat(r, r.PathValue("benchmark"))
 	if err != nil {
@@ -31,10 +36,52 @@ func (h *Handler) ShowLeaderboard(w http.ResponseWriter, r *http.Request) {
 		h.writeBoard(w, r, board, format, id)
 		return
 	}
-	board, err := ls.LeaderboardWith(r.Context(), id, opt)
+	// The CSV's links are absolute, so its bytes depend on the host asked.
+	variant := format + "?" + opt.Variant()
+	if format == "csv" {
+		variant += " " + baseURL(r)
+	}
+	page, cached, err := h.cachedBoard(r, id, variant, func(ctx context.Context) (*leaderboard.Rendered, string, error) {
+		board, err := ls.LeaderboardWith(ctx, id, opt)
+		if err != nil {
+			return nil, "", err
+		}
+		p, err := encodeBoard(board, format, baseURL(r))
+		return p, board.Benchmark.ID, err
+	})
 	if err != nil {
 		h.Error(w, r, err)
 		return
 	}
-	h.writeBoard(w, r, board, format, id)
+	if !cached {
+		board, err := ls.LeaderboardWith(r.Context(), id, opt)
+		if err != nil {
+			h.Error(w, r, err)
+			return
+		}
+		h.writeBoard(w, r, board, format, id)
+		return
+	}
+	if format == "csv" {
+		w.Header().Set("Content-Disposition", `attachment; filename="`+id+`.csv"`)
+	}
+	serveRendered(w, r, page)
+}
+
+// encodeBoard is writeBoard's answer as bytes, for the board cache.
+func encodeBoard(board *d5list.Leaderboard, format, base string) (*leaderboard.Rendered, error) {
+	if board.Entries == nil {
+		board.Entries = []d5list.Entry{}
+	}
+	var buf bytes.Buffer
+	if format == "csv" {
+		if err := leaderboard.WriteCSV(&buf, board, base); err != nil {
+			return nil, err
+		}
+		return leaderboard.NewRendered("text/csv; charset=utf-8", buf.Bytes()), nil
+	}
+	if err := json.NewEncoder(&buf).Encode(board); err != nil {
+		return nil, err
+	}
+	return leaderboard.NewRendered("application/json; charset=utf-8", buf.Bytes()), nil
 }

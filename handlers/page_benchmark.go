@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"bytes"
+	"context"
 	"net/http"
 
 	"github.com/deep500/d5list/leaderboard"
@@ -9,6 +11,10 @@ import (
 
 // BenchmarkPage is GET /benchmarks/{id}: the rules and the ranked list,
 // filtered as the query says (see leaderboard.ParseQuery), with charts.
+//
+// Visitors without a session all get the same bytes, kept in the board
+// cache. A session's page carries its name and CSRF token in the header,
+// so it is rendered for that session alone and never kept.
 func (h *Handler) BenchmarkPage(w http.ResponseWriter, r *http.Request) {
 	ls, ok := h.svc.(ListService)
 	if !ok {
@@ -25,15 +31,43 @@ func (h *Handler) BenchmarkPage(w http.ResponseWriter, r *http.Request) {
 		h.Error(w, r, err)
 		return
 	}
-	board, err := ls.LeaderboardWith(r.Context(), r.PathValue("id"), opt)
-	if err != nil {
-		h.Error(w, r, err)
-		return
+	id := r.PathValue("id")
+	if templates.ViewerFrom(r.Context()) == nil {
+		page, cached, err := h.cachedBoard(r, id, "html?"+opt.Variant(), func(ctx context.Context) (*leaderboard.Rendered, string, error) {
+			v, canonical, err := h.benchmarkView(ctx, ls, id, opt)
+			if err != nil {
+				return nil, "", err
+			}
+			var buf bytes.Buffer
+			if err := templates.BoardPage(v).Render(ctx, &buf); err != nil {
+				return nil, "", err
+			}
+			return leaderboard.NewRendered("text/html; charset=utf-8", buf.Bytes()), canonical, nil
+		})
+		if err != nil {
+			h.Error(w, r, err)
+			return
+		}
+		if cached {
+			serveRendered(w, r, page)
+			return
+		}
 	}
-	v, err := h.boardView(r.Context(), ls, board, opt, "/benchmarks/"+board.Benchmark.ID, "")
+	v, _, err := h.benchmarkView(r.Context(), ls, id, opt)
 	if err != nil {
 		h.Error(w, r, err)
 		return
 	}
 	h.render(w, r, http.StatusOK, templates.BoardPage(v))
+}
+
+// benchmarkView assembles the live board's page, and says under which id
+// the board is filed.
+func (h *Handler) benchmarkView(ctx context.Context, ls ListService, id string, opt leaderboard.Options) (templates.BoardView, string, error) {
+	board, err := ls.LeaderboardWith(ctx, id, opt)
+	if err != nil {
+		return templates.BoardView{}, "", err
+	}
+	v, err := h.boardView(ctx, ls, board, opt, "/benchmarks/"+board.Benchmark.ID, "")
+	return v, board.Benchmark.ID, err
 }

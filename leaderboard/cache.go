@@ -8,7 +8,8 @@ import (
 	d5list "github.com/deep500/d5list"
 )
 
-// Cache holds computed boards keyed by benchmark and options. It is safe
+// Cache holds computed boards keyed by benchmark and options, and the
+// answers rendered from them (pages, JSON, CSV; see Render). It is safe
 // for concurrent use. A board computed while an Invalidate for its
 // benchmark (or an InvalidateAll) happened is returned to its caller but
 // not kept, so a verdict that changes during a computation is never hidden
@@ -19,6 +20,12 @@ type Cache struct {
 	gens    map[string]uint64 // per benchmark, bumped by Invalidate
 	allGen  uint64            // bumped by InvalidateAll
 	flights map[cacheKey]*flight
+
+	// Rendered answers (render_cache.go), dropped with the boards.
+	pages       map[pageKey]*Rendered
+	pageFlights map[pageKey]*pageFlight
+	pageBytes   int64 // sum of the cached answers' sizes
+	maxBytes    int64 // pageBytes stays at or under this
 }
 
 type cacheKey struct {
@@ -42,6 +49,10 @@ func NewCache() *Cache {
 		boards:  map[cacheKey][]d5list.Entry{},
 		gens:    map[string]uint64{},
 		flights: map[cacheKey]*flight{},
+
+		pages:       map[pageKey]*Rendered{},
+		pageFlights: map[pageKey]*pageFlight{},
+		maxBytes:    DefaultMaxRenderedBytes,
 	}
 }
 
@@ -81,7 +92,8 @@ func (c *Cache) Get(benchmarkID string, opt Options, compute func() ([]d5list.En
 	return slices.Clone(f.entries), f.err
 }
 
-// Invalidate drops every cached board of one benchmark.
+// Invalidate drops every cached board of one benchmark, and every answer
+// rendered from one.
 func (c *Cache) Invalidate(benchmarkID string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -91,14 +103,21 @@ func (c *Cache) Invalidate(benchmarkID string) {
 			delete(c.boards, k)
 		}
 	}
+	for k, p := range c.pages {
+		if k.benchmark == benchmarkID {
+			c.dropPage(k, p)
+		}
+	}
 }
 
-// InvalidateAll drops every cached board.
+// InvalidateAll drops every cached board and rendered answer.
 func (c *Cache) InvalidateAll() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.allGen++
 	clear(c.boards)
+	clear(c.pages)
+	c.pageBytes = 0
 }
 
 // Len is the number of cached boards.

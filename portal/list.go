@@ -159,6 +159,9 @@ func (s *Service) FreezeEdition(ctx context.Context, user *d5list.User, name str
 	s.list.mu.Lock()
 	s.list.latest, s.list.loaded = ed, true
 	s.list.mu.Unlock()
+	// Every live board's rank changes and edition link are against the
+	// latest edition, and every page charts the editions.
+	s.cache.InvalidateAll()
 	s.log.Info("edition frozen", "name", name, "by", user.Name, "boards", len(boards))
 	return ed, nil
 }
@@ -237,6 +240,14 @@ func (s *Service) VerifiedFeed(ctx context.Context, limit int) ([]d5list.Submiss
 	return out, nil
 }
 
-// InvalidateBoards drops the cached boards of a benchmark; a status
-// changed outside Complete (a review) calls it.
+// InvalidateBoards drops the cached boards of a benchmark, and the answers
+// rendered from them; a status changed outside Complete (a review) calls it.
 func (s *Service) InvalidateBoards(benchmarkID string) { s.cache.Invalidate(benchmarkID) }
+
+// RenderBoard serves a finished answer about benchmarkID's board (its
+// page, JSON or CSV) from the ranking cache, rendering it on a miss; every
+// change that drops the benchmark's boards drops these answers with them.
+// See leaderboard.Cache.Render for what variant must name.
+func (s *Service) RenderBoard(benchmarkID, variant string, render func() (*leaderboard.Rendered, error)) (*leaderboard.Rendered, error) {
+	return s.cache.Render(benchmarkID, variant, render)
+}

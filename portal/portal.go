@@ -207,6 +207,8 @@ func (s *Service) checkAndStore(ctx context.Context, user *d5list.User, sha stri
 	if err := s.store.CreateSubmission(ctx, sub); err != nil {
 		return nil, err
 	}
+	// The queued entry shows on the boards that include unverified ones.
+	s.cache.Invalidate(bench.ID)
 	s.pool.notify()
 	s.log.InfoContext(ctx, "submission queued", "id", sub.ID, "benchmark", bench.ID, "owner", user.Name, "bytes", size)
 	return sub, nil
@@ -265,6 +267,9 @@ func (s *Service) Fail(ctx context.Context, jobID int64, secret, message string)
 	if err := s.store.FailJob(ctx, jobID, secret, message); err != nil {
 		return err
 	}
+	// A job given up takes its submission off the boards that include
+	// unverified ones; the job does not say which benchmark it was.
+	s.cache.InvalidateAll()
 	if s.cfg.OnJobEnd != nil && !queued.IsZero() {
 		s.cfg.OnJobEnd("failed", time.Since(queued))
 	}

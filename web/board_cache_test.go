@@ -1,0 +1,171 @@
+package web_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	d5list "github.com/deep500/d5list"
+)
+
+type answer struct {
+	code int
+	hd   http.Header
+	body []byte
+}
+
+// fetch GETs path without the transport's transparent gzip, so that the
+// encoding the server chose is what the test sees.
+func fetch(t *testing.T, url string, hdr ...string) answer {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := (&http.Client{Transport: &http.Transport{DisableCompression: true}}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return answer{resp.StatusCode, resp.Header, body}
+}
+
+func (s *listServer) review(t *testing.T, id int64, action d5list.ReviewAction, reason string) {
+	t.Helper()
+	body, _ := json.Marshal(d5list.ReviewRequest{Action: action, Reason: reason})
+	req, _ := http.NewRequest(http.MethodPost, s.url+"/api/v1/submissions/"+strconv.FormatInt(id, 10)+"/review", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+s.organiser)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("review %s of %d: %d %s", action, id, resp.StatusCode, msg)
+	}
+}
+
+// The board's page, JSON and CSV are served as cached bytes, and a verdict
+// (an organiser's review here; a runner's Complete and a rescore drop the
+// same cache), or a frozen edition, shows on the very next request.
+func TestBoardCacheFollowsVerdicts(t *testing.T) {
+	s := newListServer(t)
+	const board = "/benchmarks/l2-digits-mlp-cpu"
+	const api = "/api/v1/leaderboards/l2-digits-mlp-cpu"
+	paths := []string{board, api, api + ".csv", board + "?framework=torch"}
+	first := map[string]answer{}
+	for _, p := range paths {
+		a := fetch(t, s.url+p)
+		if a.code != http.StatusOK || a.hd.Get("ETag") == "" {
+			t.Fatalf("GET %s: %d, ETag %q", p, a.code, a.hd.Get("ETag"))
+		}
+		first[p] = a
+		// Served again: the same bytes, and a revalidation costs nothing.
+		if b := fetch(t, s.url+p); !bytes.Equal(a.body, b.body) || a.hd.Get("ETag") != b.hd.Get("ETag") {
+			t.Errorf("GET %s twice gave different answers", p)
+		}
+		if nm := fetch(t, s.url+p, "If-None-Match", a.hd.Get("ETag")); nm.code != http.StatusNotModified {
+			t.Errorf("GET %s with its ETag: %d, want 304", p, nm.code)
+		}
+	}
+	// The gzip encoding is the same bytes, under its own ETag.
+	gz := fetch(t, s.url+board, "Accept-Encoding", "gzip")
+	if gz.hd.Get("Content-Encoding") != "gzip" || gz.hd.Get("ETag") == first[board].hd.Get("ETag") {
+		t.Fatalf("gzip answer: encoding %q, ETag %q", gz.hd.Get("Content-Encoding"), gz.hd.Get("ETag"))
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(gz.body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain, _ := io.ReadAll(zr); !bytes.Equal(plain, first[board].body) {
+		t.Error("the gzip encoding is not the page")
+	}
+	if strings.Contains(string(first[board].body), "box-p") || strings.Contains(string(first[api].body), "box-p") {
+		t.Fatal("box-p (needs review) is on the public board before its review")
+	}
+
+	// Accepting box-p, the fastest, puts it first on the next request.
+	s.review(t, s.ids["box-p"], d5list.ActionAccept, "")
+	var live d5list.Leaderboard
+	if err := json.Unmarshal(fetch(t, s.url+api).body, &live); err != nil {
+		t.Fatal(err)
+	}
+	if len(live.Entries) != 4 || live.Entries[0].SystemName != "box-p" {
+		t.Fatalf("JSON after accepting box-p: %+v", live.Entries)
+	}
+	if got := rowSystems(s.doc(t, board)); len(got) != 4 || got[0] != "box-p" {
+		t.Errorf("page after accepting box-p lists %v", got)
+	}
+	if csv := string(fetch(t, s.url+api+".csv").body); !strings.Contains(csv, "box-p") {
+		t.Errorf("CSV after accepting box-p:\n%s", csv)
+	}
+	// (The torch-only page does not list box-p, a jax system: it is the
+	// same page, and its old ETag still matches.)
+	for _, p := range paths[:3] {
+		if a := fetch(t, s.url+p, "If-None-Match", first[p].hd.Get("ETag")); a.code != http.StatusOK {
+			t.Errorf("GET %s with the old ETag after the verdict: %d, want 200", p, a.code)
+		}
+	}
+
+	// Rejecting box-a takes it off.
+	s.review(t, s.ids["box-a"], d5list.ActionReject, "the re-run did not converge")
+	if got := rowSystems(s.doc(t, board)); len(got) != 3 || got[0] != "box-p" || got[1] != "box-b" {
+		t.Errorf("page after rejecting box-a lists %v", got)
+	}
+	if strings.Contains(string(s.get(t, board+"?framework=torch")), "box-a") {
+		t.Error("a filtered page still lists the rejected box-a")
+	}
+
+	// Freezing an edition changes the live page (its edition link).
+	if strings.Contains(string(s.get(t, board)), `data-testid="edition-link"`) {
+		t.Fatal("edition link before any edition")
+	}
+	if code := s.freeze(t, "2026-11", s.organiser); code != http.StatusCreated {
+		t.Fatalf("freezing: %d", code)
+	}
+	if !strings.Contains(string(s.get(t, board)), `data-testid="edition-link"`) {
+		t.Error("the live page has no edition link right after the freeze")
+	}
+}
+
+// A session's page carries its name and CSRF token; the cached page is for
+// visitors only, so neither reaches anyone else.
+func TestBoardCacheKeepsSessionsApart(t *testing.T) {
+	p := startReal(t)
+	const board = "/benchmarks/l2-digits-mlp-cpu"
+	anon := p.login(t, "")
+	before := anon.get(t, board)
+	comp, org := p.login(t, "competitor"), p.login(t, "organiser")
+	for _, c := range []struct {
+		c    *client
+		name string
+	}{{comp, "competitor-user"}, {org, "organiser-user"}, {comp, "competitor-user"}} {
+		page := c.c.get(t, board)
+		m := csrfMeta.FindStringSubmatch(page)
+		if m == nil || m[1] != c.c.csrf || !strings.Contains(page, c.name) {
+			t.Errorf("%s's page lacks its own name or CSRF token", c.name)
+		}
+		for _, other := range []*client{comp, org} {
+			if other != c.c && strings.Contains(page, other.csrf) {
+				t.Errorf("%s's page carries another session's CSRF token", c.name)
+			}
+		}
+	}
+	after := anon.get(t, board)
+	if after != before {
+		t.Error("the visitors' page changed after sessions looked at it")
+	}
+	for _, leak := range []string{"csrf-token", "competitor-user", "organiser-user", comp.csrf, org.csrf} {
+		if strings.Contains(after, leak) {
+			t.Errorf("the visitors' page contains %q", leak)
+		}
+	}
+}

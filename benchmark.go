@@ -93,6 +93,13 @@ type VerifyPolicy struct {
 	// AccuracyTolerance is the allowed absolute difference of an accuracy
 	// (0 for the deterministic builtin workloads).
 	AccuracyTolerance float64 `json:"accuracy_tolerance" yaml:"accuracy_tolerance"`
+	// Reproduce lists per-run metrics (operator errors, ...) a re-run must
+	// give again: equal as logged, within AccuracyTolerance.
+	Reproduce []string `json:"reproduce,omitempty" yaml:"reproduce"`
+	// Timed lists the per-run metrics whose claimed values are held against
+	// the re-run's under TimingTolerance, each in its TimingDirection.
+	// Empty means time_to_train_s, the training levels' clock.
+	Timed []string `json:"timed,omitempty" yaml:"timed"`
 	// TimingTolerance is the allowed relative amount by which a claimed time
 	// may be faster than the measured one (0.5 = claims up to 50 % faster pass).
 	TimingTolerance float64 `json:"timing_tolerance" yaml:"timing_tolerance"`

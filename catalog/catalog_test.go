@@ -28,8 +28,49 @@ func TestEmbeddedCatalogueIsValid(t *testing.T) {
 	for _, b := range bs {
 		levels[b.Level] = true
 	}
-	if !levels[2] {
-		t.Fatal("no level 2 benchmark in the catalogue")
+	for _, level := range []int{0, 1, 2} {
+		if !levels[level] {
+			t.Errorf("no level %d benchmark in the catalogue", level)
+		}
+	}
+}
+
+// TestOperatorAndInferenceEntries pins what the pipeline relies on for the
+// Level 0 and 1 entries: a builtin workload, a ranking metric in the right
+// direction, and what a re-run must reproduce.
+func TestOperatorAndInferenceEntries(t *testing.T) {
+	bs, err := Benchmarks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		id, workload, metric string
+		level                int
+		dir                  d5list.Direction
+		quality              string
+	}{
+		{"l0-gemm-cpu", "gemm", d5list.MetricOpTime, 0, d5list.LowerIsBetter, d5list.MetricOpRelL2Error},
+		{"l0-conv2d-cpu", "conv2d", d5list.MetricOpTime, 0, d5list.LowerIsBetter, d5list.MetricOpRelL2Error},
+		{"l1-mlp-inference-cpu", "mlp-inference", d5list.MetricThroughput, 1, d5list.HigherIsBetter, ""},
+	} {
+		b, err := Lookup(bs, tt.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Level != tt.level || b.Workload != tt.workload || b.Ranking.Metric != tt.metric || b.Ranking.Direction != tt.dir || b.Quality.Metric != tt.quality {
+			t.Errorf("%s defined as %+v", tt.id, b)
+		}
+		if len(b.Verify.Timed) == 0 || len(b.Verify.SameHardware) == 0 {
+			t.Errorf("%s: verify %+v names no timed metric or no hardware label", tt.id, b.Verify)
+		}
+		if tt.level == 0 {
+			if b.Quality.Direction != d5list.LowerIsBetter || !(b.Quality.Target > 0 && b.Quality.Target < 1e-6) || len(b.Verify.Reproduce) != 2 {
+				t.Errorf("%s: quality %+v, reproduce %v: want an error tolerance, lower is better, both errors reproduced", tt.id, b.Quality, b.Verify.Reproduce)
+			}
+			if _, ok := b.Division.Fixed["shapes"].([]any); !ok {
+				t.Errorf("%s: fixed.shapes is %T", tt.id, b.Division.Fixed["shapes"])
+			}
+		}
 	}
 }
 

@@ -33,6 +33,27 @@ var extraMetricKeys = map[string]bool{
 	"memory_bytes": true, "communication_bytes": true, "scaling_efficiency": true,
 }
 
+// summaryKeys are the metrics of Level 0 and 1 runs, logged between
+// run_start and run_stop once per operator shape (or once per run), and
+// how Derive folds them into one RunMetrics.Extra value per run: a time
+// adds up over the shapes (one pass over all of them), an error is the worst
+// shape's, a latency the last logged.
+var summaryKeys = map[string]func(acc, v float64) float64{
+	d5list.MetricOpTime:       func(acc, v float64) float64 { return acc + v },
+	d5list.MetricOpRelL2Error: math.Max,
+	d5list.MetricOpMaxError:   math.Max,
+	d5list.MetricLatencyP50:   func(_, v float64) float64 { return v },
+	d5list.MetricLatencyP99:   func(_, v float64) float64 { return v },
+}
+
+// IsSummaryMetric reports whether metric is one Derive folds over a run
+// (operator time and errors, latencies) instead of reading an evaluation
+// curve; a quality target on such a metric is judged on the run's value.
+func IsSummaryMetric(metric string) bool {
+	_, ok := summaryKeys[metric]
+	return ok
+}
+
 // Derive computes one run's metrics from its events.
 //
 //   - StartMS/StopMS are the first run_start and first run_stop;
@@ -47,6 +68,13 @@ var extraMetricKeys = map[string]bool{
 //     A QualityTarget without a metric and target only needs "success".
 //   - Throughput is the mean of the `throughput` events (or of
 //     tracked_stats.throughput), else train_samples x last epoch / time.
+//   - The summary metrics (IsSummaryMetric: op_time_ms, op_rel_l2_error,
+//     op_max_error, latency_p50_ms, latency_p99_ms) logged between
+//     run_start and run_stop go to Extra, folded over the run: op_time_ms
+//     summed over the shapes, the errors their maximum. When q.Metric is
+//     one of them there is no curve: the run converges when its run_stop
+//     status is "success" and its value reaches q (an operator error at
+//     most the tolerance).
 //
 // The reasons are structural problems that make a metric undefined; the
 // full rule checks are verifier.Check's.
@@ -156,6 +184,31 @@ func Derive(events []Event, q d5list.QualityTarget, file string, index int) (d5l
 	if stop >= 0 && stop >= from {
 		to = stop + 1
 	}
+	summaries := map[string]float64{}
+	for i := from; i < to; i++ {
+		e := &events[i]
+		fold, ok := summaryKeys[e.Key]
+		if !ok {
+			continue
+		}
+		v, ok := Float(e.Value)
+		if !ok || math.IsNaN(v) {
+			reason(CodeEvalNotNumber, e.Line, "%s value %v is not a number", e.Key, e.Value)
+			continue
+		}
+		if acc, seen := summaries[e.Key]; seen {
+			v = fold(acc, v)
+		}
+		summaries[e.Key] = v
+	}
+	for k, v := range summaries {
+		if m.Extra == nil {
+			m.Extra = map[string]float64{}
+		}
+		m.Extra[k] = v
+	}
+	summaryTarget := IsSummaryMetric(metric)
+
 	best := math.Inf(-1)
 	if q.Direction == d5list.LowerIsBetter {
 		best = math.Inf(1)
@@ -163,7 +216,7 @@ func Derive(events []Event, q d5list.QualityTarget, file string, index int) (d5l
 	reachedAt := -1
 	for i := from; i < to; i++ {
 		e := &events[i]
-		if e.Key != metric {
+		if e.Key != metric || summaryTarget {
 			continue
 		}
 		acc, ok := Float(e.Value)
@@ -204,6 +257,10 @@ func Derive(events []Event, q d5list.QualityTarget, file string, index int) (d5l
 	reached := reachedAt >= 0
 	if q.Mode == "final" {
 		reached = len(m.Evals) > 0 && q.Reached(m.FinalAccuracy)
+	}
+	if summaryTarget {
+		v, ok := summaries[metric]
+		reached = ok && q.Reached(v)
 	}
 	m.Converged = m.Status == StatusSuccess && (noTarget || reached) && timed
 

@@ -55,6 +55,9 @@ const (
 	CodeClaimMismatch       = "claim_mismatch"
 	CodeClaimUnknown        = "claim_unknown"
 	CodeConvergenceTooFast  = "convergence_too_fast"
+	CodeMissingMetric       = "missing_metric"
+	CodeOpShape             = "operator_shape"
+	CodeOpShapesDiffer      = "operator_shapes_differ"
 )
 
 // MinRunGapSeconds is the floor of the allowed pause between two runs.
@@ -79,6 +82,8 @@ var KnownMetrics = map[string]bool{
 	"eval_accuracy": true, "final_accuracy": true, "best_accuracy": true,
 	"epochs_to_target": true, "time_to_train_s": true, "tta_s": true,
 	"memory": true, "scaling_efficiency": true, "gradient_check": true,
+	d5list.MetricOpTime: true, d5list.MetricOpGFLOPS: true, d5list.MetricOpRelL2Error: true,
+	d5list.MetricOpMaxError: true, d5list.MetricLatencyP50: true, d5list.MetricLatencyP99: true,
 }
 
 // metricName turns Deep500 class-style names ("TestAccuracy",
@@ -153,6 +158,7 @@ type runLog struct {
 	stopLine  int
 	lastLine  int
 	seeds     []seedAt
+	shapes    []string // Level 0: the operator shapes the run logged, in order
 }
 
 type seedAt struct {
@@ -281,6 +287,7 @@ func (c *checker) logs() []d5list.RunMetrics {
 		runs = append(runs, c.logFile(r))
 	}
 	c.crossRun(runs)
+	c.sameShapes()
 	return runs
 }
 
@@ -327,6 +334,8 @@ func (c *checker) logFile(rf bundle.ResultFile) d5list.RunMetrics {
 		lastEpoch       = math.Inf(-1)
 		lastEpochLine   int
 		inRun, afterRun bool
+		inRunKeys       = map[string]bool{}
+		ops             = newOpShapes()
 	)
 	for i := range events {
 		e := &events[i]
@@ -364,6 +373,12 @@ func (c *checker) logFile(rf bundle.ResultFile) d5list.RunMetrics {
 		case mllog.KeyGlobalBatchSize:
 			gbsSeen = true
 		}
+		if inRun {
+			inRunKeys[e.Key] = true
+			if c.bench.Level == 0 && opShapeKeys[e.Key] {
+				ops.add(c, file, run, e)
+			}
+		}
 		if e.Key == mllog.KeyEvalAccuracy {
 			if v, ok := mllog.Float(e.Value); ok && (v < 0 || v > 1) {
 				c.addf(CodeEvalOutOfRange, file, e.Line, run, "eval_accuracy %v is outside [0, 1]", v)
@@ -390,6 +405,16 @@ func (c *checker) logFile(rf bundle.ResultFile) d5list.RunMetrics {
 	}
 	if c.bench.Level >= 2 && !gbsSeen {
 		c.addf(CodeMissingBatchSize, file, lg.lastLine, run, "no global_batch_size event (read to line %d); training benchmarks log it", lg.lastLine)
+	}
+	if c.bench.Level <= 1 && lg.startLine > 0 && lg.stopLine > 0 {
+		for _, k := range LoggedMetrics(c.bench) {
+			if !inRunKeys[k] {
+				c.addf(CodeMissingMetric, file, lg.stopLine, run, "no %s event between run_start (line %d) and run_stop (line %d); a level %d run of %s logs it", k, lg.startLine, lg.stopLine, c.bench.Level, c.bench.ID)
+			}
+		}
+	}
+	if c.bench.Level == 0 {
+		lg.shapes = ops.complete(c, file, run, lg.stopLine)
 	}
 	c.logs_ = append(c.logs_, lg)
 	return m
@@ -576,4 +601,101 @@ func (c *checker) convergence(runs []d5list.RunMetrics) string {
 				res.Mean, res.Epochs, ref, res.Reference.EpochsStdev, bs, res.T, res.P, RCPAlpha)})
 	}
 	return ""
+}
+
+// derivedMetrics are computed from run_start, run_stop and the evaluation
+// curve; no event carries them.
+var derivedMetrics = map[string]bool{
+	d5list.MetricTimeToTrain: true, d5list.MetricTTA: true, d5list.MetricFinalAccuracy: true,
+	d5list.MetricBestAccuracy: true, d5list.MetricEpochsToTarget: true,
+}
+
+// LoggedMetrics are the MLLOG keys every run of a Level 0 or 1 benchmark
+// must log between run_start and run_stop: what the benchmark ranks by,
+// targets, reproduces and times, less what is derived from the run's clock
+// and curve.
+func LoggedMetrics(b *d5list.Benchmark) []string {
+	names := append([]string{b.Ranking.Metric, b.Ranking.Secondary, b.Quality.Metric}, b.Verify.Reproduce...)
+	names = append(names, b.Verify.Timed...)
+	var out []string
+	seen := map[string]bool{}
+	for _, n := range names {
+		if n == "" || derivedMetrics[n] || seen[n] {
+			continue
+		}
+		seen[n] = true
+		out = append(out, n)
+	}
+	return out
+}
+
+// opShapeKeys are the per-shape results of an operator run: each shape logs
+// each of them exactly once, naming the shape in metadata.shape.
+var opShapeKeys = map[string]bool{
+	d5list.MetricOpTime: true, d5list.MetricOpRelL2Error: true, d5list.MetricOpMaxError: true,
+}
+
+// opShapes collects an operator run's per-shape results, so that a run
+// whose time leaves out a shape it checked (or the reverse) is caught: the
+// run's op_time_ms is a sum over its shapes.
+type opShapes struct {
+	order []string
+	seen  map[string]map[string]int // shape -> key -> line
+}
+
+func newOpShapes() *opShapes { return &opShapes{seen: map[string]map[string]int{}} }
+
+func (o *opShapes) add(c *checker, file string, run *int, e *mllog.Event) {
+	shape, _ := e.Meta("shape").(string)
+	if shape == "" {
+		c.addf(CodeOpShape, file, e.Line, run, "%s has no metadata.shape; an operator run logs its results per shape", e.Key)
+		return
+	}
+	keys, ok := o.seen[shape]
+	if !ok {
+		keys = map[string]int{}
+		o.seen[shape] = keys
+		o.order = append(o.order, shape)
+	}
+	if first, dup := keys[e.Key]; dup {
+		c.addf(CodeOpShape, file, e.Line, run, "second %s for shape %s (the first is on line %d); each shape logs it once", e.Key, shape, first)
+		return
+	}
+	keys[e.Key] = e.Line
+}
+
+// complete reports shapes that lack a result and returns the shapes seen.
+func (o *opShapes) complete(c *checker, file string, run *int, line int) []string {
+	want := []string{d5list.MetricOpTime, d5list.MetricOpRelL2Error, d5list.MetricOpMaxError}
+	for _, shape := range o.order {
+		for _, k := range want {
+			if _, ok := o.seen[shape][k]; !ok {
+				c.addf(CodeOpShape, file, line, run, "shape %s has no %s; each shape logs %s", shape, k, strings.Join(want, ", "))
+			}
+		}
+	}
+	return o.order
+}
+
+// sameShapes requires every operator run to measure the shapes of the
+// first: a run that drops a slow shape would otherwise look faster.
+func (c *checker) sameShapes() {
+	if c.bench.Level != 0 || len(c.logs_) < 2 {
+		return
+	}
+	ref := c.logs_[0]
+	want := strings.Join(ref.shapes, ", ")
+	for _, lg := range c.logs_[1:] {
+		if !lg.parsed || !ref.parsed {
+			continue
+		}
+		if got := strings.Join(lg.shapes, ", "); got != want {
+			idx := lg.index
+			line := lg.stopLine
+			if line == 0 {
+				line = lg.lastLine
+			}
+			c.addf(CodeOpShapesDiffer, lg.file, line, &idx, "the run measures shapes [%s] but %s measures [%s]; every run measures the same shapes", got, ref.file, want)
+		}
+	}
 }

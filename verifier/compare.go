@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/stats"
@@ -32,6 +33,8 @@ const (
 	CodeEpochTimeMismatch    = "epoch_time_mismatch"
 	CodeTimingNotCompared    = "timing_not_compared"
 	CodeTimingNotReproduced  = "timing_not_reproduced"
+	CodeMetricMismatch       = "metric_mismatch" // a Verify.Reproduce metric differs
+	CodeMetricMissing        = "metric_missing"  // ... or is absent on one side
 	timingNotReproducedWords = "timing not reproduced: no runner with the declared hardware"
 )
 
@@ -86,8 +89,17 @@ const TimingConfidence = 0.95
 //     epochs; this catches evaluation timestamps edited apart from
 //     run_stop (time-to-accuracy claims) and single forged runs that the
 //     median ratio outvotes.
-//  7. Without sameHardware only rules 1-5 apply; if they pass the verdict is
-//     needs_review with the reason timing_not_reproduced.
+//     Benchmarks that name bench.Verify.Timed (Levels 0 and 1) compare those
+//     metrics instead of time to train, the same way: r_i is claimed over
+//     measured for a time (op_time_ms), measured over claimed for a rate
+//     (throughput), so that r below 1 always means the claim is faster.
+//  7. Without sameHardware only rules 1-5 and 8 apply; if they pass the
+//     verdict is needs_review with the reason timing_not_reproduced.
+//  8. Every metric of bench.Verify.Reproduce (operator errors, which are
+//     deterministic for a seed) must be equal in the claimed run and its
+//     re-run: within bench.Verify.AccuracyTolerance plus a relative 1e-9
+//     for float formatting. A relative margin, because an operator's error
+//     is around 1e-15 and any absolute one would hide an edited value.
 //
 // The status is discrepancy if any compareFinding is one, otherwise needs_review
 // if any compareFinding asks for review, otherwise verified. Reasons are sorted by
@@ -106,6 +118,7 @@ func Compare(bench *d5list.Benchmark, claimed, measured *d5list.Result, sameHard
 	for _, p := range pairs {
 		c.claimConsistency(p.claimed)
 		c.compareRun(p.claimed, p.measured)
+		c.compareReproduced(p.claimed, p.measured)
 	}
 	if sameHardware {
 		c.compareTiming(pairs, measured.Runs)
@@ -412,22 +425,70 @@ func (c *comparison) claimConsistency(r *d5list.RunMetrics) {
 	}
 }
 
-func (c *comparison) compareTiming(pairs []runPair, measuredRuns []d5list.RunMetrics) {
-	tol := c.bench.Verify.TimingTolerance
-	var ratios, claimedT, measuredT []float64
-	for _, p := range pairs {
-		if p.claimed.TimeToTrain > 0 && p.measured.TimeToTrain > 0 {
-			ratios = append(ratios, p.claimed.TimeToTrain/p.measured.TimeToTrain)
-			claimedT = append(claimedT, p.claimed.TimeToTrain)
-			measuredT = append(measuredT, p.measured.TimeToTrain)
+// compareReproduced holds the claimed run to its re-run on every metric the
+// benchmark says a re-run reproduces (rule 8).
+func (c *comparison) compareReproduced(cr, mr *d5list.RunMetrics) {
+	idx := cr.Index
+	for _, name := range c.bench.Verify.Reproduce {
+		cv, cok := cr.Metric(name)
+		mv, mok := mr.Metric(name)
+		switch {
+		case !cok && !mok:
+			continue
+		case cok != mok:
+			where := "the re-run did not log it"
+			if !cok {
+				where = "the log has no value but the re-run measured " + cmpNum(mv)
+			} else {
+				where = "the log claims " + cmpNum(cv) + " but " + where
+			}
+			c.discrepancy(d5list.Reason{Code: CodeMetricMissing, Run: cmpIntPtr(idx), File: cr.File,
+				Message: fmt.Sprintf("run %d: %s: %s", idx, name, where)})
+		case math.Abs(cv-mv) > c.tol+floatEps*math.Max(math.Abs(cv), math.Abs(mv)):
+			c.discrepancy(d5list.Reason{Code: CodeMetricMismatch, Run: cmpIntPtr(idx), File: cr.File,
+				Claimed: cmpFloatPtr(cv), Measured: cmpFloatPtr(mv),
+				Message: fmt.Sprintf("run %d: the log claims %s %s but the re-run with the same seed measured %s%s", idx, name, cmpNum(cv), cmpNum(mv), c.tolWords())})
 		}
 	}
-	if len(ratios) == 0 {
-		if !c.discrepant {
-			c.review(d5list.Reason{Code: CodeTimingNotCompared,
-				Message: "timing not compared: no run has a time to train in both the logs and the re-run"})
+}
+
+// timedMetrics are the metrics rule 6 compares.
+func (c *comparison) timedMetrics() []string {
+	if len(c.bench.Verify.Timed) > 0 {
+		return c.bench.Verify.Timed
+	}
+	return []string{d5list.MetricTimeToTrain}
+}
+
+func timedWords(metric string) string {
+	if metric == d5list.MetricTimeToTrain {
+		return "time to train"
+	}
+	return metric
+}
+
+// compareTimedMetric applies rule 6 to one metric; it reports whether any
+// run had the metric on both sides.
+func (c *comparison) compareTimedMetric(metric string, pairs []runPair) bool {
+	tol := c.bench.Verify.TimingTolerance
+	rate := d5list.TimingDirection(metric) == d5list.HigherIsBetter
+	var ratios, claimedT, measuredT []float64
+	for _, p := range pairs {
+		cv, cok := p.claimed.Metric(metric)
+		mv, mok := p.measured.Metric(metric)
+		if !cok || !mok || !(cv > 0) || !(mv > 0) {
+			continue
 		}
-		return
+		r := cv / mv
+		if rate {
+			r = mv / cv
+		}
+		ratios = append(ratios, r)
+		claimedT = append(claimedT, cv)
+		measuredT = append(measuredT, mv)
+	}
+	if len(ratios) == 0 {
+		return false
 	}
 	med := stats.Median(ratios)
 	lo, hi, ok := stats.MedianCI(ratios, TimingConfidence)
@@ -436,10 +497,37 @@ func (c *comparison) compareTiming(pairs []runPair, measuredRuns []d5list.RunMet
 		interval = fmt.Sprintf("range %.3f–%.3f; %d runs are too few for a 95 %% interval", lo, hi, len(ratios))
 	}
 	if hi < 1-tol-floatEps {
+		what := fmt.Sprintf("the logs claim %.3g of the re-run's time", med)
+		if rate {
+			what = fmt.Sprintf("the logs claim %.3g times the re-run's rate", 1/med)
+		}
 		c.discrepancy(d5list.Reason{Code: CodeTimingMismatch,
 			Claimed: cmpFloatPtr(stats.Median(claimedT)), Measured: cmpFloatPtr(stats.Median(measuredT)),
-			Message: fmt.Sprintf("time to train: the logs claim %.3g of the re-run's time (median ratio over %d runs, %s); claims more than %.0f %% faster than measured on the same hardware are not accepted",
-				med, len(ratios), interval, tol*100)})
+			Message: fmt.Sprintf("%s: %s (median ratio over %d runs, %s); claims more than %.0f %% faster than measured on the same hardware are not accepted",
+				timedWords(metric), what, len(ratios), interval, tol*100)})
+	}
+	return true
+}
+
+func (c *comparison) compareTiming(pairs []runPair, measuredRuns []d5list.RunMetrics) {
+	tol := c.bench.Verify.TimingTolerance
+	compared := false
+	metrics := c.timedMetrics()
+	for _, m := range metrics {
+		if c.compareTimedMetric(m, pairs) {
+			compared = true
+		}
+	}
+	if !compared {
+		if !c.discrepant {
+			names := make([]string, len(metrics))
+			for i, m := range metrics {
+				names[i] = timedWords(m)
+			}
+			c.review(d5list.Reason{Code: CodeTimingNotCompared,
+				Message: "timing not compared: no run has a " + strings.Join(names, " or a ") + " in both the logs and the re-run"})
+		}
+		return
 	}
 	// Per-run epoch durations. The reference is the faster of the matched
 	// re-run's median epoch and the median over all re-run epochs: the pool

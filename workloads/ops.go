@@ -13,14 +13,15 @@ import (
 	"github.com/deep500/d5list/mllog"
 )
 
-// MLLOG keys of the Level 0 (operator) and Level 1 (inference) workloads.
+// MLLOG keys of the Level 0 (operator) and Level 1 (inference) workloads:
+// the metric names the catalogue ranks and the verifier derives.
 const (
-	KeyOpTime       = "op_time_ms"
-	KeyOpGFLOPS     = "op_gflops"
-	KeyOpRelL2Error = "op_rel_l2_error"
-	KeyOpMaxError   = "op_max_error"
-	KeyLatencyP50   = "latency_p50_ms"
-	KeyLatencyP99   = "latency_p99_ms"
+	KeyOpTime       = d5list.MetricOpTime
+	KeyOpGFLOPS     = d5list.MetricOpGFLOPS
+	KeyOpRelL2Error = d5list.MetricOpRelL2Error
+	KeyOpMaxError   = d5list.MetricOpMaxError
+	KeyLatencyP50   = d5list.MetricLatencyP50
+	KeyLatencyP99   = d5list.MetricLatencyP99
 )
 
 // Defaults of the operator workloads.

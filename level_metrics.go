@@ -1,0 +1,32 @@
+package d5list
+
+// Metric names of the Level 0 (operator) and Level 1 (inference)
+// benchmarks. Each is also the MLLOG key a run logs it under, between
+// run_start and run_stop, so a catalogue entry can name the key it ranks.
+const (
+	// MetricOpTime is one pass over the benchmark's operator shapes: the
+	// sum of each shape's median time over reruns, in milliseconds.
+	MetricOpTime = "op_time_ms"
+	// MetricOpGFLOPS is the operator's speed on one shape (reported only).
+	MetricOpGFLOPS = "op_gflops"
+	// MetricOpRelL2Error is ||got - reference|| / ||reference|| against a
+	// naive reference implementation; a run's value is its worst shape's.
+	MetricOpRelL2Error = "op_rel_l2_error"
+	// MetricOpMaxError is the largest absolute difference from the
+	// reference; a run's value is its worst shape's.
+	MetricOpMaxError = "op_max_error"
+	// MetricLatencyP50 and MetricLatencyP99 are per-batch inference
+	// latency quantiles in milliseconds.
+	MetricLatencyP50 = "latency_p50_ms"
+	MetricLatencyP99 = "latency_p99_ms"
+)
+
+// TimingDirection says which way a timed metric gets faster: throughputs
+// (and GFLOP/s) grow, times and latencies shrink.
+func TimingDirection(metric string) Direction {
+	switch metric {
+	case MetricThroughput, MetricOpGFLOPS:
+		return HigherIsBetter
+	}
+	return LowerIsBetter
+}

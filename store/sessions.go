@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -15,8 +16,10 @@ import (
 const MinPasswordLen = 10
 
 // dummyHash is checked when a login names no account, so that a wrong
-// name costs as long as a wrong password.
-var dummyHash = HashPassword("not a password of anyone")
+// name costs as long as a wrong password. It is made on first use: at
+// package init it cost every start of the binary (each CLI command, each
+// data-parallel worker) a quarter second and 64 MiB.
+var dummyHash = sync.OnceValue(func() string { return HashPassword("not a password of anyone") })
 
 // ValidUserName explains what is wrong with a sign-up name, or returns nil.
 func ValidUserName(name string) error {
@@ -101,7 +104,7 @@ func (db *DB) Login(ctx context.Context, name, password string) (*d5list.User, e
 			Scan(&u.ID, &u.Name, &u.Role, &created, &hash, &approved)
 	})
 	if errors.Is(err, sql.ErrNoRows) {
-		CheckPassword(dummyHash, password)
+		CheckPassword(dummyHash(), password)
 		return nil, d5list.Errorf(d5list.EUNAUTHORIZED, "wrong name or password")
 	} else if err != nil {
 		return nil, wrap(err, "logging in")

@@ -3,11 +3,14 @@ package handlers
 import (
 	"net/http"
 
+	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/templates"
 )
 
 // SubmissionPage is GET /submissions/{id}: status, reasons, and the
-// claimed results beside the measured ones.
+// claimed results beside the measured ones; while it is verified, where
+// its job is, and for the submitter and organisers the re-run's log tail
+// and the submission's timeline.
 func (h *Handler) SubmissionPage(w http.ResponseWriter, r *http.Request) {
 	id, err := submissionID(r)
 	if err != nil {
@@ -24,5 +27,38 @@ func (h *Handler) SubmissionPage(w http.ResponseWriter, r *http.Request) {
 		h.Error(w, r, err)
 		return
 	}
-	h.render(w, r, http.StatusOK, templates.SubmissionPage(sub, bench, h.auditFor(r.Context(), sub.ID)))
+	live, err := h.submissionLive(r, sub)
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	h.render(w, r, http.StatusOK, templates.SubmissionPage(sub, bench, h.auditFor(r.Context(), sub.ID), live))
+}
+
+func (h *Handler) submissionLive(r *http.Request, sub *d5list.Submission) (templates.SubmissionLive, error) {
+	var live templates.SubmissionLive
+	ctx := r.Context()
+	if h.runners != nil {
+		job, err := h.runners.SubmissionJob(ctx, sub.ID)
+		if err != nil {
+			return live, err
+		}
+		if job != nil {
+			live.JobID, live.JobState, live.Attempt, live.MaxAttempts, live.QueuePosition =
+				job.ID, job.State, job.Attempts, job.MaxAttempts, job.Position
+		}
+	}
+	ps := h.progress()
+	if ps == nil || !mayReadLog(sessionUser(r), sub) {
+		return live, nil
+	}
+	var err error
+	live.LogVisible, live.ShowTimeline = true, true
+	if live.Log, err = ps.SubmissionLog(ctx, sub.ID, 0, logTailLines); err != nil {
+		return live, err
+	}
+	if live.Timeline, err = ps.Timeline(ctx, sub.ID); err != nil {
+		return live, err
+	}
+	return live, nil
 }

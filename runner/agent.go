@@ -73,10 +73,23 @@ func (a *Agent) work(ctx context.Context, lease *d5list.Lease, log *slog.Logger)
 	defer cancel(nil)
 	go a.keepAlive(runCtx, cancel, lease)
 
-	logs, err := a.Executor.Execute(runCtx, lease.Spec)
+	execCtx := runCtx
+	var progress *progressStream
+	if pq, ok := a.Queue.(ProgressQueue); ok {
+		progress = newProgressStream(pq, lease, log)
+		execCtx = WithLines(runCtx, progress.line)
+		sending, stopSending := context.WithCancel(runCtx)
+		defer stopSending()
+		go progress.run(sending)
+	}
+	logs, err := a.Executor.Execute(execCtx, lease.Spec)
 	if cause := context.Cause(runCtx); cause != nil && !errors.Is(cause, context.Canceled) {
 		log.Info("job stopped", "job", job.ID, "cause", cause)
 		return
+	}
+	if progress != nil && ctx.Err() == nil {
+		// The run's last lines reach the portal before its verdict.
+		progress.close(context.WithoutCancel(ctx))
 	}
 	// Reports use a fresh context so that a verdict is not lost to the
 	// executor's cancellation.

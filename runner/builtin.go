@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/workloads"
@@ -20,9 +21,21 @@ func (Builtin) Execute(ctx context.Context, spec d5list.JobSpec) ([]d5list.RunLo
 		return nil, fmt.Errorf("benchmark %s: no builtin workload %q", spec.Benchmark.ID, spec.Benchmark.Workload)
 	}
 	logs := make([]d5list.RunLog, 0, len(spec.Seeds))
+	onLine := LinesFrom(ctx)
 	for i, seed := range spec.Seeds {
 		var buf bytes.Buffer
-		if err := work(ctx, &spec.Benchmark, &spec.Recipe, seed, &buf); err != nil {
+		var w io.Writer = &buf
+		var lines *lineWriter
+		if onLine != nil {
+			// Each MLLOG event goes out as live progress as it is written.
+			lines = &lineWriter{w: &buf, run: i, stream: d5list.StreamMLLOG, onLine: onLine}
+			w = lines
+		}
+		err := work(ctx, &spec.Benchmark, &spec.Recipe, seed, w)
+		if lines != nil {
+			lines.flush()
+		}
+		if err != nil {
 			return nil, fmt.Errorf("run %d (seed %d): %w", i, seed, err)
 		}
 		logs = append(logs, d5list.RunLog{Index: i, Seed: seed, Log: buf.Bytes()})

@@ -22,6 +22,7 @@ import (
 //	POST /api/v1/runner/jobs/{id}/heartbeat   X-D5-Lease-Secret -> 204
 //	POST /api/v1/runner/jobs/{id}/complete    X-D5-Lease-Secret, {logs, runner} -> 204
 //	POST /api/v1/runner/jobs/{id}/fail        X-D5-Lease-Secret, {message} -> 204
+//	POST /api/v1/runner/jobs/{id}/progress    X-D5-Lease-Secret, {lines} -> 204
 //	GET  /api/v1/runner/jobs/{id}/bundle      X-D5-Lease-Secret -> the bundle bytes
 type Client struct {
 	Server string // base URL, e.g. http://portal:8080
@@ -72,6 +73,16 @@ func (c *Client) Complete(ctx context.Context, jobID int64, secret string, logs 
 // Fail reports a broken re-run.
 func (c *Client) Fail(ctx context.Context, jobID int64, secret, message string) error {
 	_, err := c.call(ctx, http.MethodPost, jobPath(jobID, "fail"), secret, failRequest{message}, nil)
+	return err
+}
+
+type progressRequest struct {
+	Lines []d5list.LogLine `json:"lines"`
+}
+
+// Progress sends a batch of a job's output lines (live progress).
+func (c *Client) Progress(ctx context.Context, jobID int64, secret string, lines []d5list.LogLine) error {
+	_, err := c.call(ctx, http.MethodPost, jobPath(jobID, "progress"), secret, progressRequest{lines}, nil)
 	return err
 }
 

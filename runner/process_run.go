@@ -236,7 +236,7 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: sandboxUID, Gid: sandboxUID}
 	}
 	tail := newTail(p.opts.TailLines)
-	err = runGroup(ctx, cmd, p.opts.KillGrace, i, tail, p.opts.OnLine, p.opts.OnStart)
+	err = runGroup(ctx, cmd, p.opts.KillGrace, i, tail, bothLines(p.opts.OnLine, LinesFrom(ctx)), p.opts.OnStart)
 	if err != nil {
 		return nil, fmt.Errorf("%w%s", err, tail.String())
 	}

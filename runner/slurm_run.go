@@ -114,7 +114,7 @@ func (s *Slurm) run(ctx context.Context, spec d5list.JobSpec, job, entry string,
 	}
 	s.opts.Log.Info("slurm job submitted", "job", spec.JobID, "run", i, "slurm_job", id)
 	state, err := s.follow(ctx, id)
-	s.replay(i, output)
+	s.replay(bothLines(s.opts.OnLine, LinesFrom(ctx)), i, output)
 	if err != nil {
 		return nil, err
 	}
@@ -249,10 +249,10 @@ func (s *Slurm) cancel(id string) {
 	}
 }
 
-// replay feeds the batch output to OnLine; Slurm writes one file for both
+// replay feeds the batch output to onLine; Slurm writes one file for both
 // streams, reported as stdout.
-func (s *Slurm) replay(run int, output string) {
-	if s.opts.OnLine == nil {
+func (s *Slurm) replay(onLine LineFunc, run int, output string) {
+	if onLine == nil {
 		return
 	}
 	f, err := os.Open(output)
@@ -260,7 +260,7 @@ func (s *Slurm) replay(run int, output string) {
 		return
 	}
 	defer f.Close()
-	readLines(bufio.NewReader(f), func(line string) { s.opts.OnLine(run, "stdout", line) })
+	readLines(bufio.NewReader(f), func(line string) { onLine(run, "stdout", line) })
 }
 
 func outputTail(output string) string {

@@ -130,13 +130,22 @@ func (db *DB) LeaseJob(ctx context.Context, runnerID string, labels map[string]s
 		benches := map[string]*d5list.Benchmark{}
 		for _, j := range waiting {
 			lastErr := j.Error
-			if j.State == d5list.JobLeased {
+			expired := j.State == d5list.JobLeased
+			if expired {
 				lastErr = fmt.Sprintf("the lease of runner %q expired without a report", j.RunnerID)
 			}
 			if j.Attempts >= j.MaxAttempts {
 				msg := fmt.Sprintf("gave up after %d attempts: %s", j.Attempts, lastErr)
 				if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = ?, error = ?, lease_expires = 0, updated_at = ?
 					WHERE id = ?`, string(d5list.JobFailed), msg, now, j.ID); err != nil {
+					return err
+				}
+				if expired {
+					if err := jobEventTx(ctx, tx, j, j.Attempts, d5list.EventLeaseExpired, j.RunnerID, "", j.expires); err != nil {
+						return err
+					}
+				}
+				if err := jobEventTx(ctx, tx, j, j.Attempts, d5list.EventFailed, "", msg, now); err != nil {
 					return err
 				}
 				if err := failSubmissionTx(ctx, tx, j.SubmissionID, d5list.Reason{Code: "rerun_failed", Message: msg}, now); err != nil {
@@ -153,6 +162,14 @@ func (db *DB) LeaseJob(ctx context.Context, runnerID string, labels map[string]s
 			}
 			if !LabelsSatisfy(labels, bench.Requires) {
 				continue
+			}
+			if expired {
+				if err := jobEventTx(ctx, tx, j, j.Attempts, d5list.EventLeaseExpired, j.RunnerID, "", j.expires); err != nil {
+					return err
+				}
+			}
+			if err := jobEventTx(ctx, tx, j, j.Attempts+1, d5list.EventLeased, runnerID, "", now); err != nil {
+				return err
 			}
 			secret := randomString()
 			_, err := tx.ExecContext(ctx, `UPDATE jobs SET state = ?, attempts = attempts + 1, runner_id = ?,
@@ -303,6 +320,9 @@ func (db *DB) CompleteJob(ctx context.Context, jobID int64, secret string, measu
 			string(d5list.JobDone), now, jobID); err != nil {
 			return err
 		}
+		if err := jobEventTx(ctx, tx, j, j.Attempts, d5list.EventCompleted, j.RunnerID, string(st), now); err != nil {
+			return err
+		}
 		_, err = tx.ExecContext(ctx, `UPDATE submissions SET measured = ?, status = ?, reasons = ?, updated_at = ? WHERE id = ?`,
 			enc, string(st), encReasons, now, j.SubmissionID)
 		return err
@@ -324,6 +344,9 @@ func (db *DB) FailJob(ctx context.Context, jobID int64, secret string, message s
 		}
 		now := db.now().UnixNano()
 		if j.Attempts < j.MaxAttempts {
+			if err := jobEventTx(ctx, tx, j, j.Attempts, d5list.EventRequeued, j.RunnerID, message, now); err != nil {
+				return err
+			}
 			if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = ?, runner_id = '', secret_hash = '', lease_expires = 0,
 				error = ?, updated_at = ? WHERE id = ?`, string(d5list.JobQueued), message, now, jobID); err != nil {
 				return err
@@ -334,6 +357,9 @@ func (db *DB) FailJob(ctx context.Context, jobID int64, secret string, message s
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = ?, lease_expires = 0, error = ?, updated_at = ? WHERE id = ?`,
 			string(d5list.JobFailed), message, now, jobID); err != nil {
+			return err
+		}
+		if err := jobEventTx(ctx, tx, j, j.Attempts, d5list.EventFailed, j.RunnerID, message, now); err != nil {
 			return err
 		}
 		return failSubmissionTx(ctx, tx, j.SubmissionID, d5list.Reason{Code: "rerun_failed", Message: message}, now)
@@ -359,6 +385,9 @@ func (db *DB) CancelJob(ctx context.Context, jobID int64) error {
 		now := db.now().UnixNano()
 		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = ?, lease_expires = 0, updated_at = ? WHERE id = ?`,
 			string(d5list.JobCancelled), now, jobID); err != nil {
+			return err
+		}
+		if err := jobEventTx(ctx, tx, j, j.Attempts, d5list.EventCancelled, j.RunnerID, "", now); err != nil {
 			return err
 		}
 		return failSubmissionTx(ctx, tx, j.SubmissionID, d5list.Reason{Code: "cancelled", Message: "cancelled by an organiser"}, now)

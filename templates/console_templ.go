@@ -68,7 +68,7 @@ func ConsolePage(c Console) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, " <nav class=\"toc\"><a href=\"#review\">Review</a> · <a href=\"#users\">Users</a> · <a href=\"#benchmarks\">Benchmarks</a> · <a href=\"#runners\">Runner tokens</a> · <a href=\"#editions\">Editions</a></nav><section id=\"review\" data-testid=\"console-review\"><h2>Review queue</h2>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, " <nav class=\"toc\"><a href=\"#review\">Review</a> · <a href=\"#users\">Users</a> · <a href=\"#benchmarks\">Benchmarks</a> · <a href=\"#runners\">Runner tokens</a> · <a href=\"#editions\">Editions</a> · <a href=\"/console/runners\" data-testid=\"console-runners-link\">Runners</a> · <a href=\"/console/queue\" data-testid=\"console-queue-link\">Queue</a></nav><section id=\"review\" data-testid=\"console-review\"><h2>Review queue</h2>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -598,7 +598,7 @@ func ConsolePage(c Console) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 64, "<label>Runner name <input name=\"name\" required maxlength=\"64\" data-testid=\"runner-name\"></label> <button type=\"submit\" name=\"do\" value=\"create\" data-testid=\"runner-create\">Create a token</button> <button type=\"submit\" name=\"do\" value=\"revoke\" data-testid=\"runner-revoke\">Revoke every token of this name</button></form><p class=\"muted\">Runners online and the queue: <a href=\"/api/v1/runners\">/api/v1/runners</a>, <a href=\"/api/v1/queue\">/api/v1/queue</a>.</p>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 64, "<label>Runner name <input name=\"name\" required maxlength=\"64\" data-testid=\"runner-name\"></label> <button type=\"submit\" name=\"do\" value=\"create\" data-testid=\"runner-create\">Create a token</button> <button type=\"submit\" name=\"do\" value=\"revoke\" data-testid=\"runner-revoke\">Revoke every token of this name</button></form><p class=\"muted\">Runners online and the queue: <a href=\"/console/runners\">runners</a>, <a href=\"/console/queue\">queue</a> (JSON: <a href=\"/api/v1/runners\">/api/v1/runners</a>, <a href=\"/api/v1/queue\">/api/v1/queue</a>).</p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -171,6 +171,11 @@ var minRole = map[string]string{
 	"GET /feed.atom":                              "anyone",
 	"GET /list":                                   "anyone",
 	"GET /submissions/{id}/badge.svg":             "anyone",
+	"GET /submissions/{id}/events":                "anyone", // the log only for the submitter and organisers
+	"GET /console/runners":                        "organiser",
+	"GET /console/queue":                          "organiser",
+	"POST /console/jobs/{id}/cancel":              "organiser",
+	"POST /api/v1/runner/jobs/{id}/progress":      "runner",
 	"GET /healthz":                                "anyone",
 	"GET /metrics":                                "anyone",
 	"GET /static/*":                               "anyone",

@@ -49,6 +49,15 @@ func routes(r chi.Router, h *handlers.Handler, assets http.Handler) {
 	r.Get("/submissions/{id}/badge.svg", h.Badge)
 	// End of the public list.
 
+	// Live progress and the pool pages (issues 4 and 7): the submission's
+	// event stream (status for all; the log for the submitter and
+	// organisers), and the organisers' runners and queue pages.
+	r.Get("/submissions/{id}/events", h.SubmissionEvents)
+	r.With(h.RequireRole(d5list.RoleOrganiser)).Get("/console/runners", h.RunnersPage)
+	r.With(h.RequireRole(d5list.RoleOrganiser)).Get("/console/queue", h.QueuePage)
+	r.With(h.RequireRole(d5list.RoleOrganiser)).Post("/console/jobs/{id}/cancel", h.ConsoleCancelJob)
+	// End of live progress.
+
 	// JSON API.
 	r.Route("/api/v1", func(r chi.Router) {
 		r.With(h.RequireRole(d5list.RoleCompetitor), h.LimitUploads).Post("/submissions", h.CreateSubmission)
@@ -80,6 +89,7 @@ func routes(r chi.Router, h *handlers.Handler, assets http.Handler) {
 			r.Post("/jobs/{id}/complete", h.CompleteJob)
 			r.Post("/jobs/{id}/fail", h.FailJob)
 			r.Get("/jobs/{id}/bundle", h.JobBundle)
+			r.Post("/jobs/{id}/progress", h.JobProgress)
 		})
 		r.Get("/queue", h.ShowQueue)
 		r.With(h.RequireRole(d5list.RoleOrganiser)).Get("/runners", h.ListRunners)

@@ -203,6 +203,11 @@ func (b *leaseBook) Heartbeat(ctx context.Context, jobID int64, secret string) e
 	return b.client.Heartbeat(ctx, jobID, secret)
 }
 
+// Progress streams a held job's output lines (runner.ProgressQueue).
+func (b *leaseBook) Progress(ctx context.Context, jobID int64, secret string, lines []d5list.LogLine) error {
+	return b.client.Progress(ctx, jobID, secret, lines)
+}
+
 func (b *leaseBook) Complete(ctx context.Context, jobID int64, secret string, logs []d5list.RunLog, labels map[string]string) error {
 	err := b.client.Complete(ctx, jobID, secret, logs, labels)
 	b.forget(jobID, err)

@@ -1,0 +1,249 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	d5list "github.com/deep500/d5list"
+)
+
+// ProgressService is the live-progress side of the portal: runners' output
+// lines and the submission timeline. It is asked of the Service by type
+// assertion, so that services without it still serve every other route.
+type ProgressService interface {
+	RunnerProgress(ctx context.Context, tokenName string, jobID int64, secret string, lines []d5list.LogLine) error
+	SubmissionLog(ctx context.Context, submissionID, after int64, limit int) ([]d5list.LogLine, error)
+	Timeline(ctx context.Context, submissionID int64) ([]d5list.TimelineEntry, error)
+}
+
+// maxProgressBytes bounds one progress batch: 500 lines of 4 KiB and
+// their JSON.
+const maxProgressBytes = 3 << 20
+
+// The event stream's pace. Variables so that tests need not wait.
+var (
+	// EventsPoll is how often a stream looks for a new state and lines.
+	EventsPoll = 500 * time.Millisecond
+	// EventsKeepAlive is the longest silence on a stream: proxies close
+	// idle connections, and a comment line keeps them open.
+	EventsKeepAlive = 15 * time.Second
+	// EventsMaxAge ends a stream after this long; EventSource reconnects
+	// (with Last-Event-ID), so no connection is held forever.
+	EventsMaxAge = 30 * time.Minute
+)
+
+// logTailLines is how many lines the page and one stream event carry.
+const logTailLines = 200
+
+func (h *Handler) progress() ProgressService {
+	ps, _ := h.svc.(ProgressService)
+	return ps
+}
+
+type progressRequest struct {
+	Lines []d5list.LogLine `json:"lines"`
+}
+
+// JobProgress is POST /api/v1/runner/jobs/{id}/progress: a batch of the
+// held job's output lines. Like every call about a job it needs the lease
+// secret; a malformed batch is 400 and nothing of it is stored.
+func (h *Handler) JobProgress(w http.ResponseWriter, r *http.Request) {
+	id, secret, err := jobCall(r)
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	ps := h.progress()
+	if ps == nil {
+		h.Error(w, r, d5list.Errorf(d5list.EUNAVAILABLE, "this portal keeps no live progress"))
+		return
+	}
+	var req progressRequest
+	if err := decodeJSONBody(r, maxProgressBytes, &req); err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	if err := ps.RunnerProgress(r.Context(), runnerFrom(r.Context()).Name, id, secret, req.Lines); err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// viewer is who asks, on routes open to everyone: the bearer token's user,
+// the session's, or nil for a visitor.
+func (h *Handler) viewer(r *http.Request) (*d5list.User, error) {
+	if token, ok := bearerToken(r); ok {
+		user, err := h.svc.Authenticate(r.Context(), token)
+		if err != nil || user == nil {
+			return nil, d5list.Errorf(d5list.EUNAUTHORIZED, "the API token is not valid")
+		}
+		return user, nil
+	}
+	return sessionUser(r), nil
+}
+
+// mayReadLog says who sees a re-run's output: it runs the competitor's
+// code, whose output may be private, so only the submitter and organisers
+// do. Everyone sees the status.
+func mayReadLog(u *d5list.User, sub *d5list.Submission) bool {
+	return u != nil && (u.ID == sub.OwnerID || u.Role.AtLeast(d5list.RoleOrganiser))
+}
+
+// liveState is the "state" event of a submission's stream.
+type liveState struct {
+	Status        d5list.Status   `json:"status"`
+	Final         bool            `json:"final"`
+	JobID         int64           `json:"job_id,omitempty"`
+	JobState      d5list.JobState `json:"job_state,omitempty"`
+	Attempt       int             `json:"attempt"`
+	MaxAttempts   int             `json:"max_attempts,omitempty"`
+	QueuePosition int             `json:"queue_position"`
+	LogVisible    bool            `json:"log_visible"`
+}
+
+func (h *Handler) liveState(ctx context.Context, id int64, logVisible bool) (*d5list.Submission, liveState, error) {
+	sub, err := h.svc.Submission(ctx, id)
+	if err != nil {
+		return nil, liveState{}, err
+	}
+	st := liveState{Status: sub.Status, Final: sub.Status.Final(), LogVisible: logVisible}
+	if h.runners != nil {
+		job, err := h.runners.SubmissionJob(ctx, id)
+		if err != nil {
+			return nil, liveState{}, err
+		}
+		if job != nil {
+			st.JobID, st.JobState, st.Attempt, st.MaxAttempts, st.QueuePosition =
+				job.ID, job.State, job.Attempts, job.MaxAttempts, job.Position
+		}
+	}
+	return sub, st, nil
+}
+
+// SubmissionEvents is GET /submissions/{id}/events, a Server-Sent Events
+// stream of the submission's progress: "state" events (status, job state,
+// attempt, place in line) when it changes, "log" events with new output
+// lines (their id is the last line's seq, so a reconnecting EventSource
+// resumes after it) for the submitter and organisers, and a last "end"
+// event once the verdict is final. Comment lines keep it alive.
+func (h *Handler) SubmissionEvents(w http.ResponseWriter, r *http.Request) {
+	id, err := submissionID(r)
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	user, err := h.viewer(r)
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	ctx := r.Context()
+	sub, err := h.svc.Submission(ctx, id)
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	ps := h.progress()
+	logVisible := ps != nil && mayReadLog(user, sub)
+	after := int64(0)
+	for _, raw := range []string{r.Header.Get("Last-Event-ID"), r.URL.Query().Get("after")} {
+		if n, err := strconv.ParseInt(raw, 10, 64); err == nil && n > after {
+			after = n
+		}
+	}
+
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Accel-Buffering", "no") // nginx: pass events on at once
+	w.WriteHeader(http.StatusOK)
+	// The server's WriteTimeout would cut the stream; each write moves the
+	// deadline on instead.
+	extend := func() { _ = rc.SetWriteDeadline(time.Now().Add(EventsKeepAlive + time.Minute)) }
+	extend()
+	if _, err := fmt.Fprint(w, "retry: 3000\n\n"); err != nil {
+		return
+	}
+
+	var last liveState
+	first := true
+	lastWrite := time.Now()
+	ends := time.Now().Add(EventsMaxAge)
+	tick := time.NewTicker(EventsPoll)
+	defer tick.Stop()
+	for {
+		extend()
+		_, st, err := h.liveState(ctx, id, logVisible)
+		if err != nil {
+			if ctx.Err() == nil {
+				h.log.WarnContext(ctx, "submission events", "submission", id, "err", err)
+			}
+			return
+		}
+		wrote := false
+		if first || st != last {
+			if writeEvent(w, "state", "", st) != nil {
+				return
+			}
+			first, last, wrote = false, st, true
+		}
+		if logVisible {
+			// After the state: once it is final, every line is in.
+			lines, err := ps.SubmissionLog(ctx, id, after, logTailLines)
+			if err != nil {
+				return
+			}
+			if len(lines) > 0 {
+				after = lines[len(lines)-1].Seq
+				if writeEvent(w, "log", strconv.FormatInt(after, 10), lines) != nil {
+					return
+				}
+				wrote = true
+			}
+		}
+		if st.Final {
+			_ = writeEvent(w, "end", "", st)
+			_ = rc.Flush()
+			return
+		}
+		if !wrote && time.Since(lastWrite) >= EventsKeepAlive {
+			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+				return
+			}
+			wrote = true
+		}
+		if wrote {
+			lastWrite = time.Now()
+			if rc.Flush() != nil {
+				return
+			}
+		}
+		if time.Now().After(ends) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// writeEvent writes one event; data is JSON, on one line.
+func writeEvent(w http.ResponseWriter, event, id string, data any) error {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	msg := "event: " + event + "\n"
+	if id != "" {
+		msg += "id: " + id + "\n"
+	}
+	_, err = fmt.Fprintf(w, "%sdata: %s\n\n", msg, b)
+	return err
+}

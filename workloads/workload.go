@@ -15,6 +15,7 @@ type Workload func(ctx context.Context, b *d5list.Benchmark, r *d5list.Recipe, s
 
 var registry = map[string]Workload{
 	"digits-mlp":    digitsMLP,
+	"digits-mlp-dp": digitsMLPDataParallel,
 	"gemm":          gemmWorkload,
 	"conv2d":        conv2DWorkload,
 	"mlp-inference": mlpInferenceWorkload,

@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/deep500/d5list/workloads"
 )
 
 const usage = `d5list: the Deep500 list portal.
@@ -35,6 +37,8 @@ Competitors:
 var errSilent = errors.New("")
 
 func main() {
+	// Data-parallel workloads re-execute this binary as their workers.
+	workloads.ServeWorkerIfAsked()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

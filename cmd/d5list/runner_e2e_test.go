@@ -22,6 +22,7 @@ import (
 	"github.com/deep500/d5list/catalog"
 	"github.com/deep500/d5list/runner"
 	"github.com/deep500/d5list/store"
+	"github.com/deep500/d5list/workloads"
 )
 
 // These tests run the real portal (serve, in process, on a loopback port)
@@ -35,6 +36,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// The data-parallel workload re-executes this test binary as its
+	// workers (os.Executable), in `run` and in the in-process runners.
+	workloads.ServeWorkerIfAsked()
 	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)

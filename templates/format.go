@@ -52,6 +52,12 @@ var metricLabels = map[string]string{
 	d5list.MetricEpochsToTarget: "epochs to target",
 	d5list.MetricThroughput:     "throughput",
 	"eval_accuracy":             "accuracy",
+	d5list.MetricOpTime:         "operator time",
+	d5list.MetricOpGFLOPS:       "operator speed",
+	d5list.MetricOpRelL2Error:   "relative L2 error",
+	d5list.MetricOpMaxError:     "max error",
+	d5list.MetricLatencyP50:     "median latency",
+	d5list.MetricLatencyP99:     "99th percentile latency",
 }
 
 // MetricLabel returns the human name of a metric.
@@ -121,6 +127,10 @@ func formatNumber(v float64) string {
 		return strconv.FormatFloat(v, 'f', 1, 64)
 	case a >= 1:
 		return strconv.FormatFloat(v, 'f', 2, 64)
+	case a < 1e-3:
+		// Operator errors (around 1e-15) and microsecond latencies keep
+		// three significant digits instead of printing as 0.0000.
+		return strconv.FormatFloat(v, 'g', 3, 64)
 	default:
 		return strconv.FormatFloat(v, 'f', 4, 64)
 	}

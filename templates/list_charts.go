@@ -303,7 +303,7 @@ func BoardCharts(board *d5list.Leaderboard, curves []Curve, dev []leaderboard.De
 		return nil
 	}
 	out := []ListChart{RankingRangeChart(board)}
-	if len(curves) > 0 {
+	if curvesHavePoints(curves) {
 		out = append(out, AccuracyTop10Chart(&board.Benchmark, curves))
 	}
 	var accel, cost bool
@@ -324,4 +324,16 @@ func BoardCharts(board *d5list.Leaderboard, curves []Curve, dev []leaderboard.De
 		SharesChart("vendor-shares-chart", "accelerator vendor", leaderboard.Shares(&board.Benchmark, board.Entries, leaderboard.Vendor)),
 		SharesChart("framework-shares-chart", "framework", leaderboard.Shares(&board.Benchmark, board.Entries, leaderboard.Framework)))
 	return out
+}
+
+// curvesHavePoints is false for benchmarks whose runs log no evaluation
+// curve (operators, inference): their entries come with empty curves, and
+// an accuracy chart of nothing is left out.
+func curvesHavePoints(curves []Curve) bool {
+	for _, c := range curves {
+		if len(c.Points) > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/bundle"
@@ -92,9 +93,26 @@ func formatReason(r d5list.Reason) string {
 }
 
 func printResult(w io.Writer, res *d5list.Result) {
-	fmt.Fprintf(w, "%-4s %-12s %-9s %12s %10s %10s\n", "run", "seed", "status", "time (s)", "epochs", "final acc")
-	for _, r := range res.Runs {
-		fmt.Fprintf(w, "%-4d %-12d %-9s %12.3f %10.0f %10.4f\n", r.Index, r.Seed, r.Status, r.TimeToTrain, r.EpochsToTarget, r.FinalAccuracy)
+	if cols := runMetricColumns(res); len(cols) > 0 {
+		// Operator and inference runs have no curve: show what they logged.
+		fmt.Fprintf(w, "%-4s %-12s %-9s %10s", "run", "seed", "status", "time (s)")
+		for _, c := range cols {
+			fmt.Fprintf(w, " %16s", c)
+		}
+		fmt.Fprintln(w)
+		for _, r := range res.Runs {
+			fmt.Fprintf(w, "%-4d %-12d %-9s %10.3f", r.Index, r.Seed, r.Status, r.TimeToTrain)
+			for _, c := range cols {
+				v, _ := r.Metric(c)
+				fmt.Fprintf(w, " %16.6g", v)
+			}
+			fmt.Fprintln(w)
+		}
+	} else {
+		fmt.Fprintf(w, "%-4s %-12s %-9s %12s %10s %10s\n", "run", "seed", "status", "time (s)", "epochs", "final acc")
+		for _, r := range res.Runs {
+			fmt.Fprintf(w, "%-4d %-12d %-9s %12.3f %10.0f %10.4f\n", r.Index, r.Seed, r.Status, r.TimeToTrain, r.EpochsToTarget, r.FinalAccuracy)
+		}
 	}
 	s := res.Score
 	if s.Valid {
@@ -141,4 +159,28 @@ func nonNil(r []d5list.Reason) []d5list.Reason {
 		return []d5list.Reason{}
 	}
 	return r
+}
+
+// runMetricColumns are the per-run metrics of a result without evaluation
+// curves (throughput and the Extra values), sorted; none for a training
+// result.
+func runMetricColumns(res *d5list.Result) []string {
+	set := map[string]bool{}
+	for _, r := range res.Runs {
+		if len(r.Evals) > 0 {
+			return nil
+		}
+		if r.Throughput > 0 {
+			set[d5list.MetricThroughput] = true
+		}
+		for k := range r.Extra {
+			set[k] = true
+		}
+	}
+	cols := make([]string, 0, len(set))
+	for k := range set {
+		cols = append(cols, k)
+	}
+	sort.Strings(cols)
+	return cols
 }

@@ -57,12 +57,11 @@ func writeStarter(id, dir, submitter string) error {
 	if err := os.MkdirAll(filepath.Join(dir, "results"), 0o755); err != nil {
 		return err
 	}
-	target := b.Quality.Target
 	recipe := struct {
 		Fixed   map[string]any      `yaml:"fixed"`
 		Mutable map[string]any      `yaml:"mutable"`
 		Metrics []d5list.MetricSpec `yaml:"metrics"`
-	}{b.Division.Fixed, b.Division.Mutable, []d5list.MetricSpec{{Name: "test_accuracy", Acceptable: &target, Direction: d5list.HigherIsBetter}}}
+	}{b.Division.Fixed, b.Division.Mutable, starterMetrics(b)}
 	y, err := yaml.Marshal(recipe)
 	if err != nil {
 		return err
@@ -104,6 +103,24 @@ func writeStarter(id, dir, submitter string) error {
 		return err
 	}
 	return writeJSON(filepath.Join(dir, "system.json"), system)
+}
+
+// starterMetrics is the recipe's acceptable metric set for b, in Deep500's
+// sense: the quality target (test accuracy at least the target for
+// training, an operator error at most the tolerance), or, for a benchmark
+// without one, its ranking metric reported unchecked.
+func starterMetrics(b *d5list.Benchmark) []d5list.MetricSpec {
+	q := b.Quality
+	switch q.Metric {
+	case "", "eval_accuracy":
+		if q.Metric == "" && q.Target == 0 {
+			return []d5list.MetricSpec{{Name: b.Ranking.Metric, Direction: b.Ranking.Direction}}
+		}
+		target := q.Target
+		return []d5list.MetricSpec{{Name: "test_accuracy", Acceptable: &target, Direction: d5list.HigherIsBetter}}
+	}
+	target := q.Target
+	return []d5list.MetricSpec{{Name: q.Metric, Acceptable: &target, Direction: q.Direction}}
 }
 
 func writeJSON(path string, v any) error {

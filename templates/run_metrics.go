@@ -1,0 +1,82 @@
+package templates
+
+import d5list "github.com/deep500/d5list"
+
+// HasCurves reports whether any claimed or re-run run of sub has an
+// evaluation curve. Operator (L0) and inference (L1) runs have none: their
+// page shows the per-run metrics instead of an empty accuracy chart.
+func HasCurves(sub *d5list.Submission) bool {
+	for _, res := range []*d5list.Result{sub.Claimed, sub.Measured} {
+		if res == nil {
+			continue
+		}
+		for _, r := range res.Runs {
+			if len(r.Evals) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// RunMetric is one per-run metric column of a benchmark without curves.
+type RunMetric struct {
+	Name string
+	Unit string
+}
+
+// RunMetrics are the columns the runs table of bench shows when its runs
+// have no curve: what it ranks by, then what a re-run must reproduce and
+// what is timed, then the quality metric, each once.
+func RunMetrics(bench *d5list.Benchmark) []RunMetric {
+	names := []string{bench.Ranking.Metric, bench.Ranking.Secondary}
+	names = append(names, bench.Verify.Reproduce...)
+	names = append(names, bench.Verify.Timed...)
+	names = append(names, bench.Quality.Metric)
+	var out []RunMetric
+	seen := map[string]bool{}
+	for _, n := range names {
+		if n == "" || seen[n] {
+			continue
+		}
+		seen[n] = true
+		unit := metricUnits[n]
+		if n == bench.Ranking.Metric && bench.Ranking.Unit != "" {
+			unit = bench.Ranking.Unit
+		}
+		out = append(out, RunMetric{Name: n, Unit: unit})
+	}
+	return out
+}
+
+// metricUnits are the units of the per-run metrics logged with one.
+var metricUnits = map[string]string{
+	d5list.MetricTimeToTrain:  "s",
+	d5list.MetricTTA:          "s",
+	d5list.MetricOpTime:       "ms",
+	d5list.MetricLatencyP50:   "ms",
+	d5list.MetricLatencyP99:   "ms",
+	d5list.MetricThroughput:   "samples/s",
+	d5list.MetricOpGFLOPS:     "GFLOP/s",
+	d5list.MetricOpRelL2Error: "",
+	d5list.MetricOpMaxError:   "",
+}
+
+// runMetricCell prints metric name of run r, a dash where r lacks it.
+func runMetricCell(r *d5list.RunMetrics, name string) string {
+	if r == nil {
+		return "—"
+	}
+	v, ok := r.Metric(name)
+	if !ok {
+		return "—"
+	}
+	return formatNumber(v)
+}
+
+func runStatus(r *d5list.RunMetrics) string {
+	if r.Status == "" {
+		return "—"
+	}
+	return r.Status
+}

@@ -153,7 +153,9 @@ func direction(metric string, d d5list.Direction) d5list.Direction {
 		return d
 	}
 	switch metric {
-	case d5list.MetricTimeToTrain, d5list.MetricTTA, d5list.MetricEpochsToTarget:
+	case d5list.MetricTimeToTrain, d5list.MetricTTA, d5list.MetricEpochsToTarget,
+		d5list.MetricOpTime, d5list.MetricOpRelL2Error, d5list.MetricOpMaxError,
+		d5list.MetricLatencyP50, d5list.MetricLatencyP99:
 		return d5list.LowerIsBetter
 	}
 	return d5list.HigherIsBetter
@@ -184,7 +186,9 @@ func Rules(bench *d5list.Benchmark) string {
 	fmt.Fprintf(&b, "the olympic mean over %s, that is the best and the worst run dropped and the rest averaged. ", runs)
 	q := bench.Quality
 	target := "the quality target"
-	if q.Metric != "" {
+	if q.Metric == "" && q.Target == 0 {
+		target = "the end of the run (run_stop status success)"
+	} else if q.Metric != "" {
 		cmp := "at least"
 		if q.Direction == d5list.LowerIsBetter {
 			cmp = "at most"

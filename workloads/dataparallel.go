@@ -40,6 +40,7 @@ const (
 	workerCommandTrain     = 'e'
 	workerCommandQuit      = 'q'
 	workerStderrLimitBytes = 8 << 10
+	calibrationEpochs      = 3
 )
 
 // DPConfig is one data-parallel training run: Workers processes each
@@ -63,12 +64,12 @@ type DPSummary struct {
 	// a step, 2 x Workers x Params x 8 bytes.
 	BytesCommunicated int64
 	Params            int
-	// SingleWorkerEpochSeconds is one training epoch of the same global
-	// batch in the coordinating process alone, without communication,
-	// measured off the clock during initialisation.
+	// SingleWorkerEpochSeconds is the median of calibrationEpochs training
+	// epochs of the same global batch in the coordinating process alone,
+	// without communication, measured off the clock during initialisation.
 	SingleWorkerEpochSeconds float64
-	// EpochSeconds is the mean training time of the timed epochs (between
-	// epoch_start and epoch_stop, evaluation excluded).
+	// EpochSeconds is the median training time of the timed epochs
+	// (between epoch_start and epoch_stop, evaluation excluded).
 	EpochSeconds float64
 	// ScalingEfficiency is SingleWorkerEpochSeconds / (Workers x
 	// EpochSeconds): 1 is perfect strong scaling.
@@ -425,22 +426,29 @@ func trainDataParallel(ctx context.Context, cfg DPConfig, data DigitsConfig, see
 	perm := identity(len(ds.TrainX))
 	sum := DPSummary{Summary: Summary{Status: statusAborted}, Workers: cfg.Workers, Params: model.params()}
 
-	// The K = 1 reference for the scaling efficiency: one epoch of the same
-	// global batch on a throwaway replica in this process, with no
-	// communication at all, timed while the workers wait idle.
+	// The K = 1 reference for the scaling efficiency: epochs of the same
+	// global batch and minibatch order on a throwaway replica in this
+	// process, with no communication at all, timed while the workers wait
+	// idle. The median of a few resists one preempted epoch on a busy host.
 	{
 		calib := newMLP(ds.Dim, mcfg.Hidden, newRNG(uint64(seed), 1))
+		calibShuffler := newRNG(uint64(seed), 2)
 		calibPerm := identity(len(ds.TrainX))
-		newRNG(uint64(seed), 2).shuffle(calibPerm)
 		calibCfg := mcfg
 		calibCfg.BatchSize = global
-		t0 := time.Now()
-		if err := calib.trainEpoch(ctx, calibCfg, ds, calibPerm); err != nil {
-			return DPSummary{}, err
+		var times []float64
+		for range calibrationEpochs {
+			calibShuffler.shuffle(calibPerm)
+			t0 := time.Now()
+			if err := calib.trainEpoch(ctx, calibCfg, ds, calibPerm); err != nil {
+				return DPSummary{}, err
+			}
+			times = append(times, time.Since(t0).Seconds())
 		}
-		sum.SingleWorkerEpochSeconds = time.Since(t0).Seconds()
+		sum.SingleWorkerEpochSeconds = quantile(times, 0.5)
 	}
-	w.Point(KeySingleWorkerEpochS, sum.SingleWorkerEpochSeconds, map[string]any{"global_batch_size": global, "workers": 1})
+	w.Point(KeySingleWorkerEpochS, sum.SingleWorkerEpochSeconds, map[string]any{"global_batch_size": global, "workers": 1,
+		"epochs": calibrationEpochs, "statistic": "median"})
 	w.End(mllog.KeyInitStop, nil, nil)
 	if err := ctx.Err(); err != nil {
 		return DPSummary{}, err
@@ -449,7 +457,7 @@ func trainDataParallel(ctx context.Context, cfg DPConfig, data DigitsConfig, see
 	grads := model.gradients()
 	buf := make([]byte, 8*sum.Params)
 	cmdTrain := []byte{workerCommandTrain}
-	var trainSeconds float64
+	var epochSeconds []float64
 	w.Start(mllog.KeyRunStart, nil, nil)
 	start := time.Now()
 	for epoch := 1; epoch <= mcfg.MaxEpochs; epoch++ {
@@ -481,7 +489,7 @@ func trainDataParallel(ctx context.Context, cfg DPConfig, data DigitsConfig, see
 			model.step(mcfg, n)
 		}
 		epochStop := w.End(mllog.KeyEpochStop, nil, meta)
-		trainSeconds += epochStop.Sub(epochStart).Seconds()
+		epochSeconds = append(epochSeconds, epochStop.Sub(epochStart).Seconds())
 		sum.Epochs = epoch
 		sum.TrainSamples += len(perm)
 
@@ -499,8 +507,8 @@ func trainDataParallel(ctx context.Context, cfg DPConfig, data DigitsConfig, see
 	if sum.Seconds > 0 {
 		sum.Throughput = float64(sum.TrainSamples) / sum.Seconds
 	}
-	if sum.Epochs > 0 {
-		sum.EpochSeconds = trainSeconds / float64(sum.Epochs)
+	if len(epochSeconds) > 0 {
+		sum.EpochSeconds = quantile(epochSeconds, 0.5)
 	}
 	if sum.EpochSeconds > 0 {
 		sum.ScalingEfficiency = sum.SingleWorkerEpochSeconds / (float64(cfg.Workers) * sum.EpochSeconds)

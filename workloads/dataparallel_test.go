@@ -269,3 +269,39 @@ func TestDPConfigFromRecipe(t *testing.T) {
 		}
 	}
 }
+
+// A worker that dies mid-run fails the run with an error that names it.
+func TestDataParallelWorkerDeathFailsTheRun(t *testing.T) {
+	var mu sync.Mutex
+	var victim *worker
+	workersStarted = func(ws []*worker) {
+		mu.Lock()
+		defer mu.Unlock()
+		victim = ws[1]
+	}
+	t.Cleanup(func() { workersStarted = nil })
+	lw := &signalWriter{key: `"key":"epoch_stop"`, seen: make(chan struct{})}
+	done := make(chan error, 1)
+	go func() {
+		_, err := trainDataParallel(context.Background(), dpConfig(2, 8, 10000, 1.1), smallDigits, 3, mllog.NewWriter(lw, nil))
+		done <- err
+	}()
+	select {
+	case <-lw.seen:
+	case err := <-done:
+		t.Fatalf("returned %v before the first epoch ended", err)
+	case <-time.After(60 * time.Second):
+		t.Fatal("no epoch ended within 60 s")
+	}
+	mu.Lock()
+	_ = victim.cmd.Process.Kill()
+	mu.Unlock()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "data-parallel worker 1") {
+			t.Fatalf("run with a killed worker returned %v, want an error naming worker 1", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the run did not notice its dead worker within 10 s")
+	}
+}

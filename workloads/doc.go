@@ -8,4 +8,10 @@
 // a fixed order of operations, so one binary and one seed always produce the
 // same accuracy sequence, which lets the verifier compare accuracies with a
 // tolerance of zero.
+//
+// The Level 3 workload "digits-mlp-dp" trains the same model data-parallel
+// across worker processes: this binary re-executed, reached through
+// ServeWorkerIfAsked, which main and the TestMain of packages that run it
+// call first. Gradients are summed in rank order, so a seed and a worker
+// count stay deterministic too.
 package workloads

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+
+	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/verifier"
+)
+
+// TestEndToEndOperatorAndInference takes each Level 0 and Level 1 benchmark
+// of the catalogue through the competitor's pipeline (init, run, check,
+// submit), the portal's re-run and verdict, and onto its leaderboard; an
+// operator log whose error was edited ends as a discrepancy naming the run,
+// and one that lost a shape's result is refused at upload naming the log.
+func TestEndToEndOperatorAndInference(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: runs and re-runs 20 operator and inference runs")
+	}
+	p := startPortal(t, 2)
+	work := t.TempDir()
+	ctx := context.Background()
+	benchmarks := []struct {
+		id, metric string
+		dir        d5list.Direction
+	}{
+		{"l0-gemm-cpu", d5list.MetricOpTime, d5list.LowerIsBetter},
+		{"l0-conv2d-cpu", d5list.MetricOpTime, d5list.LowerIsBetter},
+		{"l1-mlp-inference-cpu", d5list.MetricThroughput, d5list.HigherIsBetter},
+	}
+	folders := map[string]string{}
+	for _, b := range benchmarks {
+		dir := filepath.Join(work, b.id)
+		folders[b.id] = dir
+		if err := run(ctx, []string{"init", b.id, dir, "--submitter", "Alice Lab"}, io.Discard, io.Discard); err != nil {
+			t.Fatalf("init %s: %v", b.id, err)
+		}
+		if err := run(ctx, []string{"run", dir}, io.Discard, io.Discard); err != nil {
+			t.Fatalf("run %s: %v", b.id, err)
+		}
+		var out, errOut bytes.Buffer
+		if err := run(ctx, []string{"check", dir}, &out, &errOut); err != nil {
+			t.Fatalf("check %s: %v\n%s%s", b.id, err, out.String(), errOut.String())
+		}
+		if !strings.Contains(out.String(), "score ("+b.metric+", olympic mean") {
+			t.Fatalf("check %s printed %q, want the %s score", b.id, out.String(), b.metric)
+		}
+	}
+
+	// The claimed relative error of run 2 doubled: still within the
+	// tolerance, so the upload passes, but the re-run with the same seed
+	// computes the original value.
+	edited := filepath.Join(work, "gemm-edited")
+	copyDir(t, folders["l0-gemm-cpu"], edited)
+	path := filepath.Join(edited, "results", "result_2.txt")
+	lines, evs := mllogLines(t, path)
+	n := 0
+	for _, ev := range evs {
+		if ev != nil && ev["key"] == d5list.MetricOpRelL2Error {
+			ev["value"] = ev["value"].(float64) * 2
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatalf("%s logs no %s", path, d5list.MetricOpRelL2Error)
+	}
+	writeMLLOG(t, path, lines, evs)
+
+	// A copy whose run 3 lost one shape's max error is refused outright.
+	broken := filepath.Join(work, "conv2d-broken")
+	copyDir(t, folders["l0-conv2d-cpu"], broken)
+	path = filepath.Join(broken, "results", "result_3.txt")
+	lines, evs = mllogLines(t, path)
+	for i, ev := range evs {
+		if ev != nil && ev["key"] == d5list.MetricOpMaxError {
+			lines[i], evs[i] = "", nil
+			break
+		}
+	}
+	writeMLLOG(t, path, lines, evs)
+	code, _, refusal := p.postBundle(t, broken)
+	if code != http.StatusBadRequest || !hasReason(refusal.Error.Reasons, verifier.CodeOpShape, "results/result_3.txt", 3) {
+		t.Fatalf("broken operator log: %d %+v, want 400 with an %s reason naming results/result_3.txt", code, refusal, verifier.CodeOpShape)
+	}
+
+	ids := map[string]int64{}
+	for _, b := range benchmarks {
+		ids[b.id] = p.submitFolder(t, folders[b.id])
+	}
+	editedID := p.submitFolder(t, edited)
+
+	for _, b := range benchmarks {
+		got := p.waitFinal(t, ids[b.id])
+		if got.Status != d5list.StatusVerified {
+			t.Fatalf("%s: honest submission ended %s with reasons %+v", b.id, got.Status, got.Reasons)
+		}
+		if got.Measured == nil || len(got.Measured.Runs) != 5 || !got.Measured.Score.Valid || got.Measured.Score.Metric != b.metric {
+			t.Fatalf("%s: measured %+v", b.id, got.Measured)
+		}
+		var board d5list.Leaderboard
+		if code := p.getJSON(t, "/api/v1/leaderboards/"+b.id, &board); code != 200 {
+			t.Fatalf("%s leaderboard: %d", b.id, code)
+		}
+		if len(board.Entries) != 1 || board.Entries[0].SubmissionID != ids[b.id] || board.Entries[0].Rank != 1 ||
+			board.Entries[0].Metric != b.metric || !(board.Entries[0].Value > 0) || board.Benchmark.Ranking.Direction != b.dir {
+			t.Fatalf("%s leaderboard %+v, want submission %d ranked 1 by %s", b.id, board, ids[b.id], b.metric)
+		}
+
+		// The pages show the metrics, and no accuracy chart without curves.
+		for _, page := range []string{"/benchmarks/" + b.id, "/submissions/" + strconv.FormatInt(ids[b.id], 10)} {
+			resp, err := http.Get(p.url + page)
+			if err != nil {
+				t.Fatal(err)
+			}
+			doc, err := goquery.NewDocumentFromReader(resp.Body)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != 200 {
+				t.Fatalf("GET %s: %d %v", page, resp.StatusCode, err)
+			}
+			if doc.Find("#accuracy-chart, #accuracy-top10-chart").Length() != 0 {
+				t.Errorf("%s shows an accuracy chart for runs without curves", page)
+			}
+			if strings.HasPrefix(page, "/submissions/") {
+				cells := doc.Find(`[data-testid="metric-measured"][data-metric="` + b.metric + `"]`)
+				if cells.Length() != 5 || strings.TrimSpace(cells.First().Text()) == "—" {
+					t.Errorf("%s: %d measured %s cells (%q), want 5 with values", page, cells.Length(), b.metric, cells.First().Text())
+				}
+			} else if doc.Find(`[data-testid="leaderboard-row"]`).Length() != 1 {
+				t.Errorf("%s: want one leaderboard row", page)
+			}
+		}
+	}
+
+	bad := p.waitFinal(t, editedID)
+	if bad.Status != d5list.StatusDiscrepancy || !hasReason(bad.Reasons, verifier.CodeMetricMismatch, "", 2) {
+		t.Fatalf("edited operator error: %s with reasons %+v, want a discrepancy naming run 2", bad.Status, bad.Reasons)
+	}
+	var board d5list.Leaderboard
+	p.getJSON(t, "/api/v1/leaderboards/l0-gemm-cpu", &board)
+	if len(board.Entries) != 1 || board.Entries[0].SubmissionID != ids["l0-gemm-cpu"] {
+		t.Fatalf("gemm board %+v lists more than the honest entry", board.Entries)
+	}
+}

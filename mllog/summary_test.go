@@ -1,0 +1,50 @@
+package mllog
+
+import (
+	"strings"
+	"testing"
+
+	d5list "github.com/deep500/d5list"
+)
+
+// TestDeriveOperatorRun folds an operator run's per-shape results into one
+// value each (time summed, errors the worst shape's), ignores values logged
+// outside the run, and judges convergence on the folded error without an
+// evaluation curve.
+func TestDeriveOperatorRun(t *testing.T) {
+	log := strings.Join([]string{
+		`:::MLLOG {"time_ms":1000,"event_type":"POINT_IN_TIME","key":"seed","value":7,"metadata":{}}`,
+		`:::MLLOG {"time_ms":1000,"event_type":"POINT_IN_TIME","key":"op_time_ms","value":100,"metadata":{"shape":"early"}}`,
+		`:::MLLOG {"time_ms":1010,"event_type":"INTERVAL_START","key":"run_start","value":null,"metadata":{}}`,
+		`:::MLLOG {"time_ms":1100,"event_type":"POINT_IN_TIME","key":"op_time_ms","value":14.5,"metadata":{"shape":"a"}}`,
+		`:::MLLOG {"time_ms":1100,"event_type":"POINT_IN_TIME","key":"op_rel_l2_error","value":1.5e-15,"metadata":{"shape":"a"}}`,
+		`:::MLLOG {"time_ms":1100,"event_type":"POINT_IN_TIME","key":"op_max_error","value":1e-13,"metadata":{"shape":"a"}}`,
+		`:::MLLOG {"time_ms":1200,"event_type":"POINT_IN_TIME","key":"op_time_ms","value":8.25,"metadata":{"shape":"b"}}`,
+		`:::MLLOG {"time_ms":1200,"event_type":"POINT_IN_TIME","key":"op_rel_l2_error","value":3e-15,"metadata":{"shape":"b"}}`,
+		`:::MLLOG {"time_ms":1200,"event_type":"POINT_IN_TIME","key":"op_max_error","value":2e-14,"metadata":{"shape":"b"}}`,
+		`:::MLLOG {"time_ms":1210,"event_type":"INTERVAL_END","key":"run_stop","value":null,"metadata":{"status":"success"}}`,
+	}, "\n")
+	events, err := Parse(strings.NewReader(log), "r.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := d5list.QualityTarget{Metric: d5list.MetricOpRelL2Error, Target: 1e-12, Mode: "final", Direction: d5list.LowerIsBetter}
+	m, reasons := Derive(events, q, "r.txt", 0)
+	if len(reasons) != 0 {
+		t.Fatalf("reasons %v", reasons)
+	}
+	want := map[string]float64{d5list.MetricOpTime: 22.75, d5list.MetricOpRelL2Error: 3e-15, d5list.MetricOpMaxError: 1e-13}
+	for k, v := range want {
+		if m.Extra[k] != v {
+			t.Errorf("%s = %v, want %v (extra %v)", k, m.Extra[k], v, m.Extra)
+		}
+	}
+	if !m.Converged || len(m.Evals) != 0 || m.TimeToTrain != 0.2 {
+		t.Errorf("converged %v, %d evals, time %v; want converged, no curve, 0.2 s", m.Converged, len(m.Evals), m.TimeToTrain)
+	}
+
+	q.Target = 2e-15 // shape b's error is above it
+	if m, _ := Derive(events, q, "r.txt", 0); m.Converged {
+		t.Error("a run whose worst shape misses the tolerance converged")
+	}
+}

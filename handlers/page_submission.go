@@ -49,12 +49,13 @@ func (h *Handler) submissionLive(r *http.Request, sub *d5list.Submission) (templ
 		}
 	}
 	ps := h.progress()
-	if ps == nil || !mayReadLog(sessionUser(r), sub) {
+	user, _ := h.viewer(r) // a bad token just sees the public page
+	if ps == nil || !mayReadLog(user, sub) {
 		return live, nil
 	}
 	var err error
 	live.LogVisible, live.ShowTimeline = true, true
-	if live.Log, err = ps.SubmissionLog(ctx, sub.ID, 0, logTailLines); err != nil {
+	if live.Log, err = ps.SubmissionLog(ctx, sub.ID, -1, logTailLines); err != nil {
 		return live, err
 	}
 	if live.Timeline, err = ps.Timeline(ctx, sub.ID); err != nil {

@@ -192,19 +192,25 @@ func (h *Handler) SubmissionEvents(w http.ResponseWriter, r *http.Request) {
 			}
 			first, last, wrote = false, st, true
 		}
-		if logVisible {
-			// After the state: once it is final, every line is in.
+		// The lines are read after the state: once it is final, every
+		// line is in. A reader behind gets them all, batch after batch.
+		for logVisible {
 			lines, err := ps.SubmissionLog(ctx, id, after, logTailLines)
 			if err != nil {
 				return
 			}
-			if len(lines) > 0 {
-				after = lines[len(lines)-1].Seq
-				if writeEvent(w, "log", strconv.FormatInt(after, 10), lines) != nil {
-					return
-				}
-				wrote = true
+			if len(lines) == 0 {
+				break
 			}
+			after = lines[len(lines)-1].Seq
+			if writeEvent(w, "log", strconv.FormatInt(after, 10), lines) != nil {
+				return
+			}
+			wrote = true
+			if len(lines) < logTailLines {
+				break
+			}
+			extend()
 		}
 		if st.Final {
 			_ = writeEvent(w, "end", "", st)

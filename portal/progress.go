@@ -86,9 +86,10 @@ func (s *Service) RunnerProgress(ctx context.Context, tokenName string, jobID in
 	return s.Progress(ctx, jobID, secret, lines)
 }
 
-// SubmissionLog returns up to limit of the latest progress lines of a
-// submission after seq after. Who may read them is the caller's decision:
-// a competitor's output may be private.
+// SubmissionLog returns up to limit progress lines of a submission, oldest
+// first: those after seq after, or the latest ones when after is negative.
+// Who may read them is the caller's decision: a competitor's output may be
+// private.
 func (s *Service) SubmissionLog(ctx context.Context, submissionID, after int64, limit int) ([]d5list.LogLine, error) {
 	ps, err := s.progressStore()
 	if err != nil {

@@ -50,13 +50,19 @@ func (db *DB) AppendJobLog(ctx context.Context, jobID int64, secret string, line
 	return wrap(err, "storing the progress of job %d", jobID)
 }
 
-// JobLog returns the latest limit progress lines of a submission's jobs
-// whose seq is above after, oldest first.
+// JobLog returns up to limit progress lines of a submission's jobs, oldest
+// first: those whose seq is above after, or the latest ones when after is
+// negative (a page's tail).
 func (db *DB) JobLog(ctx context.Context, submissionID, after int64, limit int) ([]d5list.LogLine, error) {
 	lines := []d5list.LogLine{}
+	query := `SELECT id, job_id, attempt, run, stream, text, created_at FROM job_log
+		WHERE submission_id = ? AND id > ? ORDER BY id LIMIT ?`
+	if after < 0 {
+		query = `SELECT id, job_id, attempt, run, stream, text, created_at FROM job_log
+		WHERE submission_id = ? AND id > ? ORDER BY id DESC LIMIT ?`
+	}
 	err := db.readTx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT id, job_id, attempt, run, stream, text, created_at FROM job_log
-			WHERE submission_id = ? AND id > ? ORDER BY id DESC LIMIT ?`, submissionID, after, limit)
+		rows, err := tx.QueryContext(ctx, query, submissionID, after, limit)
 		if err != nil {
 			return err
 		}
@@ -75,7 +81,9 @@ func (db *DB) JobLog(ctx context.Context, submissionID, after int64, limit int) 
 	if err != nil {
 		return nil, fmt.Errorf("store: reading the progress of submission %d: %w", submissionID, err)
 	}
-	slices.Reverse(lines)
+	if after < 0 {
+		slices.Reverse(lines)
+	}
 	return lines, nil
 }
 

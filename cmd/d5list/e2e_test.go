@@ -168,6 +168,26 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("honest submission lacks claimed or measured runs: %+v", got)
 	}
 
+	// The in-process runner streamed the re-run's MLLOG as live progress;
+	// the submitter reads it back from the event stream.
+	_, events := openEvents(t, fmt.Sprintf("%s/submissions/%d/events", p.url, honestID), p.token, "")
+	streamed := 0
+	lastRun := -1
+	for _, ev := range readAll(t, events, 10*time.Second) {
+		var lines []d5list.LogLine
+		if ev.name == "log" && json.Unmarshal([]byte(ev.data), &lines) == nil {
+			for _, l := range lines {
+				if l.Stream == d5list.StreamMLLOG && strings.HasPrefix(l.Text, ":::MLLOG") {
+					streamed++
+					lastRun = l.Run
+				}
+			}
+		}
+	}
+	if streamed == 0 || streamed > 2000 || lastRun != 4 {
+		t.Errorf("the event stream gave %d MLLOG lines ending with run %d; want up to 2000, the last from run 4", streamed, lastRun)
+	}
+
 	bad := p.waitFinal(t, tamperedID)
 	if bad.Status != d5list.StatusDiscrepancy {
 		t.Fatalf("tampered submission ended %s with reasons %+v", bad.Status, bad.Reasons)

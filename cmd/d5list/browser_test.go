@@ -209,11 +209,22 @@ func TestBrowser(t *testing.T) {
 
 	// 3. The verdict arrives without a reload: a mark left on the window
 	// survives only if the page was never loaded again.
+	// While it runs, the re-run's log tail grows in place (the event
+	// stream): lines are counted whenever the page changes before the
+	// verdict.
 	var mark string
 	var status string
+	var liveLines int
 	b.step("verdict",
-		chromedp.Evaluate(`window.d5mark = 'same page'`, nil),
+		chromedp.Evaluate(`window.d5mark = 'same page'; window.d5live = 0;
+			new MutationObserver(function(){
+				var s = document.querySelector('[data-testid="submission"]');
+				if (s && !/verified|discrepancy|rejected|failed|needs_review/.test(s.getAttribute('data-status'))) {
+					window.d5live = Math.max(window.d5live, document.querySelectorAll('[data-testid="log-tail"] [data-testid="log-line"]').length);
+				}
+			}).observe(document.body, {childList: true, subtree: true, attributes: true});`, nil),
 		chromedp.WaitVisible(`[data-testid="status-badge"].status-verified`, chromedp.ByQuery),
+		chromedp.Evaluate(`window.d5live`, &liveLines),
 		chromedp.Evaluate(`window.d5mark || 'reloaded'`, &mark),
 		chromedp.Text(`[data-testid="status-badge"]`, &status, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="score-measured"]`, chromedp.ByQuery),
@@ -221,6 +232,10 @@ func TestBrowser(t *testing.T) {
 	if mark != "same page" {
 		t.Fatalf("the submission page reloaded (%q) instead of updating in place", mark)
 	}
+	if liveLines == 0 {
+		t.Errorf("no log line appeared on the submission page before the verdict")
+	}
+	t.Logf("%d log lines shown live before the verdict", liveLines)
 	if !strings.EqualFold(strings.TrimSpace(status), "verified") {
 		t.Fatalf("status badge %q, want verified", status)
 	}

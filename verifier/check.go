@@ -517,7 +517,11 @@ func (c *checker) unconverged(runs []d5list.RunMetrics) {
 		line = c.logs_[where[1]].lastLine
 	}
 	idx := second.Index
-	c.addf(CodeTooManyUnconverged, second.File, line, &idx, "%d runs did not reach %s %v (%s); at most one may fail", len(bad), c.bench.Quality.Metric, c.bench.Quality.Target, strings.Join(names, ", "))
+	what := fmt.Sprintf("did not reach %s %v", c.bench.Quality.Metric, c.bench.Quality.Target)
+	if c.bench.Quality.Metric == "" && c.bench.Quality.Target == 0 {
+		what = "did not end with run_stop status success"
+	}
+	c.addf(CodeTooManyUnconverged, second.File, line, &idx, "%d runs %s (%s); at most one may fail", len(bad), what, strings.Join(names, ", "))
 }
 
 // DeriveClaim is the value a manifest claim named metric is compared with:

@@ -341,8 +341,18 @@ func (c *comparison) compareTarget(cr, mr *d5list.RunMetrics, mev map[evalKey]d5
 	target := fmt.Sprintf("%s %s", c.metricWords(), cmpNum(q.Target))
 	if c.tol == 0 {
 		if cr.Converged != mr.Converged {
+			words := func(ok bool) string { return cmpConvergedWords(ok, target) }
+			if q.Metric == "" && q.Target == 0 {
+				// No quality target (inference): a run counts when it ends.
+				words = func(ok bool) string {
+					if ok {
+						return "ended with run_stop status success"
+					}
+					return "did not end with run_stop status success"
+				}
+			}
 			c.discrepancy(d5list.Reason{Code: CodeConvergenceMismatch, Run: cmpIntPtr(idx), File: cr.File,
-				Message: fmt.Sprintf("run %d: the log claims the run %s but the re-run %s", idx, cmpConvergedWords(cr.Converged, target), cmpConvergedWords(mr.Converged, target))})
+				Message: fmt.Sprintf("run %d: the log claims the run %s but the re-run %s", idx, words(cr.Converged), words(mr.Converged))})
 		}
 		if math.Abs(cr.EpochsToTarget-mr.EpochsToTarget) > floatEps {
 			c.discrepancy(d5list.Reason{Code: CodeEpochsToTarget, Run: cmpIntPtr(idx), File: cr.File,

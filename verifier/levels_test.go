@@ -155,6 +155,12 @@ func TestCheckOperatorAndInferenceLogs(t *testing.T) {
 				1: func(s string) string { return strings.Replace(s, "1.5e-15", "0.001", 1) },
 			},
 			want: []string{CodeTooManyUnconverged}},
+		{name: "inference: two runs aborted", bench: inferenceBench(),
+			mutate: map[int]func(string) string{
+				0: func(s string) string { return strings.Replace(s, `"status":"success"`, `"status":"aborted"`, 1) },
+				2: func(s string) string { return strings.Replace(s, `"status":"success"`, `"status":"aborted"`, 1) },
+			},
+			want: []string{CodeTooManyUnconverged}},
 		{name: "inference: throughput logged after run_stop", bench: inferenceBench(),
 			mutate: map[int]func(string) string{2: func(s string) string {
 				lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
@@ -268,6 +274,9 @@ func TestCompareOperatorAndInference(t *testing.T) {
 		{"operator: times claimed 10x faster", opBench(), all(scale(d5list.MetricOpTime, 0.1)), nil, true, d5list.StatusDiscrepancy, CodeTimingMismatch, -1},
 		{"inference: honest", inferenceBench(), nil, nil, true, d5list.StatusVerified, "", 0},
 		{"inference: honest re-run at half the rate", inferenceBench(), nil, all(scale(mllog.KeyThroughput, 0.5)), true, d5list.StatusVerified, "", 0},
+		{"inference: a run that did not end claimed as ended", inferenceBench(), nil,
+			map[int]func(string) string{1: func(s string) string { return strings.Replace(s, `"status":"success"`, `"status":"aborted"`, 1) }},
+			true, d5list.StatusDiscrepancy, CodeConvergenceMismatch, 1},
 		{"inference: throughput claimed 10x higher", inferenceBench(), all(scale(mllog.KeyThroughput, 10)), nil, true, d5list.StatusDiscrepancy, CodeTimingMismatch, -1},
 	}
 	for _, tt := range cases {
@@ -292,6 +301,9 @@ func TestCompareOperatorAndInference(t *testing.T) {
 				found = true
 				if tt.run >= 0 && (r.Run == nil || *r.Run != tt.run || !strings.Contains(r.Message, fmt.Sprintf("run %d", tt.run))) {
 					t.Errorf("reason %+v does not name run %d", r, tt.run)
+				}
+				if tt.code == CodeConvergenceMismatch && !strings.Contains(r.Message, "did not end with run_stop status success") {
+					t.Errorf("reason %q does not say the re-run did not end", r.Message)
 				}
 				if tt.code == CodeMetricMismatch && (r.Claimed == nil || r.Measured == nil || *r.Claimed == *r.Measured) {
 					t.Errorf("reason %+v lacks the differing values", r)

@@ -4,9 +4,10 @@
 package leaderboard
 
 import (
+	"cmp"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 
 	d5list "github.com/deep500/d5list"
@@ -53,6 +54,7 @@ type candidate struct {
 	entry     d5list.Entry
 	secondary float64
 	secValid  bool
+	place     int // index among the candidates, the last tie-break
 }
 
 // Rank orders the submissions of bench and numbers them 1..n. The value of
@@ -65,7 +67,7 @@ func Rank(bench *d5list.Benchmark, subs []d5list.Submission, opt Options) []d5li
 	secMetric := bench.Ranking.Secondary
 	secDir := direction(secMetric, bench.Ranking.SecondaryDirection)
 
-	var cands []candidate
+	cands := make([]candidate, 0, len(subs))
 	for i := range subs {
 		s := &subs[i]
 		if s.BenchmarkID != "" && s.BenchmarkID != bench.ID {
@@ -106,29 +108,40 @@ func Rank(bench *d5list.Benchmark, subs []d5list.Submission, opt Options) []d5li
 			sec := d5list.OlympicScore(s.Claimed.Runs, secMetric, secDir)
 			c.secondary, c.secValid = sec.Value, sec.Valid
 		}
+		c.place = len(cands)
 		cands = append(cands, c)
 	}
 
-	sort.SliceStable(cands, func(i, j int) bool {
-		a, b := &cands[i], &cands[j]
+	// Sorting pointers, not the candidates: an Entry is a few hundred
+	// bytes, and moving them was most of the time of ranking a large board.
+	order := make([]*candidate, len(cands))
+	for i := range cands {
+		order[i] = &cands[i]
+	}
+	// The last tie-break, the place in subs, makes the order total: an
+	// unstable sort gives what a stable one would, in n log n comparisons.
+	slices.SortFunc(order, func(a, b *candidate) int {
 		if a.entry.Value != b.entry.Value {
-			return dir.Better(a.entry.Value, b.entry.Value)
+			return before(dir.Better(a.entry.Value, b.entry.Value))
 		}
 		if a.secValid != b.secValid {
-			return a.secValid // a missing secondary loses the tie
+			return before(a.secValid) // a missing secondary loses the tie
 		}
 		if a.secValid && a.secondary != b.secondary {
-			return secDir.Better(a.secondary, b.secondary)
+			return before(secDir.Better(a.secondary, b.secondary))
 		}
 		if !a.entry.CreatedAt.Equal(b.entry.CreatedAt) {
-			return a.entry.CreatedAt.Before(b.entry.CreatedAt)
+			return a.entry.CreatedAt.Compare(b.entry.CreatedAt)
 		}
-		return a.entry.SubmissionID < b.entry.SubmissionID
+		if a.entry.SubmissionID != b.entry.SubmissionID {
+			return cmp.Compare(a.entry.SubmissionID, b.entry.SubmissionID)
+		}
+		return cmp.Compare(a.place, b.place)
 	})
 
 	entries := make([]d5list.Entry, 0, len(cands))
 	seen := map[string]bool{}
-	for _, c := range cands {
+	for _, c := range order {
 		if !opt.AllPerSystem {
 			key := systemKey(c.entry.Submitter, c.entry.SystemName)
 			if seen[key] {
@@ -140,6 +153,15 @@ func Rank(bench *d5list.Benchmark, subs []d5list.Submission, opt Options) []d5li
 		entries = append(entries, c.entry)
 	}
 	return entries
+}
+
+// before is a comparison's answer when a differs from b: -1 when a goes
+// first.
+func before(aFirst bool) int {
+	if aFirst {
+		return -1
+	}
+	return 1
 }
 
 func systemKey(submitter, system string) string {

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"strconv"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -14,13 +16,15 @@ import (
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/handlers"
+	"github.com/deep500/d5list/leaderboard"
 	"github.com/deep500/d5list/portal"
 	"github.com/deep500/d5list/store"
 )
 
-// benchService is a real portal holding n verified submissions, one
-// system each.
-func benchService(b *testing.B, n int) *portal.Service {
+// benchService is a real portal over a real SQLite file holding n
+// synthetic verified submissions (leaderboard.Synthetic, as `d5list admin
+// seed-synthetic` stores them) spread over systems systems.
+func benchService(b *testing.B, n, systems int) *portal.Service {
 	ctx := context.Background()
 	db, err := store.Open(ctx, b.TempDir())
 	if err != nil {
@@ -33,68 +37,80 @@ func benchService(b *testing.B, n int) *portal.Service {
 	if err := db.UpsertBenchmarks(ctx, []d5list.Benchmark{bench}); err != nil {
 		b.Fatal(err)
 	}
-	for i := range n {
-		res := &d5list.Result{}
-		for r := range 5 {
-			res.Runs = append(res.Runs, d5list.RunMetrics{Index: r, Converged: true, TimeToTrain: float64(10 + (i*7+r)%997), FinalAccuracy: 0.97})
-		}
-		s := &d5list.Submission{BenchmarkID: bench.ID, Division: "closed", Availability: "available", Submitter: "synthetic",
-			SystemName: "sys-" + time.Duration(i).String(), Framework: "numpy", Claimed: res}
-		if err := db.CreateSubmission(ctx, s); err != nil {
-			b.Fatal(err)
-		}
-		if err := db.SetSubmissionStatus(ctx, s.ID, d5list.StatusVerified, nil); err != nil {
-			b.Fatal(err)
-		}
+	if err := db.InsertSynthetic(ctx, leaderboard.Synthetic(&bench, n, systems, store.SyntheticSubmitter, 1)); err != nil {
+		b.Fatal(err)
 	}
-	svc := portal.New(db, nil, portal.Config{}, nil)
-	return svc
+	return portal.New(db, nil, portal.Config{}, nil)
 }
 
-func serveOnce(b *testing.B, h http.Handler, path string) int {
+func serveOnce(b *testing.B, h http.Handler, path, encoding string) *httptest.ResponseRecorder {
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
-	if rec.Code != http.StatusOK {
-		b.Fatalf("GET %s: %d", path, rec.Code)
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	if encoding != "" {
+		req.Header.Set("Accept-Encoding", encoding)
 	}
-	return rec.Body.Len()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK || rec.Header().Get("Content-Encoding") != encoding {
+		b.Fatalf("GET %s (%q): %d, Content-Encoding %q", path, encoding, rec.Code, rec.Header().Get("Content-Encoding"))
+	}
+	return rec
 }
 
-// BenchmarkLeaderboardVsStatic serves one board (JSON API, from the ranking
-// cache) and then the same number of bytes as a static file through the
-// same router; the ratio of the two ns/op is in BENCHMARKS.md.
+// BenchmarkLeaderboardVsStatic serves one board of 100,000 synthetic
+// submissions over 1,000 systems (the page, its JSON and its CSV, warm in
+// the board cache) and then the same bytes as a static file through the
+// same router and middleware, plain and gzip-encoded; the ratio of the two
+// ns/op of each pair is in BENCHMARKS.md. D5LIST_BENCH_SUBMISSIONS sets
+// another count.
 func BenchmarkLeaderboardVsStatic(b *testing.B) {
-	svc := benchService(b, 1000)
+	n := 100_000
+	if v, err := strconv.Atoi(os.Getenv("D5LIST_BENCH_SUBMISSIONS")); err == nil && v > 0 {
+		n = v
+	}
+	svc := benchService(b, n, 1000)
 	log := slog.New(slog.DiscardHandler)
 	h := handlers.New(svc, log, handlers.Options{})
 	// build is New's router; its /static/ route serves body instead of
 	// the embedded files: the static-file ceiling on the same middleware.
-	build := func(body []byte) http.Handler {
-		a, err := newAssets(fstest.MapFS{"board.json": {Data: body}}, time.Hour, h.NotFound)
+	build := func(body []byte, name string) http.Handler {
+		a, err := newAssets(fstest.MapFS{name: {Data: body}}, time.Hour, h.NotFound)
 		if err != nil {
 			b.Fatal(err)
 		}
 		r := chi.NewRouter()
-		r.Use(requestID, accessLog(log), recoverer(log, h), securityHeaders, middleware.GetHead)
+		r.Use(requestID, accessLog(log), recoverer(log, h), securityHeaders, middleware.GetHead, h.Session)
 		routes(r, h, a)
 		return r
 	}
-	for _, path := range []string{"/api/v1/leaderboards/l2-bench", "/benchmarks/l2-bench"} {
-		r := build(nil)
-		rec := httptest.NewRecorder()
-		r.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
-		static := build(rec.Body.Bytes())
-		b.Run("board"+path, func(b *testing.B) {
-			b.SetBytes(int64(rec.Body.Len()))
-			for b.Loop() {
-				serveOnce(b, r, path)
+	for _, c := range []struct{ path, file string }{
+		{"/benchmarks/l2-bench", "board.html"},
+		{"/api/v1/leaderboards/l2-bench", "board.json"},
+		{"/api/v1/leaderboards/l2-bench.csv", "board.csv"},
+	} {
+		r := build(nil, "unused.txt")
+		body := serveOnce(b, r, c.path, "").Body.Bytes() // also warms the caches
+		static := build(body, c.file)
+		for _, enc := range []string{"", "gzip"} {
+			name := "plain"
+			if enc != "" {
+				name = enc
 			}
-		})
-		b.Run("static"+path, func(b *testing.B) {
-			b.SetBytes(int64(rec.Body.Len()))
-			for b.Loop() {
-				serveOnce(b, static, "/static/board.json")
+			size := int64(serveOnce(b, static, "/static/"+c.file, enc).Body.Len())
+			if got := int64(serveOnce(b, r, c.path, enc).Body.Len()); got != size {
+				b.Fatalf("%s %s: the board sends %d bytes, the static file %d", c.path, name, got, size)
 			}
-		})
+			b.Run("board"+c.path+"/"+name, func(b *testing.B) {
+				b.SetBytes(size)
+				for b.Loop() {
+					serveOnce(b, r, c.path, enc)
+				}
+			})
+			b.Run("static"+c.path+"/"+name, func(b *testing.B) {
+				b.SetBytes(size)
+				for b.Loop() {
+					serveOnce(b, static, "/static/"+c.file, enc)
+				}
+			})
+		}
 	}
 }

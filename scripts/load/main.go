@@ -12,6 +12,23 @@
 // -duration; reports requests, status classes and p50/p99 per kind. A 429
 // is the per-user upload rate limit doing its job, counted apart from 5xx.
 //
+// board: a board of -submissions synthetic submissions (admin
+// seed-synthetic) served by the real server against the same bytes from a
+// static-file server, plain and gzip; see board.go.
+//
+//	go run ./scripts/load -mode board -bin ./d5list [-data DIR]
+//
+// dispatch: -runners simulated runners long-polling for jobs, against
+// one runner in the same run; queued-to-leased latency and the server's
+// CPU; see dispatch.go.
+//
+//	go run ./scripts/load -mode dispatch -bin ./d5list -bundle honest.tar.gz
+//
+// overhead: the honest bundle re-run by a real runner process against the
+// same workload run directly; see overhead.go.
+//
+//	go run ./scripts/load -mode overhead -bin ./d5list -bundle honest.tar.gz
+//
 // Everything is bounded in count and time and stays on 127.0.0.1.
 package main
 
@@ -44,7 +61,33 @@ func main() {
 	duration := flag.Duration("duration", 60*time.Second, "load mode: how long")
 	readers := flag.Int("readers", 200, "load mode: concurrent readers")
 	uploaders := flag.Int("uploaders", 20, "load mode: concurrent uploaders")
+	data := flag.String("data", "", "board mode: a data folder from `d5list admin seed-synthetic` (default: seed one in the work folder)")
+	benchmark := flag.String("benchmark", "l2-digits-mlp-cpu", "board mode: the board to ask for")
+	submissions := flag.Int("submissions", 100_000, "board mode: synthetic submissions to seed when -data is not given")
+	concurrency := flag.Int("concurrency", 8, "board mode: concurrent clients")
+	rounds := flag.Int("rounds", 3, "board mode: rounds of board then static")
+	each := flag.Duration("each", 5*time.Second, "board mode: how long each round asks one server")
+	runners := flag.Int("runners", 500, "dispatch mode: simulated runners long-polling")
+	jobs := flag.Int("jobs", 200, "dispatch mode: jobs queued per phase")
+	interval := flag.Duration("interval", 50*time.Millisecond, "dispatch mode: pause after queueing each job")
+	idle := flag.Duration("idle", 10*time.Second, "dispatch mode: how long the server's CPU is measured with every runner waiting and nothing queued")
+	reps := flag.Int("reps", 5, "overhead mode: pairs of runs through the runner and direct")
+	dir := flag.String("dir", "", "static mode (started by board mode): folder to serve")
+	addr := flag.String("addr", "", "static mode: listen address")
 	flag.Parse()
+	switch *mode {
+	case "static":
+		staticServe(*dir, *addr)
+		return
+	case "board":
+		work, err := os.MkdirTemp("", "d5list-load-")
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer os.RemoveAll(work)
+		boardBench(*bin, work, *data, *benchmark, *submissions, *concurrency, *rounds, *each)
+		return
+	}
 	if *bundlePath == "" {
 		log.Fatal("-bundle is required")
 	}
@@ -62,8 +105,12 @@ func main() {
 		uploadBench(*bin, work, small, *size)
 	case "load":
 		loadBench(*bin, work, small, *duration, *readers, *uploaders)
+	case "dispatch":
+		dispatchBench(*bin, work, small, *runners, *jobs, *interval, *idle)
+	case "overhead":
+		overheadBench(*bin, work, small, *reps)
 	default:
-		log.Fatalf("-mode %q: want upload or load", *mode)
+		log.Fatalf("-mode %q: want upload, load, board, dispatch or overhead", *mode)
 	}
 }
 

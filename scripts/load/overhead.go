@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/catalog"
+	"github.com/deep500/d5list/workloads"
+)
+
+// overheadBench measures the runner's overhead (issue 8): the honest
+// bundle is uploaded to the real server and re-run by a real `d5list
+// runner --executor builtin` process over the HTTP protocol; its wall time
+// is the server's own record, from the job queued (the submission's
+// created_at) to the verdict stored (its updated_at). The same workload
+// with the same recipe and seeds is then run directly through the
+// workloads package in this process, as the builtin executor calls it.
+// The two alternate -reps times; each pair gives an overhead.
+func overheadBench(bin, work string, small []byte, reps int) {
+	s := startServer(bin, filepath.Join(work, "data"))
+	defer s.stop()
+	out, err := exec.Command(bin, "admin", "runner-token", "--data", s.data, "--name", "overhead").Output()
+	if err != nil {
+		log.Fatalf("admin runner-token: %v", err)
+	}
+	runner := exec.Command(bin, "runner", "--server", s.url, "--token", strings.TrimSpace(string(out)),
+		"--executor", "builtin", "--concurrency", "1", "--id", "overhead")
+	runner.Stderr = io.Discard
+	if err := runner.Start(); err != nil {
+		log.Fatal(err)
+	}
+	defer func() { runner.Process.Kill(); runner.Wait() }()
+	tok := s.token(bin, "overhead")
+	benches, err := catalog.Benchmarks()
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("runner overhead: %d pairs, through the runner then directly\n", reps)
+	fmt.Printf("%4s %12s %12s %10s\n", "pair", "runner", "direct", "overhead")
+	var overheads []float64
+	var through, direct []time.Duration
+	for i := range reps {
+		sub := rerunThroughRunner(s, tok, small)
+		var bench *d5list.Benchmark
+		for j := range benches {
+			if benches[j].ID == sub.BenchmarkID {
+				bench = &benches[j]
+			}
+		}
+		if bench == nil || sub.Recipe == nil {
+			log.Fatalf("submission %d: benchmark %q or recipe missing", sub.ID, sub.BenchmarkID)
+		}
+		t := sub.UpdatedAt.Sub(sub.CreatedAt)
+		d := runDirectly(bench, sub.Recipe, sub.Seeds())
+		oh := (t.Seconds() - d.Seconds()) / d.Seconds()
+		through, direct, overheads = append(through, t), append(direct, d), append(overheads, oh)
+		fmt.Printf("%4d %12s %12s %9.2f%%\n", i+1, t.Round(time.Millisecond), d.Round(time.Millisecond), 100*oh)
+	}
+	sort.Float64s(overheads)
+	fmt.Printf("median: runner %s, direct %s; overhead median %.2f%%, min %.2f%%, max %.2f%%\n",
+		medianDur(through).Round(time.Millisecond), medianDur(direct).Round(time.Millisecond),
+		100*median(overheads), 100*overheads[0], 100*overheads[len(overheads)-1])
+}
+
+// rerunThroughRunner uploads the bundle and waits for its verdict.
+func rerunThroughRunner(s *server, tok string, small []byte) *d5list.Submission {
+	req, _ := http.NewRequest(http.MethodPost, s.url+"/api/v1/submissions", bytes.NewReader(small))
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Content-Type", "application/gzip")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var sub d5list.Submission
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated || json.Unmarshal(b, &sub) != nil {
+		log.Fatalf("upload: %d %s", resp.StatusCode, b)
+	}
+	// Polled slowly: the times compared are the server's own records.
+	for deadline := time.Now().Add(10 * time.Minute); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+		b, code := get(http.DefaultClient, s.url+"/api/v1/submissions/"+strconv.FormatInt(sub.ID, 10), "")
+		var now d5list.Submission
+		if code != 200 || json.Unmarshal(b, &now) != nil {
+			log.Fatalf("submission %d: %d %s", sub.ID, code, b)
+		}
+		switch now.Status {
+		case d5list.StatusVerified:
+			return &now
+		case d5list.StatusQueued, d5list.StatusRunning, d5list.StatusChecking:
+		default:
+			log.Fatalf("submission %d ended %s: %+v", sub.ID, now.Status, now.Reasons)
+		}
+	}
+	log.Fatalf("submission %d: no verdict in 10 minutes", sub.ID)
+	return nil
+}
+
+// runDirectly is what runner.Builtin does for a job, without the runner:
+// each seed's run of the workload into a buffer, in order.
+func runDirectly(bench *d5list.Benchmark, recipe *d5list.Recipe, seeds []int64) time.Duration {
+	work, ok := workloads.Lookup(bench.Workload)
+	if !ok {
+		log.Fatalf("no workload %q", bench.Workload)
+	}
+	start := time.Now()
+	for _, seed := range seeds {
+		var buf bytes.Buffer
+		if err := work(context.Background(), bench, recipe, seed, &buf); err != nil {
+			log.Fatal(err)
+		}
+	}
+	return time.Since(start)
+}
+
+func medianDur(v []time.Duration) time.Duration {
+	f := make([]float64, len(v))
+	for i, d := range v {
+		f[i] = float64(d)
+	}
+	return time.Duration(median(f))
+}

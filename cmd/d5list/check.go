@@ -109,9 +109,20 @@ func printResult(w io.Writer, res *d5list.Result) {
 			fmt.Fprintln(w)
 		}
 	} else {
-		fmt.Fprintf(w, "%-4s %-12s %-9s %12s %10s %10s\n", "run", "seed", "status", "time (s)", "epochs", "final acc")
+		// Training runs that log more (Level 3: scaling efficiency, bytes
+		// communicated) show it after the curve's summary.
+		extra := extraColumns(res)
+		fmt.Fprintf(w, "%-4s %-12s %-9s %12s %10s %10s", "run", "seed", "status", "time (s)", "epochs", "final acc")
+		for _, c := range extra {
+			fmt.Fprintf(w, " %19s", c)
+		}
+		fmt.Fprintln(w)
 		for _, r := range res.Runs {
-			fmt.Fprintf(w, "%-4d %-12d %-9s %12.3f %10.0f %10.4f\n", r.Index, r.Seed, r.Status, r.TimeToTrain, r.EpochsToTarget, r.FinalAccuracy)
+			fmt.Fprintf(w, "%-4d %-12d %-9s %12.3f %10.0f %10.4f", r.Index, r.Seed, r.Status, r.TimeToTrain, r.EpochsToTarget, r.FinalAccuracy)
+			for _, c := range extra {
+				fmt.Fprintf(w, " %19.6g", r.Extra[c])
+			}
+			fmt.Fprintln(w)
 		}
 	}
 	s := res.Score
@@ -164,6 +175,22 @@ func nonNil(r []d5list.Reason) []d5list.Reason {
 // runMetricColumns are the per-run metrics of a result without evaluation
 // curves (throughput and the Extra values), sorted; none for a training
 // result.
+// extraColumns lists the Extra metrics of any run, sorted.
+func extraColumns(res *d5list.Result) []string {
+	set := map[string]bool{}
+	for _, r := range res.Runs {
+		for k := range r.Extra {
+			set[k] = true
+		}
+	}
+	cols := make([]string, 0, len(set))
+	for k := range set {
+		cols = append(cols, k)
+	}
+	sort.Strings(cols)
+	return cols
+}
+
 func runMetricColumns(res *d5list.Result) []string {
 	set := map[string]bool{}
 	for _, r := range res.Runs {

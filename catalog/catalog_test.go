@@ -28,7 +28,7 @@ func TestEmbeddedCatalogueIsValid(t *testing.T) {
 	for _, b := range bs {
 		levels[b.Level] = true
 	}
-	for _, level := range []int{0, 1, 2} {
+	for _, level := range []int{0, 1, 2, 3} {
 		if !levels[level] {
 			t.Errorf("no level %d benchmark in the catalogue", level)
 		}
@@ -89,5 +89,25 @@ func TestParseRejectsBadEntries(t *testing.T) {
 				t.Fatalf("error %v, want one naming b.yaml and containing %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// The Level 3 entry: the worker count is part of the closed division, and a
+// workload that exists re-runs it.
+func TestDataParallelEntry(t *testing.T) {
+	bs, err := Benchmarks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Lookup(bs, "l3-digits-mlp-dp-cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Level != 3 || b.Category != "distributed-training" || b.Workload != "digits-mlp-dp" || b.Runs != 5 ||
+		b.Ranking.Metric != d5list.MetricTimeToTrain || b.Ranking.Direction != d5list.LowerIsBetter || b.Verify.AccuracyTolerance != 0 {
+		t.Fatalf("l3-digits-mlp-dp-cpu defined as %+v", b)
+	}
+	if w, ok := b.Division.Fixed["workers"].(int64); !ok || w < 1 {
+		t.Fatalf("fixed.workers is %v (%T), want a positive int64", b.Division.Fixed["workers"], b.Division.Fixed["workers"])
 	}
 }

@@ -55,7 +55,6 @@
 
     function appendLines(lines) {
       if (!logTail || !lines || !lines.length) { return; }
-      var atBottom = logTail.scrollTop + logTail.clientHeight >= logTail.scrollHeight - 4;
       var last = Number(logTail.getAttribute('data-last-seq') || '0');
       lines.forEach(function (l) {
         if (l.seq <= last) { return; }
@@ -71,7 +70,6 @@
       while (logTail.childNodes.length > MAX_LOG_LINES) {
         logTail.removeChild(logTail.firstChild);
       }
-      if (atBottom) { logTail.scrollTop = logTail.scrollHeight; }
     }
 
     // swapMain replaces the page's main part with the server's rendering

@@ -1,12 +1,17 @@
 package workloads
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math"
+	"os"
+	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -303,5 +308,86 @@ func TestDataParallelWorkerDeathFailsTheRun(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the run did not notice its dead worker within 10 s")
+	}
+}
+
+// coordinatorEnv makes the test binary a coordinator that prints its
+// workers' pids and trains until it is killed.
+const coordinatorEnv = "D5LIST_TEST_DP_COORDINATOR"
+
+func runTestCoordinator() {
+	workersStarted = func(ws []*worker) {
+		line := "pids"
+		for _, w := range ws {
+			line += " " + strconv.Itoa(w.cmd.Process.Pid)
+		}
+		fmt.Println(line)
+	}
+	_, err := trainDataParallel(context.Background(), dpConfig(2, 8, 1000000, 1.1), smallDigits, 1, mllog.NewWriter(io.Discard, nil))
+	fmt.Fprintln(os.Stderr, "coordinator ended:", err)
+	os.Exit(1)
+}
+
+// gone reports whether pid has exited: no such process, or a zombie that
+// its new parent has not reaped yet.
+func gone(pid int) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	// The state follows the parenthesised command name.
+	s := string(stat)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
+}
+
+// Workers die with a coordinator killed by SIGKILL, which runs no cleanup:
+// their pipes end, and that alone stops them.
+func TestDataParallelWorkersDieWithKilledCoordinator(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("needs /proc to watch the workers")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), coordinatorEnv+"=1")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("coordinator printed %q (%v); stderr: %s", line, err, stderr.String())
+	}
+	var pids []int
+	for _, f := range strings.Fields(strings.TrimPrefix(line, "pids")) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatalf("bad pid line %q", line)
+		}
+		pids = append(pids, pid)
+	}
+	if len(pids) != 2 {
+		t.Fatalf("pid line %q, want 2 workers", line)
+	}
+	time.Sleep(200 * time.Millisecond) // into training, workers mid-exchange
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	deadline := time.Now().Add(5 * time.Second)
+	for _, pid := range pids {
+		for !gone(pid) {
+			if time.Now().After(deadline) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				t.Fatalf("worker %d still runs 5 s after its coordinator was killed", pid)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
 }

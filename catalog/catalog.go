@@ -4,6 +4,7 @@ package catalog
 import (
 	"bytes"
 	_ "embed"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -62,6 +63,13 @@ func Validate(b *d5list.Benchmark) error {
 	}
 	if m := b.Quality.Mode; m != "" && m != "first" && m != "final" {
 		return d5list.Errorf(d5list.EINVALID, "quality.mode: must be first or final, got %q", m)
+	}
+	for field, names := range map[string][]string{"verify.reproduce": b.Verify.Reproduce, "verify.timed": b.Verify.Timed} {
+		for i, n := range names {
+			if strings.TrimSpace(n) == "" {
+				return d5list.Errorf(d5list.EINVALID, "%s[%d]: empty metric name", field, i)
+			}
+		}
 	}
 	for k := range b.Division.Fixed {
 		if _, ok := b.Division.Mutable[k]; ok {

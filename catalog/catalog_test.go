@@ -80,6 +80,7 @@ func TestParseRejectsBadEntries(t *testing.T) {
 		{"bad level", "- id: x\n  level: 7\n  category: c\n  runs: 1\n  ranking: {metric: m}\n", "level: must be 0..3"},
 		{"no runs", "- id: x\n  level: 1\n  category: c\n  ranking: {metric: m}\n", "runs"},
 		{"both fixed and mutable", "- id: x\n  level: 1\n  category: c\n  runs: 1\n  ranking: {metric: m}\n  division: {fixed: {a: 1}, mutable: {a: 2}}\n", "both fixed and mutable"},
+		{"empty timed metric", "- id: x\n  level: 0\n  category: c\n  runs: 1\n  ranking: {metric: m}\n  verify: {timed: [op_time_ms, \"\"]}\n", "verify.timed[1]: empty metric name"},
 		{"duplicate", "- {id: x, level: 1, category: c, runs: 1, ranking: {metric: m}}\n- {id: x, level: 1, category: c, runs: 1, ranking: {metric: m}}\n", "duplicate id"},
 	}
 	for _, tt := range tests {

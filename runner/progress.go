@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -191,38 +192,93 @@ func cutUTF8(s string, n int) string {
 	return s[:n]
 }
 
-// lineWriter passes what a workload writes to w and, line by line, to
-// onLine: the builtin executor's MLLOG as it is written.
+// lineWriter passes what is written to w and, line by line, to onLine:
+// the builtin executor's MLLOG as it is written, a Slurm job's output as
+// it grows. Lines longer than MaxLogLineBytes are cut.
 type lineWriter struct {
 	w      io.Writer
 	run    int
 	stream string
 	onLine LineFunc
 	buf    []byte
+	cut    bool // the current line was cut; skip to its end
 }
 
 func (l *lineWriter) Write(b []byte) (int, error) {
 	n, err := l.w.Write(b)
-	l.buf = append(l.buf, b[:n]...)
-	for {
-		i := bytes.IndexByte(l.buf, '\n')
-		if i < 0 {
-			break
+	for _, c := range b[:n] {
+		if c == '\n' {
+			if !l.cut {
+				l.onLine(l.run, l.stream, string(bytes.TrimSuffix(l.buf, []byte("\r"))))
+			}
+			l.buf, l.cut = l.buf[:0], false
+			continue
 		}
-		l.onLine(l.run, l.stream, string(bytes.TrimSuffix(l.buf[:i], []byte("\r"))))
-		l.buf = l.buf[i+1:]
-	}
-	if len(l.buf) > d5list.MaxLogLineBytes {
-		l.onLine(l.run, l.stream, string(l.buf))
-		l.buf = l.buf[:0]
+		if l.cut {
+			continue
+		}
+		if len(l.buf) == d5list.MaxLogLineBytes {
+			l.onLine(l.run, l.stream, cutUTF8(string(l.buf), d5list.MaxLogLineBytes)+" [cut]")
+			l.buf, l.cut = l.buf[:0], true
+			continue
+		}
+		l.buf = append(l.buf, c)
 	}
 	return n, err
 }
 
 // flush passes on a last line without its newline.
 func (l *lineWriter) flush() {
-	if len(l.buf) > 0 {
+	if len(l.buf) > 0 && !l.cut {
 		l.onLine(l.run, l.stream, string(l.buf))
-		l.buf = l.buf[:0]
+	}
+	l.buf, l.cut = l.buf[:0], false
+}
+
+// tailFile passes the lines of a file another process writes (one that
+// may not exist yet) to onLine as they appear, looking every poll. The
+// returned stop reads what is left, passes the last line and returns once
+// done.
+func tailFile(path string, run int, onLine LineFunc, poll time.Duration) (stop func()) {
+	if poll <= 0 {
+		poll = time.Second
+	}
+	lw := &lineWriter{w: io.Discard, run: run, stream: d5list.StreamStdout, onLine: onLine}
+	quit := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var f *os.File
+		defer func() {
+			if f != nil {
+				f.Close()
+			}
+		}()
+		read := func() {
+			if f == nil {
+				var err error
+				if f, err = os.Open(path); err != nil {
+					return
+				}
+			}
+			_, _ = io.Copy(lw, f)
+		}
+		t := time.NewTicker(poll)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				read()
+				lw.flush()
+				return
+			case <-t.C:
+				read()
+			}
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() { close(quit) })
+		<-done
 	}
 }

@@ -3,6 +3,9 @@ package runner
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -125,3 +128,36 @@ func TestLineWriterSplitsLines(t *testing.T) {
 type writerFunc func([]byte)
 
 func (f writerFunc) Write(b []byte) (int, error) { f(b); return len(b), nil }
+
+// tailFile passes a growing file's lines while it grows, starting before
+// the file exists, and its unterminated last line on stop.
+func TestTailFileFollowsAGrowingFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "slurm.out")
+	got := make(chan string, 10)
+	stop := tailFile(path, 1, func(run int, stream, line string) { got <- fmt.Sprintf("%d/%s/%s", run, stream, line) }, 10*time.Millisecond)
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f.WriteString("first\nsec")
+	select {
+	case l := <-got:
+		if l != "1/stdout/first" {
+			t.Fatalf("first line %q", l)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the first line did not arrive while the file grew")
+	}
+	f.WriteString("ond\n" + strings.Repeat("z", d5list.MaxLogLineBytes+10) + "\nlast")
+	stop()
+	close(got)
+	var rest []string
+	for l := range got {
+		rest = append(rest, l)
+	}
+	want := []string{"1/stdout/second", "1/stdout/" + strings.Repeat("z", d5list.MaxLogLineBytes) + " [cut]", "1/stdout/last"}
+	if fmt.Sprint(rest) != fmt.Sprint(want) {
+		t.Errorf("lines after the first: %.200q, want %.200q", rest, want)
+	}
+}

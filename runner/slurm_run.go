@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -113,8 +112,12 @@ func (s *Slurm) run(ctx context.Context, spec d5list.JobSpec, job, entry string,
 		return nil, err
 	}
 	s.opts.Log.Info("slurm job submitted", "job", spec.JobID, "run", i, "slurm_job", id)
+	stopTail := func() {}
+	if onLine := bothLines(s.opts.OnLine, LinesFrom(ctx)); onLine != nil {
+		stopTail = tailFile(output, i, onLine, s.opts.Poll)
+	}
 	state, err := s.follow(ctx, id)
-	s.replay(bothLines(s.opts.OnLine, LinesFrom(ctx)), i, output)
+	stopTail()
 	if err != nil {
 		return nil, err
 	}
@@ -247,20 +250,6 @@ func (s *Slurm) cancel(id string) {
 	if out, err := exec.CommandContext(ctx, s.bin("scancel"), id).CombinedOutput(); err != nil {
 		s.opts.Log.Warn("scancel failed", "slurm_job", id, "err", err, "output", string(out))
 	}
-}
-
-// replay feeds the batch output to onLine; Slurm writes one file for both
-// streams, reported as stdout.
-func (s *Slurm) replay(onLine LineFunc, run int, output string) {
-	if onLine == nil {
-		return
-	}
-	f, err := os.Open(output)
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	readLines(bufio.NewReader(f), func(line string) { onLine(run, "stdout", line) })
 }
 
 func outputTail(output string) string {

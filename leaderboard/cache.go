@@ -21,11 +21,14 @@ type Cache struct {
 	allGen  uint64            // bumped by InvalidateAll
 	flights map[cacheKey]*flight
 
-	// Rendered answers (render_cache.go), dropped with the boards.
-	pages       map[pageKey]*Rendered
-	pageFlights map[pageKey]*pageFlight
-	pageBytes   int64 // sum of the cached answers' sizes
-	maxBytes    int64 // pageBytes stays at or under this
+	// Scored submissions per benchmark and rendered answers
+	// (render_cache.go), dropped with the boards.
+	scored        map[string]*Scored
+	scoredFlights map[string]*scoredFlight
+	pages         map[pageKey]*Rendered
+	pageFlights   map[pageKey]*pageFlight
+	pageBytes     int64 // sum of the cached answers' sizes
+	maxBytes      int64 // pageBytes stays at or under this
 }
 
 type cacheKey struct {
@@ -50,9 +53,11 @@ func NewCache() *Cache {
 		gens:    map[string]uint64{},
 		flights: map[cacheKey]*flight{},
 
-		pages:       map[pageKey]*Rendered{},
-		pageFlights: map[pageKey]*pageFlight{},
-		maxBytes:    DefaultMaxRenderedBytes,
+		scored:        map[string]*Scored{},
+		scoredFlights: map[string]*scoredFlight{},
+		pages:         map[pageKey]*Rendered{},
+		pageFlights:   map[pageKey]*pageFlight{},
+		maxBytes:      DefaultMaxRenderedBytes,
 	}
 }
 
@@ -98,6 +103,7 @@ func (c *Cache) Invalidate(benchmarkID string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gens[benchmarkID]++
+	delete(c.scored, benchmarkID)
 	for k := range c.boards {
 		if k.benchmark == benchmarkID {
 			delete(c.boards, k)
@@ -116,6 +122,7 @@ func (c *Cache) InvalidateAll() {
 	defer c.mu.Unlock()
 	c.allGen++
 	clear(c.boards)
+	clear(c.scored)
 	clear(c.pages)
 	c.pageBytes = 0
 }

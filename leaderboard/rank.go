@@ -35,11 +35,19 @@ func (o Options) normalized() Options {
 }
 
 func listed(s *d5list.Submission, includeUnverified bool) bool {
-	switch s.Status {
+	return listedStatus(s.Status, s.Flag, includeUnverified)
+}
+
+func listedEntry(e *d5list.Entry, includeUnverified bool) bool {
+	return listedStatus(e.Status, e.Flag, includeUnverified)
+}
+
+func listedStatus(status d5list.Status, flag string, includeUnverified bool) bool {
+	switch status {
 	case d5list.StatusRejected, d5list.StatusFailed, d5list.StatusDiscrepancy:
 		return false
 	case d5list.StatusVerified:
-		return s.Flag == "" || includeUnverified
+		return flag == "" || includeUnverified
 	case d5list.StatusChecking, d5list.StatusQueued, d5list.StatusRunning, d5list.StatusNeedsReview:
 		return includeUnverified
 	}
@@ -54,7 +62,8 @@ type candidate struct {
 	entry     d5list.Entry
 	secondary float64
 	secValid  bool
-	place     int // index among the candidates, the last tie-break
+	place     int    // index among the candidates, the last tie-break
+	system    string // systemKey, for one row per system
 }
 
 // Rank orders the submissions of bench and numbers them 1..n. The value of
@@ -62,7 +71,23 @@ type candidate struct {
 // stored score can never be stale; submissions without a valid score are
 // left out. Rules(bench) states the same rules in words.
 func Rank(bench *d5list.Benchmark, subs []d5list.Submission, opt Options) []d5list.Entry {
-	opt = opt.normalized()
+	return Score(bench, subs).Rank(opt)
+}
+
+// Scored is a benchmark's submissions scored and in ranking order, every
+// one that any board may list: the expensive part of ranking, done once.
+// Each board (Options) is then one pass over it. It is read-only once
+// made, and safe for concurrent use.
+type Scored struct {
+	order []*candidate
+}
+
+// Len is the number of submissions any board of it may list.
+func (s *Scored) Len() int { return len(s.order) }
+
+// Score scores the submissions of bench that some board may list and
+// sorts them by the ranking rules.
+func Score(bench *d5list.Benchmark, subs []d5list.Submission) *Scored {
 	metric, dir := bench.Ranking.Metric, direction(bench.Ranking.Metric, bench.Ranking.Direction)
 	secMetric := bench.Ranking.Secondary
 	secDir := direction(secMetric, bench.Ranking.SecondaryDirection)
@@ -73,11 +98,7 @@ func Rank(bench *d5list.Benchmark, subs []d5list.Submission, opt Options) []d5li
 		if s.BenchmarkID != "" && s.BenchmarkID != bench.ID {
 			continue
 		}
-		if !listed(s, opt.IncludeUnverified) || s.Claimed == nil || len(s.Claimed.Runs) == 0 {
-			continue
-		}
-		if !matches(opt.Division, s.Division) || !matches(opt.Availability, s.Availability) ||
-			!matches(opt.Accelerator, s.Accelerator) || !matches(opt.Framework, s.Framework) {
+		if !listed(s, true) || s.Claimed == nil || len(s.Claimed.Runs) == 0 {
 			continue
 		}
 		score := d5list.OlympicScore(s.Claimed.Runs, metric, dir)
@@ -103,7 +124,7 @@ func Rank(bench *d5list.Benchmark, subs []d5list.Submission, opt Options) []d5li
 			Max:          score.Max,
 			Runs:         len(s.Claimed.Runs),
 			CreatedAt:    s.CreatedAt,
-		}}
+		}, system: systemKey(s.Submitter, s.SystemName)}
 		if secMetric != "" {
 			sec := d5list.OlympicScore(s.Claimed.Runs, secMetric, secDir)
 			c.secondary, c.secValid = sec.Value, sec.Valid
@@ -138,19 +159,37 @@ func Rank(bench *d5list.Benchmark, subs []d5list.Submission, opt Options) []d5li
 		}
 		return cmp.Compare(a.place, b.place)
 	})
+	return &Scored{order: order}
+}
 
-	entries := make([]d5list.Entry, 0, len(cands))
-	seen := map[string]bool{}
-	for _, c := range order {
-		if !opt.AllPerSystem {
-			key := systemKey(c.entry.Submitter, c.entry.SystemName)
-			if seen[key] {
+// Rank is the board opt selects: the order does not depend on the
+// options, so filtering, keeping each system's best and numbering is one
+// pass.
+func (s *Scored) Rank(opt Options) []d5list.Entry {
+	opt = opt.normalized()
+	entries := make([]d5list.Entry, 0, len(s.order))
+	var seen map[string]bool
+	if !opt.AllPerSystem {
+		seen = map[string]bool{}
+	}
+	for _, c := range s.order {
+		e := &c.entry
+		if !listedEntry(e, opt.IncludeUnverified) {
+			continue
+		}
+		if !matches(opt.Division, e.Division) || !matches(opt.Availability, e.Availability) ||
+			!matches(opt.Accelerator, e.Accelerator) || !matches(opt.Framework, e.Framework) {
+			continue
+		}
+		if seen != nil {
+			if seen[c.system] {
 				continue
 			}
-			seen[key] = true
+			seen[c.system] = true
 		}
-		c.entry.Rank = len(entries) + 1
-		entries = append(entries, c.entry)
+		entry := *e
+		entry.Rank = len(entries) + 1
+		entries = append(entries, entry)
 	}
 	return entries
 }

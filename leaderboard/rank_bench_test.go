@@ -52,3 +52,26 @@ func BenchmarkSortFloat64s100k(b *testing.B) {
 		sort.Float64s(work)
 	}
 }
+
+// BenchmarkScore100k is the part of ranking done once per change of the
+// board: scoring and sorting 100,000 submissions.
+func BenchmarkScore100k(b *testing.B) {
+	subs, bench := benchSubmissions(), testBench()
+	for b.Loop() {
+		if Score(bench, subs).Len() != benchSubs {
+			b.Fatal("entries lost")
+		}
+	}
+}
+
+// BenchmarkBoardFromScored100k is each board after that: the default
+// view (one row per system) made from the scored list.
+func BenchmarkBoardFromScored100k(b *testing.B) {
+	subs, bench := benchSubmissions(), testBench()
+	scored := Score(bench, subs)
+	for b.Loop() {
+		if len(scored.Rank(Options{})) != benchSubs {
+			b.Fatal("entries lost")
+		}
+	}
+}

@@ -154,3 +154,43 @@ func (c *Cache) RenderedLen() (n int, bytes int64) {
 // Variant is the part of a cache variant that opt contributes: options
 // that select the same board give the same string.
 func (o Options) Variant() string { return o.normalized().Query().Encode() }
+
+type scoredFlight struct {
+	done   chan struct{}
+	scored *Scored
+	err    error
+}
+
+// Scored returns benchmarkID's scored submissions, computing them with
+// compute on a miss: the one store read and sort that every board of the
+// benchmark (any Options) is then made from in one pass. It is kept and
+// dropped like the boards.
+func (c *Cache) Scored(benchmarkID string, compute func() (*Scored, error)) (*Scored, error) {
+	c.mu.Lock()
+	if s, ok := c.scored[benchmarkID]; ok {
+		c.mu.Unlock()
+		return s, nil
+	}
+	if f, ok := c.scoredFlights[benchmarkID]; ok {
+		c.mu.Unlock()
+		<-f.done
+		return f.scored, f.err
+	}
+	f := &scoredFlight{done: make(chan struct{})}
+	c.scoredFlights[benchmarkID] = f
+	gen, allGen := c.gens[benchmarkID], c.allGen
+	c.mu.Unlock()
+
+	defer func() {
+		c.mu.Lock()
+		delete(c.scoredFlights, benchmarkID)
+		if f.err == nil && f.scored != nil && c.gens[benchmarkID] == gen && c.allGen == allGen {
+			c.scored[benchmarkID] = f.scored
+		}
+		c.mu.Unlock()
+		close(f.done)
+	}()
+	f.err = errComputePanicked
+	f.scored, f.err = compute()
+	return f.scored, f.err
+}

@@ -155,3 +155,36 @@ func TestRenderedGzipIsTheBody(t *testing.T) {
 		t.Error("options selecting the same board give different variants")
 	}
 }
+
+func TestScoredIsKeptAndDroppedWithTheBoards(t *testing.T) {
+	c := NewCache()
+	bench := testBench()
+	computed := 0
+	get := func() *Scored {
+		s, err := c.Scored(bench.ID, func() (*Scored, error) {
+			computed++
+			return Score(bench, nil), nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	first := get()
+	if get() != first || computed != 1 {
+		t.Fatalf("second Scored recomputed (%d)", computed)
+	}
+	c.Invalidate("other")
+	if get() != first {
+		t.Error("another benchmark's Invalidate dropped it")
+	}
+	c.Invalidate(bench.ID)
+	if get() == first || computed != 2 {
+		t.Error("Invalidate kept it")
+	}
+	c.InvalidateAll()
+	get()
+	if computed != 3 {
+		t.Error("InvalidateAll kept it")
+	}
+}

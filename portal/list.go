@@ -69,11 +69,11 @@ func (s *Service) rank(ctx context.Context, benchmarkID string, opt leaderboard.
 		return nil, err
 	}
 	entries, err := s.cache.Get(benchmarkID, opt, func() ([]d5list.Entry, error) {
-		subs, err := s.store.Submissions(ctx, d5list.SubmissionFilter{BenchmarkID: benchmarkID})
+		scored, err := s.scored(ctx, bench)
 		if err != nil {
 			return nil, err
 		}
-		return leaderboard.Rank(bench, subs, opt), nil
+		return scored.Rank(opt), nil
 	})
 	if err != nil {
 		return nil, err
@@ -82,6 +82,19 @@ func (s *Service) rank(ctx context.Context, benchmarkID string, opt leaderboard.
 		entries = []d5list.Entry{}
 	}
 	return &d5list.Leaderboard{Benchmark: *bench, Entries: entries}, nil
+}
+
+// scored reads and scores a benchmark's submissions once for all its
+// boards: a page needs two (its own and the unfiltered one for the filter
+// choices), and each filter a visitor picks is another.
+func (s *Service) scored(ctx context.Context, bench *d5list.Benchmark) (*leaderboard.Scored, error) {
+	return s.cache.Scored(bench.ID, func() (*leaderboard.Scored, error) {
+		subs, err := s.store.Submissions(ctx, d5list.SubmissionFilter{BenchmarkID: bench.ID})
+		if err != nil {
+			return nil, err
+		}
+		return leaderboard.Score(bench, subs), nil
+	})
 }
 
 func boardOf(e *d5list.Edition, benchmarkID string) []d5list.Entry {

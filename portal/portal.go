@@ -233,11 +233,11 @@ func (s *Service) Leaderboard(ctx context.Context, benchmarkID string) (*d5list.
 	}
 	opt := leaderboard.Options{}
 	entries, err := s.cache.Get(benchmarkID, opt, func() ([]d5list.Entry, error) {
-		subs, err := s.store.Submissions(ctx, d5list.SubmissionFilter{BenchmarkID: benchmarkID})
+		scored, err := s.scored(ctx, bench)
 		if err != nil {
 			return nil, err
 		}
-		return leaderboard.Rank(bench, subs, opt), nil
+		return scored.Rank(opt), nil
 	})
 	if err != nil {
 		return nil, err

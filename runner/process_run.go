@@ -236,7 +236,14 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: sandboxUID, Gid: sandboxUID}
 	}
 	tail := newTail(p.opts.TailLines)
+	stopMLLOG := func() {}
+	if progress := LinesFrom(ctx); progress != nil {
+		// Live progress follows the run's MLLOG file too: an entrypoint
+		// need not print its events to be seen.
+		stopMLLOG = tailFile(host.result, i, d5list.StreamMLLOG, progress, 500*time.Millisecond)
+	}
 	err = runGroup(ctx, cmd, p.opts.KillGrace, i, tail, bothLines(p.opts.OnLine, LinesFrom(ctx)), p.opts.OnStart)
+	stopMLLOG()
 	if err != nil {
 		return nil, fmt.Errorf("%w%s", err, tail.String())
 	}

@@ -193,8 +193,8 @@ func cutUTF8(s string, n int) string {
 }
 
 // lineWriter passes what is written to w and, line by line, to onLine:
-// the builtin executor's MLLOG as it is written, a Slurm job's output as
-// it grows. Lines longer than MaxLogLineBytes are cut.
+// the builtin executor's MLLOG as it is written, a file another process
+// writes as it grows. Lines longer than MaxLogLineBytes are cut.
 type lineWriter struct {
 	w      io.Writer
 	run    int
@@ -236,14 +236,15 @@ func (l *lineWriter) flush() {
 }
 
 // tailFile passes the lines of a file another process writes (one that
-// may not exist yet) to onLine as they appear, looking every poll. The
+// may not exist yet) to onLine as they appear, as stream, looking every
+// poll. The
 // returned stop reads what is left, passes the last line and returns once
 // done.
-func tailFile(path string, run int, onLine LineFunc, poll time.Duration) (stop func()) {
+func tailFile(path string, run int, stream string, onLine LineFunc, poll time.Duration) (stop func()) {
 	if poll <= 0 {
 		poll = time.Second
 	}
-	lw := &lineWriter{w: io.Discard, run: run, stream: d5list.StreamStdout, onLine: onLine}
+	lw := &lineWriter{w: io.Discard, run: run, stream: stream, onLine: onLine}
 	quit := make(chan struct{})
 	done := make(chan struct{})
 	go func() {

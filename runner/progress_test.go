@@ -134,7 +134,7 @@ func (f writerFunc) Write(b []byte) (int, error) { f(b); return len(b), nil }
 func TestTailFileFollowsAGrowingFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "slurm.out")
 	got := make(chan string, 10)
-	stop := tailFile(path, 1, func(run int, stream, line string) { got <- fmt.Sprintf("%d/%s/%s", run, stream, line) }, 10*time.Millisecond)
+	stop := tailFile(path, 1, d5list.StreamStdout, func(run int, stream, line string) { got <- fmt.Sprintf("%d/%s/%s", run, stream, line) }, 10*time.Millisecond)
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
@@ -159,5 +159,38 @@ func TestTailFileFollowsAGrowingFile(t *testing.T) {
 	want := []string{"1/stdout/second", "1/stdout/" + strings.Repeat("z", d5list.MaxLogLineBytes) + " [cut]", "1/stdout/last"}
 	if fmt.Sprint(rest) != fmt.Sprint(want) {
 		t.Errorf("lines after the first: %.200q, want %.200q", rest, want)
+	}
+}
+
+// The process executor streams a job's stdout/stderr and the lines of its
+// MLLOG file to the job's line sink.
+func TestProcessStreamsOutputAndMLLOG(t *testing.T) {
+	needBwrap(t)
+	p, err := NewProcess(ProcessOptions{Fetch: fixtureBundle(t, ""), WorkDir: workDir(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var lines []string
+	ctx := WithLines(context.Background(), func(run int, stream, line string) {
+		mu.Lock()
+		defer mu.Unlock()
+		lines = append(lines, fmt.Sprintf("%d %s %s", run, stream, line))
+	})
+	logs, err := p.Execute(ctx, testSpec(11))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mllogLines []string
+	for _, l := range lines {
+		if rest, ok := strings.CutPrefix(l, "0 mllog "); ok {
+			mllogLines = append(mllogLines, rest)
+		}
+	}
+	if want := strings.Split(strings.TrimSpace(string(logs[0].Log)), "\n"); fmt.Sprint(mllogLines) != fmt.Sprint(want) {
+		t.Errorf("streamed MLLOG lines %q, want the result log's %q", mllogLines, want)
+	}
+	if !strings.Contains(strings.Join(lines, "\n"), "0 stdout run 0 of 1 done") {
+		t.Errorf("stdout not streamed: %q", lines)
 	}
 }

@@ -112,12 +112,19 @@ func (s *Slurm) run(ctx context.Context, spec d5list.JobSpec, job, entry string,
 		return nil, err
 	}
 	s.opts.Log.Info("slurm job submitted", "job", spec.JobID, "run", i, "slurm_job", id)
-	stopTail := func() {}
+	// The output (one file for both streams, reported as stdout) and, for
+	// live progress, the MLLOG file are followed while the job runs.
+	var stops []func()
 	if onLine := bothLines(s.opts.OnLine, LinesFrom(ctx)); onLine != nil {
-		stopTail = tailFile(output, i, onLine, s.opts.Poll)
+		stops = append(stops, tailFile(output, i, d5list.StreamStdout, onLine, s.opts.Poll))
+	}
+	if progress := LinesFrom(ctx); progress != nil {
+		stops = append(stops, tailFile(l.result, i, d5list.StreamMLLOG, progress, s.opts.Poll))
 	}
 	state, err := s.follow(ctx, id)
-	stopTail()
+	for _, stop := range stops {
+		stop()
+	}
 	if err != nil {
 		return nil, err
 	}

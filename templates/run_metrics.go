@@ -1,6 +1,10 @@
 package templates
 
-import d5list "github.com/deep500/d5list"
+import (
+	"sort"
+
+	d5list "github.com/deep500/d5list"
+)
 
 // HasCurves reports whether any claimed or re-run run of sub has an
 // evaluation curve. Operator (L0) and inference (L1) runs have none: their
@@ -49,6 +53,32 @@ func RunMetrics(bench *d5list.Benchmark) []RunMetric {
 	return out
 }
 
+// ExtraRunMetrics are the workload-specific metrics (RunMetrics.Extra) of
+// any claimed or re-run run of sub, sorted by name.
+func ExtraRunMetrics(sub *d5list.Submission) []RunMetric {
+	seen := map[string]bool{}
+	var names []string
+	for _, res := range []*d5list.Result{sub.Claimed, sub.Measured} {
+		if res == nil {
+			continue
+		}
+		for _, r := range res.Runs {
+			for k := range r.Extra {
+				if !seen[k] {
+					seen[k] = true
+					names = append(names, k)
+				}
+			}
+		}
+	}
+	sort.Strings(names)
+	out := make([]RunMetric, len(names))
+	for i, n := range names {
+		out[i] = RunMetric{Name: n, Unit: metricUnits[n]}
+	}
+	return out
+}
+
 // metricUnits are the units of the per-run metrics logged with one.
 var metricUnits = map[string]string{
 	d5list.MetricTimeToTrain:  "s",
@@ -60,6 +90,7 @@ var metricUnits = map[string]string{
 	d5list.MetricOpGFLOPS:     "GFLOP/s",
 	d5list.MetricOpRelL2Error: "",
 	d5list.MetricOpMaxError:   "",
+	"communication_bytes":     "bytes",
 }
 
 // runMetricCell prints metric name of run r, a dash where r lacks it.

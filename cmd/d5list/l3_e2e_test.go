@@ -3,9 +3,13 @@ package main
 import (
 	"context"
 	"io"
+	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/PuerkitoBio/goquery"
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/workloads"
@@ -49,6 +53,23 @@ func TestEndToEndDataParallel(t *testing.T) {
 		}
 		if !(c.Extra[workloads.KeyScalingEfficiency] > 0) || !(m.Extra[workloads.KeyScalingEfficiency] > 0) {
 			t.Errorf("run %d: no scaling efficiency (claimed %v, measured %v)", i, c.Extra, m.Extra)
+		}
+	}
+
+	// The submission page shows both metrics per run beside the curves.
+	resp, err := http.Get(p.url + "/submissions/" + strconv.FormatInt(sub.ID, 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := goquery.NewDocumentFromReader(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("submission page: %d, %v", resp.StatusCode, err)
+	}
+	for _, key := range []string{workloads.KeyCommunicationBytes, workloads.KeyScalingEfficiency} {
+		cells := doc.Find(`[data-testid="metric-measured"][data-metric="` + key + `"]`)
+		if cells.Length() != 5 || strings.TrimSpace(cells.First().Text()) == "—" {
+			t.Errorf("submission page: %d measured %s cells (first %q), want 5 with values", cells.Length(), key, cells.First().Text())
 		}
 	}
 

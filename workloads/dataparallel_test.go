@@ -61,8 +61,8 @@ func TestDataParallelIsDeterministicPerSeedAndWorkers(t *testing.T) {
 
 // One worker is TrainMLP split across a process boundary: the same
 // arithmetic in the same order. Two workers with half the local batch have
-// the same global batches and differ only in the order of one addition per
-// gradient element, so their curve stays within rounding of it.
+// the same global batches and differ only in how the per-sample terms of
+// each gradient sum are grouped, so their curve stays close to it.
 func TestDataParallelAgainstSingleProcess(t *testing.T) {
 	serial, _, err := func() (Summary, []byte, error) {
 		var buf bytes.Buffer

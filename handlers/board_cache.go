@@ -54,7 +54,7 @@ func serveRendered(w http.ResponseWriter, r *http.Request, p *leaderboard.Render
 	hd := w.Header()
 	hd.Set("Content-Type", p.ContentType)
 	hd.Set("Cache-Control", "no-cache")
-	hd.Set("Vary", "Accept-Encoding")
+	hd.Add("Vary", "Accept-Encoding")
 	body, etag := p.Body, p.ETag
 	if acceptsGzip(r) {
 		body, etag = p.Gzip(), p.ETag+"-gz"

@@ -49,6 +49,9 @@ func (h *Handler) BenchmarkPage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if cached {
+			// A session's page differs (its name, its CSRF token):
+			// shared caches must not hand this one to a session.
+			w.Header().Add("Vary", "Cookie")
 			serveRendered(w, r, page)
 			return
 		}

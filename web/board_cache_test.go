@@ -88,6 +88,9 @@ func TestBoardCacheFollowsVerdicts(t *testing.T) {
 	if plain, _ := io.ReadAll(zr); !bytes.Equal(plain, first[board].body) {
 		t.Error("the gzip encoding is not the page")
 	}
+	if vary := strings.Join(first[board].hd.Values("Vary"), ","); !strings.Contains(vary, "Cookie") || !strings.Contains(vary, "Accept-Encoding") {
+		t.Errorf("the cached page varies by %q, want Cookie and Accept-Encoding", vary)
+	}
 	if strings.Contains(string(first[board].body), "box-p") || strings.Contains(string(first[api].body), "box-p") {
 		t.Fatal("box-p (needs review) is on the public board before its review")
 	}

@@ -27,7 +27,9 @@ import (
 // created_at) to the verdict stored (its updated_at). The same workload
 // with the same recipe and seeds is then run directly through the
 // workloads package in this process, as the builtin executor calls it.
-// The two alternate -reps times; each pair gives an overhead.
+// The two alternate -reps times, each pair in the other order than the
+// one before (the same upload, hence the same recipe and seeds, every
+// time); each pair gives an overhead.
 func overheadBench(bin, work string, small []byte, reps int) {
 	s := startServer(bin, filepath.Join(work, "data"))
 	defer s.stop()
@@ -47,13 +49,21 @@ func overheadBench(bin, work string, small []byte, reps int) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("runner overhead: %d pairs, through the runner then directly\n", reps)
+	var bench *d5list.Benchmark
+	fmt.Printf("runner overhead: %d pairs, through the runner and directly, in alternating order\n", reps)
 	fmt.Printf("%4s %12s %12s %10s\n", "pair", "runner", "direct", "overhead")
 	var overheads []float64
 	var through, direct []time.Duration
+	var recipe *d5list.Recipe
+	var seeds []int64
 	for i := range reps {
+		// Every other pair runs directly first, so that a drift in the
+		// machine's load does not favour one side.
+		var d time.Duration
+		if i%2 == 1 {
+			d = runDirectly(bench, recipe, seeds)
+		}
 		sub := rerunThroughRunner(s, tok, small)
-		var bench *d5list.Benchmark
 		for j := range benches {
 			if benches[j].ID == sub.BenchmarkID {
 				bench = &benches[j]
@@ -62,16 +72,23 @@ func overheadBench(bin, work string, small []byte, reps int) {
 		if bench == nil || sub.Recipe == nil {
 			log.Fatalf("submission %d: benchmark %q or recipe missing", sub.ID, sub.BenchmarkID)
 		}
+		recipe, seeds = sub.Recipe, sub.Seeds()
 		t := sub.UpdatedAt.Sub(sub.CreatedAt)
-		d := runDirectly(bench, sub.Recipe, sub.Seeds())
+		if i%2 == 0 {
+			d = runDirectly(bench, recipe, seeds)
+		}
 		oh := (t.Seconds() - d.Seconds()) / d.Seconds()
 		through, direct, overheads = append(through, t), append(direct, d), append(overheads, oh)
 		fmt.Printf("%4d %12s %12s %9.2f%%\n", i+1, t.Round(time.Millisecond), d.Round(time.Millisecond), 100*oh)
 	}
 	sort.Float64s(overheads)
-	fmt.Printf("median: runner %s, direct %s; overhead median %.2f%%, min %.2f%%, max %.2f%%\n",
+	diffs := make([]time.Duration, len(through))
+	for i := range through {
+		diffs[i] = through[i] - direct[i]
+	}
+	fmt.Printf("median: runner %s, direct %s; overhead median %.2f%%, min %.2f%%, max %.2f%%; runner minus direct, median of the pairs: %s\n",
 		medianDur(through).Round(time.Millisecond), medianDur(direct).Round(time.Millisecond),
-		100*median(overheads), 100*overheads[0], 100*overheads[len(overheads)-1])
+		100*median(overheads), 100*overheads[0], 100*overheads[len(overheads)-1], medianDur(diffs).Round(time.Millisecond))
 }
 
 // rerunThroughRunner uploads the bundle and waits for its verdict.

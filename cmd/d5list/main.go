@@ -20,6 +20,7 @@ Portal:
   d5list admin   token --data DIR --user NAME --role competitor|organiser|admin
   d5list admin   runner-token|runner-revoke --data DIR --name NAME
   d5list admin   backup --data DIR -o FILE      online backup: database snapshot + blobs, .tar.gz
+  d5list admin   seed-synthetic --data NEWDIR [--submissions 100000]   labelled fake results, for benchmarks
   d5list healthcheck [--url http://127.0.0.1:8080/healthz]
   d5list runner  --server URL --token d5r_... [--labels k=v,...] [--executor builtin|process|slurm]
                  [--concurrency N] [--work DIR] [--datasets DIR] [--allow-unsandboxed]

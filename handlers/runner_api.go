@@ -56,7 +56,7 @@ func (h *Handler) RequireRunner(next http.Handler) http.Handler {
 		}
 		rt, err := h.runners.AuthenticateRunner(r.Context(), token)
 		if err != nil {
-			h.Error(w, r, err)
+			h.runnerError(w, r, err)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), runnerKey{}, rt)))
@@ -88,7 +88,7 @@ func (h *Handler) LeaseJob(w http.ResponseWriter, r *http.Request) {
 	}
 	lease, err := h.runners.WaitLease(r.Context(), name, req.Labels, h.opts.LeaseWait)
 	if err != nil {
-		h.Error(w, r, err)
+		h.runnerError(w, r, err)
 		return
 	}
 	if lease == nil {
@@ -97,6 +97,23 @@ func (h *Handler) LeaseJob(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, lease)
+}
+
+// statusClientClosed is nginx's 499: the client closed the request before
+// the answer. Nobody receives it; it is for the access log and metrics.
+const statusClientClosed = 499
+
+// runnerError is Error for calls that a runner may abandon mid-way, as
+// when an agent stops during its long poll: what broke then is the
+// cancelled request, not the server, so it is no 500 and no ERROR log.
+func (h *Handler) runnerError(w http.ResponseWriter, r *http.Request, err error) {
+	if r.Context().Err() != nil {
+		h.log.DebugContext(r.Context(), "runner request ended by the client", "method", r.Method, "path", r.URL.Path,
+			"request_id", w.Header().Get("X-Request-Id"), "err", err)
+		w.WriteHeader(statusClientClosed)
+		return
+	}
+	h.Error(w, r, err)
 }
 
 // runnerName is the token's name and the agent id: one machine (token)

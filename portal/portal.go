@@ -69,8 +69,8 @@ type Service struct {
 	cfg   Config
 	log   *slog.Logger
 	cache *leaderboard.Cache
-	pool  wakeups   // runners waiting for a job (runners.go)
-	list  listState // the latest edition, for rank changes (list.go)
+	pool  *dispatcher // lease requests waiting for a job (dispatch.go)
+	list  listState   // the latest edition, for rank changes (list.go)
 }
 
 // New returns a Service. A zero Config gets the defaults.
@@ -84,7 +84,7 @@ func New(st Store, blobs Blobs, cfg Config, log *slog.Logger) *Service {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{store: st, blobs: blobs, cfg: cfg, log: log, cache: leaderboard.NewCache()}
+	return &Service{store: st, blobs: blobs, cfg: cfg, log: log, cache: leaderboard.NewCache(), pool: newDispatcher()}
 }
 
 // Authenticate returns the user owning an API token.
@@ -209,7 +209,7 @@ func (s *Service) checkAndStore(ctx context.Context, user *d5list.User, sha stri
 	}
 	// The queued entry shows on the boards that include unverified ones.
 	s.cache.Invalidate(bench.ID)
-	s.pool.notify()
+	s.pool.wake()
 	s.log.InfoContext(ctx, "submission queued", "id", sub.ID, "benchmark", bench.ID, "owner", user.Name, "bytes", size)
 	return sub, nil
 }

@@ -120,6 +120,9 @@ func (s *Service) Review(ctx context.Context, user *d5list.User, id int64, req d
 		return nil, nil, err
 	}
 	s.cache.Invalidate(sub.BenchmarkID)
+	if ch.Rerun {
+		s.pool.wake()
+	}
 	s.log.Info("review", "submission", id, "action", req.Action, "by", user.Name, "from", entry.FromStatus, "to", entry.ToStatus)
 	sub, err = s.store.Submission(ctx, id)
 	return sub, entry, err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	d5list "github.com/deep500/d5list"
@@ -21,58 +20,14 @@ type PoolStore interface {
 	CancelJob(ctx context.Context, jobID int64) error
 }
 
-// LeasePoll is how often a waiting lease request looks at the queue when
-// no notification came: jobs also become available by lease expiry, and
-// by other processes writing the same database.
-const LeasePoll = 250 * time.Millisecond
-
-// wakeups lets lease requests that wait for work sleep until a job is
-// queued. Its zero value is ready to use.
-type wakeups struct {
-	mu      sync.Mutex
-	wake    chan struct{} // closed and replaced when a job is queued
-	stopped chan struct{} // closed once the server shuts down
-}
-
-func (w *wakeups) channels() (wake, stopped chan struct{}) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.wake == nil {
-		w.wake = make(chan struct{})
-	}
-	if w.stopped == nil {
-		w.stopped = make(chan struct{})
-	}
-	return w.wake, w.stopped
-}
-
-func (w *wakeups) notify() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.wake != nil {
-		close(w.wake)
-	}
-	w.wake = make(chan struct{})
-}
-
-func (w *wakeups) stop() {
-	_, stopped := w.channels()
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	select {
-	case <-stopped:
-	default:
-		close(stopped)
-	}
-}
-
 // StopWaiting ends every waiting lease request (they answer "no job") and
 // the ones that come later, so that a server shutting down is not held up
 // by runners' long polls.
 func (s *Service) StopWaiting() { s.pool.stop() }
 
-// JobQueued wakes the runners waiting for work.
-func (s *Service) JobQueued() { s.pool.notify() }
+// JobQueued wakes the dispatcher: a job was queued by a path that does not
+// tell the service itself.
+func (s *Service) JobQueued() { s.pool.wake() }
 
 func (s *Service) poolStore() (PoolStore, error) {
 	ps, ok := s.store.(PoolStore)
@@ -94,8 +49,9 @@ func (s *Service) AuthenticateRunner(ctx context.Context, token string) (*d5list
 	return ps.RunnerByToken(ctx, token)
 }
 
-// WaitLease is Lease for remote runners: it waits up to wait for a job
-// that fits labels, and records that the runner called.
+// WaitLease is Lease for remote runners: the request waits in line up to
+// wait for the dispatcher (dispatch.go) to lease it a job that fits
+// labels. A request whose client went away meanwhile gives its lease back.
 func (s *Service) WaitLease(ctx context.Context, runner string, labels map[string]string, wait time.Duration) (*d5list.Lease, error) {
 	ps, err := s.poolStore()
 	if err != nil {
@@ -104,39 +60,62 @@ func (s *Service) WaitLease(ctx context.Context, runner string, labels map[strin
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	if err := ps.TouchRunner(ctx, runner, labels, 0); err != nil {
+	if err := s.arrive(ctx, ps, runner, labels, wait); err != nil {
 		return nil, err
 	}
+	w := &waiter{runner: runner, labels: labels, key: labelsKey(labels), arrived: time.Now(), done: make(chan leaseResult, 1)}
+	start, ok := s.pool.join(w)
+	if !ok {
+		return nil, nil // shutting down
+	}
+	if start {
+		go s.dispatch()
+	}
+	s.pool.wake()
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
-	tick := time.NewTicker(LeasePoll)
-	defer tick.Stop()
-	for {
-		// The channel is taken before looking, so that a job queued
-		// between the look and the wait still wakes this request.
-		wake, stopped := s.pool.channels()
-		lease, err := s.Lease(ctx, runner, labels)
-		if err != nil {
-			return nil, err
+	var res leaseResult
+	select {
+	case res = <-w.done:
+	case <-deadline.C:
+		res = s.pool.leave(w)
+	case <-s.pool.stopped:
+		res = s.pool.leave(w)
+	case <-ctx.Done():
+		res = s.pool.leave(w)
+		if res.lease != nil {
+			s.giveBack(ctx, res.lease)
 		}
-		if lease != nil {
-			if err := ps.TouchRunner(context.WithoutCancel(ctx), runner, nil, lease.Job.ID); err != nil {
-				s.log.Warn("recording runner", "runner", runner, "err", err)
-			}
-			s.log.Info("job leased", "job", lease.Job.ID, "runner", runner, "attempt", lease.Job.Attempts)
-			return lease, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, nil
-		case <-stopped:
-			return nil, nil
-		case <-deadline.C:
-			return nil, nil
-		case <-wake:
-		case <-tick.C:
-		}
+		return nil, nil
 	}
+	if res.err != nil || res.lease == nil {
+		return nil, res.err
+	}
+	lease := res.lease
+	if err := ps.TouchRunner(context.WithoutCancel(ctx), runner, nil, lease.Job.ID); err != nil {
+		s.log.Warn("recording runner", "runner", runner, "err", err)
+	} else {
+		s.touched(runner, lease.Job.ID)
+	}
+	s.log.Info("job leased", "job", lease.Job.ID, "runner", runner, "attempt", lease.Job.Attempts)
+	return lease, nil
+}
+
+// giveBack returns a lease taken for a request that was cancelled before
+// it could be answered. Without a store that can, the lease expires and
+// the job is requeued then.
+func (s *Service) giveBack(ctx context.Context, lease *d5list.Lease) {
+	ds, ok := s.store.(DispatchStore)
+	if !ok {
+		return
+	}
+	err := ds.ReleaseLease(context.WithoutCancel(ctx), lease.Job.ID, lease.Secret, "the lease request ended before the lease reached the runner")
+	if err != nil {
+		s.log.Warn("giving back an undelivered lease", "job", lease.Job.ID, "runner", lease.Job.RunnerID, "err", err)
+		return
+	}
+	s.log.Info("undelivered lease given back", "job", lease.Job.ID, "runner", lease.Job.RunnerID)
+	s.pool.wake()
 }
 
 // heldBy checks secret against the job's live lease and that one of the
@@ -196,7 +175,7 @@ func (s *Service) RunnerFail(ctx context.Context, tokenName string, jobID int64,
 	if err := s.Fail(ctx, jobID, secret, message); err != nil {
 		return err
 	}
-	s.pool.notify()
+	s.pool.wake()
 	s.touch(ctx, agent, 0)
 	return nil
 }
@@ -208,7 +187,9 @@ func (s *Service) touch(ctx context.Context, runner string, jobID int64) {
 	}
 	if err != nil {
 		s.log.Warn("recording runner", "runner", runner, "err", err)
+		return
 	}
+	s.touched(runner, jobID)
 }
 
 // BundlePath returns the file of the bundle of the job held under secret;
@@ -245,13 +226,34 @@ func (s *Service) CancelJob(ctx context.Context, user *d5list.User, jobID int64)
 	return nil
 }
 
-// Runners lists the pool, online runners first.
+// Runners lists the pool, online runners first. A runner waiting in a
+// lease request now is online and was last seen when it asked, which its
+// row may not say yet (arrive writes it only every runnerFresh).
 func (s *Service) Runners(ctx context.Context) ([]d5list.Runner, error) {
 	ps, err := s.poolStore()
 	if err != nil {
 		return nil, err
 	}
-	return ps.Runners(ctx)
+	runners, err := ps.Runners(ctx)
+	if err != nil {
+		return nil, err
+	}
+	waiting := s.pool.waitingSince()
+	for i := range runners {
+		if at, ok := waiting[runners[i].Name]; ok {
+			runners[i].Online = true
+			if at.After(runners[i].LastSeen) {
+				runners[i].LastSeen = at.UTC()
+			}
+		}
+	}
+	sort.SliceStable(runners, func(i, j int) bool {
+		if runners[i].Online != runners[j].Online {
+			return runners[i].Online
+		}
+		return runners[i].Name < runners[j].Name
+	})
+	return runners, nil
 }
 
 // Queue returns the unfinished jobs and the backlog of each benchmark.

@@ -413,3 +413,49 @@ func (db *DB) QueueStats(ctx context.Context) (queued int, oldest time.Time, err
 	}
 	return queued, oldest, nil
 }
+
+// LeasableJobs is the read-only look a dispatcher takes before it leases:
+// how many jobs wait for a runner (queued, or leased with an expired
+// lease), and a mark that changes whenever that set changes, so that a
+// dispatcher that found nothing for some labels knows when to try again
+// without taking the write lock in between.
+func (db *DB) LeasableJobs(ctx context.Context) (waiting int, mark string, err error) {
+	err = db.readTx(ctx, func(tx *sql.Tx) error {
+		var lastID, lastUpdate, attempts int64
+		err := tx.QueryRowContext(ctx, `SELECT count(*), coalesce(max(id), 0), coalesce(max(updated_at), 0),
+			coalesce(sum(attempts), 0) FROM jobs WHERE state = ? OR (state = ? AND lease_expires <= ?)`,
+			string(d5list.JobQueued), string(d5list.JobLeased), db.now().UnixNano()).Scan(&waiting, &lastID, &lastUpdate, &attempts)
+		mark = fmt.Sprintf("%d/%d/%d/%d", waiting, lastID, lastUpdate, attempts)
+		return err
+	})
+	if err != nil {
+		return 0, "", fmt.Errorf("store: looking for leasable jobs: %w", err)
+	}
+	return waiting, mark, nil
+}
+
+// ReleaseLease gives back a lease that never reached its runner (the lease
+// request was cancelled while the lease was being taken): the job is
+// queued again and the attempt is not counted, since no runner tried it.
+// A lease that is no longer live (expired, cancelled, reported) is left
+// as it is.
+func (db *DB) ReleaseLease(ctx context.Context, jobID int64, secret, reason string) error {
+	err := db.writeTx(ctx, func(tx *sql.Tx) error {
+		j, ok, err := db.liveLeaseTx(ctx, tx, jobID, secret)
+		if err != nil || !ok {
+			return err
+		}
+		now := db.now().UnixNano()
+		if err := jobEventTx(ctx, tx, j, j.Attempts, d5list.EventRequeued, j.RunnerID, reason, now); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = ?, attempts = max(attempts - 1, 0), runner_id = '',
+			secret_hash = '', lease_expires = 0, updated_at = ? WHERE id = ?`, string(d5list.JobQueued), now, jobID); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE submissions SET status = ?, updated_at = ? WHERE id = ?`,
+			string(d5list.StatusQueued), now, j.SubmissionID)
+		return err
+	})
+	return wrap(err, "releasing the lease of job %d", jobID)
+}

@@ -100,8 +100,8 @@ func (h *Handler) curves(ctx context.Context, board *d5list.Leaderboard) []templ
 }
 
 // boardView assembles a board's page.
-func (h *Handler) boardView(ctx context.Context, ls ListService, board *d5list.Leaderboard, opt leaderboard.Options, path, edition string) (templates.BoardView, error) {
-	v := templates.BoardView{Board: board, Options: opt, Path: path, Edition: edition}
+func (h *Handler) boardView(ctx context.Context, ls ListService, board *d5list.Leaderboard, opt leaderboard.Options, pg leaderboard.Page, path, edition string) (templates.BoardView, error) {
+	v := templates.BoardView{Board: board, Options: opt, Page: pg, Path: path, Edition: edition}
 	dev, err := ls.Development(ctx, board.Benchmark.ID)
 	if err != nil {
 		return v, err

@@ -10,7 +10,9 @@ import (
 )
 
 // BenchmarkPage is GET /benchmarks/{id}: the rules and the ranked list,
-// filtered as the query says (see leaderboard.ParseQuery), with charts.
+// filtered as the query says (see leaderboard.ParseQuery), one page of
+// rows at a time (leaderboard.ParsePage: a malformed page or size is a
+// 400, a page past the last a 404), with charts of the whole board.
 //
 // Visitors without a session all get the same bytes, kept in the board
 // cache. A session's page carries its name and CSRF token in the header,
@@ -31,10 +33,15 @@ func (h *Handler) BenchmarkPage(w http.ResponseWriter, r *http.Request) {
 		h.Error(w, r, err)
 		return
 	}
+	pg, err := leaderboard.ParsePage(r.URL.Query())
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
 	id := r.PathValue("id")
 	if templates.ViewerFrom(r.Context()) == nil {
-		page, cached, err := h.cachedBoard(r, id, "html?"+opt.Variant(), func(ctx context.Context) (*leaderboard.Rendered, string, error) {
-			v, canonical, err := h.benchmarkView(ctx, ls, id, opt)
+		page, cached, err := h.cachedBoard(r, id, "html?"+opt.PageVariant(pg), func(ctx context.Context) (*leaderboard.Rendered, string, error) {
+			v, canonical, err := h.benchmarkView(ctx, ls, id, opt, pg)
 			if err != nil {
 				return nil, "", err
 			}
@@ -56,7 +63,7 @@ func (h *Handler) BenchmarkPage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	v, _, err := h.benchmarkView(r.Context(), ls, id, opt)
+	v, _, err := h.benchmarkView(r.Context(), ls, id, opt, pg)
 	if err != nil {
 		h.Error(w, r, err)
 		return
@@ -64,13 +71,17 @@ func (h *Handler) BenchmarkPage(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, http.StatusOK, templates.BoardPage(v))
 }
 
-// benchmarkView assembles the live board's page, and says under which id
-// the board is filed.
-func (h *Handler) benchmarkView(ctx context.Context, ls ListService, id string, opt leaderboard.Options) (templates.BoardView, string, error) {
+// benchmarkView assembles one page of the live board, and says under
+// which id the board is filed. A page past the last fails before the
+// charts are made, so such links cost one lookup of the ranked board.
+func (h *Handler) benchmarkView(ctx context.Context, ls ListService, id string, opt leaderboard.Options, pg leaderboard.Page) (templates.BoardView, string, error) {
 	board, err := ls.LeaderboardWith(ctx, id, opt)
 	if err != nil {
 		return templates.BoardView{}, "", err
 	}
-	v, err := h.boardView(ctx, ls, board, opt, "/benchmarks/"+board.Benchmark.ID, "")
+	if err := pg.Check(len(board.Entries)); err != nil {
+		return templates.BoardView{}, "", err
+	}
+	v, err := h.boardView(ctx, ls, board, opt, pg, "/benchmarks/"+board.Benchmark.ID, "")
 	return v, board.Benchmark.ID, err
 }

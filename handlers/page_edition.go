@@ -38,9 +38,14 @@ func (h *Handler) EditionPage(w http.ResponseWriter, r *http.Request) {
 }
 
 // EditionBoardPage is GET /editions/{name}/benchmarks/{id}: one board as
-// the edition froze it.
+// the edition froze it, paged as the live board is.
 func (h *Handler) EditionBoardPage(w http.ResponseWriter, r *http.Request) {
 	ls, err := h.list()
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	pg, err := leaderboard.ParsePage(r.URL.Query())
 	if err != nil {
 		h.Error(w, r, err)
 		return
@@ -51,7 +56,11 @@ func (h *Handler) EditionBoardPage(w http.ResponseWriter, r *http.Request) {
 		h.Error(w, r, err)
 		return
 	}
-	v, err := h.boardView(r.Context(), ls, board, leaderboard.Options{}, "/editions/"+name+"/benchmarks/"+board.Benchmark.ID, name)
+	if err := pg.Check(len(board.Entries)); err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	v, err := h.boardView(r.Context(), ls, board, leaderboard.Options{}, pg, "/editions/"+name+"/benchmarks/"+board.Benchmark.ID, name)
 	if err != nil {
 		h.Error(w, r, err)
 		return

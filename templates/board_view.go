@@ -21,6 +21,46 @@ type BoardView struct {
 	// Accelerators and Frameworks offer the filter values seen on the
 	// benchmark's unfiltered board.
 	Accelerators, Frameworks []string
+	// Page picks the table's rows; the charts and the exports are of the
+	// whole board.
+	Page leaderboard.Page
+}
+
+// Rows are the entries of the board that this page's table shows.
+func (v BoardView) Rows() []d5list.Entry {
+	lo, hi := v.Page.Bounds(len(v.Board.Entries))
+	return v.Board.Entries[lo:hi]
+}
+
+// PageNumber and Pages say where the page is among the board's pages.
+func (v BoardView) PageNumber() int { return max(v.Page.Number, 1) }
+
+func (v BoardView) Pages() int { return v.Page.Pages(len(v.Board.Entries)) }
+
+// PageLink is this view at page n, every filter and the page size kept.
+func (v BoardView) PageLink(n int) string { return v.Options.PageLink(v.Path, v.Page.At(n)) }
+
+// Permalink is exactly this view: filters, page size and page.
+func (v BoardView) Permalink() string { return v.Options.PageLink(v.Path, v.Page) }
+
+// RowsSummary says which rows of how many the page shows, in the rank
+// order of the whole board: "rows 101–200 of 4,000".
+func (v BoardView) RowsSummary() string {
+	total := len(v.Board.Entries)
+	lo, hi := v.Page.Bounds(total)
+	if hi == lo {
+		return "no rows"
+	}
+	return "rows " + groupDigits(lo+1) + "–" + groupDigits(hi) + " of " + groupDigits(total)
+}
+
+// groupDigits writes n with thousands separated by commas.
+func groupDigits(n int) string {
+	s := itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // CSVLink and JSONLink are the exports of exactly the board on the page.
@@ -37,11 +77,18 @@ func (v BoardView) exportPath() string {
 	return "/api/v1/leaderboards/" + v.Board.Benchmark.ID
 }
 
-// toggle returns the link of this view with one toggle changed.
+// toggle returns the link of this view with one toggle changed. The rows
+// change, so it goes to the first page; the page size is kept.
 func (v BoardView) toggle(f func(*leaderboard.Options)) string {
 	o := v.Options
 	f(&o)
-	return o.Link(v.Path)
+	return o.PageLink(v.Path, v.Page.At(1))
+}
+
+// perPageField is the page size the filter form carries along, or "" for
+// the default (which the form then leaves out of the link).
+func (v BoardView) perPageField() string {
+	return v.Page.At(1).Query().Get(leaderboard.ParamPer)
 }
 
 // HasMarks reports whether the board carries rank changes to show.

@@ -54,8 +54,23 @@ func entryLabel(e d5list.Entry) string {
 	return "#" + itoa(e.Rank) + " " + e.Submitter + " · " + e.SystemName
 }
 
+// ChartTop is how many of the best entries the per-entry charts draw: a
+// board of 100,000 entries must not make a page of 100,000 bars (the
+// shares and the Pareto front are still taken over the whole board).
+const ChartTop = 50
+
+// topEntries are the board's first ChartTop entries and whether any were
+// left out.
+func topEntries(board *d5list.Leaderboard) ([]d5list.Entry, bool) {
+	if len(board.Entries) > ChartTop {
+		return board.Entries[:ChartTop], true
+	}
+	return board.Entries, false
+}
+
 // RankingRangeChart draws each entry's olympic mean as a bar and the range
-// of its runs (fastest to slowest converged run) as a whisker on it.
+// of its runs (fastest to slowest converged run) as a whisker on it, for
+// the best ChartTop entries.
 func RankingRangeChart(board *d5list.Leaderboard) ListChart {
 	rule := board.Benchmark.Ranking
 	axis := AxisName(rule.Metric, rule.Unit)
@@ -63,8 +78,14 @@ func RankingRangeChart(board *d5list.Leaderboard) ListChart {
 	var bars []opts.BarData
 	var ranges []opts.BoxPlotData
 	var all []float64
-	t := Table{Caption: "Ranking with the range of each entry's runs", Head: []string{"rank", "entry", axis, "min", "max", "runs"}}
-	for _, e := range board.Entries {
+	top, cut := topEntries(board)
+	title, caption := MetricLabel(rule.Metric)+" by entry", "Ranking with the range of each entry's runs"
+	if cut {
+		title += ", top " + itoa(ChartTop)
+		caption += ", the top " + itoa(ChartTop) + " of " + itoa(len(board.Entries))
+	}
+	t := Table{Caption: caption, Head: []string{"rank", "entry", axis, "min", "max", "runs"}}
+	for _, e := range top {
 		label := entryLabel(e)
 		labels = append(labels, label)
 		lo, hi := math.Min(e.Min, e.Value), math.Max(e.Max, e.Value)
@@ -77,7 +98,7 @@ func RankingRangeChart(board *d5list.Leaderboard) ListChart {
 	log := spansDecades(all...)
 	bar := charts.NewBar()
 	bar.SetGlobalOptions(
-		charts.WithTitleOpts(opts.Title{Title: MetricLabel(rule.Metric) + " by entry", Subtitle: directionWords(rule.Direction) + "; whiskers: fastest to slowest run"}),
+		charts.WithTitleOpts(opts.Title{Title: title, Subtitle: directionWords(rule.Direction) + "; whiskers: fastest to slowest run"}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item",
 			Formatter: types.FuncStr("{b}<br/>{a}: {c} " + html.EscapeString(rule.Unit))}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Bottom: "0"}),
@@ -158,9 +179,11 @@ func MedianRun(res *d5list.Result) *d5list.RunMetrics {
 	return conv[len(conv)/2]
 }
 
-// ParetoChart plots every entry's value against x (accelerator count, or
-// the declared price per hour) with the Pareto front: the entries no other
-// entry beats on both. Entries for which x is 0 (undeclared) are left out.
+// ParetoChart plots entries' values against x (accelerator count, or the
+// declared price per hour) with the Pareto front: the entries no other
+// entry beats on both. The front is taken over the whole board; the dots
+// are the front and the best ChartTop entries, so that the chart does not
+// grow with the board. Entries for which x is 0 (undeclared) are left out.
 func ParetoChart(id string, board *d5list.Leaderboard, xName string, x func(d5list.Entry) float64) ListChart {
 	rule := board.Benchmark.Ranking
 	dir := rule.Direction
@@ -172,16 +195,16 @@ func ParetoChart(id string, board *d5list.Leaderboard, xName string, x func(d5li
 	}
 	axis := AxisName(rule.Metric, rule.Unit)
 	type pt struct {
-		x, y  float64
-		label string
+		x, y       float64
+		label      string
+		top, front bool
 	}
 	var best float64
 	var pts []pt
 	var xs, ys []float64
-	for _, e := range board.Entries {
+	for i, e := range board.Entries {
 		if v := x(e); v > 0 {
-			pts = append(pts, pt{v, e.Value, entryLabel(e)})
-			xs, ys = append(xs, v), append(ys, e.Value)
+			pts = append(pts, pt{v, e.Value, entryLabel(e), i < ChartTop, false})
 		}
 	}
 	// Cheapest first; among equal x the best value first, so it alone
@@ -192,14 +215,28 @@ func ParetoChart(id string, board *d5list.Leaderboard, xName string, x func(d5li
 		}
 		return dir.Better(pts[i].y, pts[j].y)
 	})
-	t := Table{Caption: axis + " against " + xName, Head: []string{"entry", xName, axis, "on the Pareto front"}}
+	for i := range pts {
+		if i == 0 || dir.Better(pts[i].y, best) {
+			pts[i].front, best = true, pts[i].y
+		}
+	}
+	shown := pts[:0:0]
+	for _, p := range pts {
+		if p.top || p.front {
+			shown = append(shown, p)
+			xs, ys = append(xs, p.x), append(ys, p.y)
+		}
+	}
+	caption, subtitle := axis+" against "+xName, "line: the Pareto front"
+	if len(shown) < len(pts) {
+		caption += ": the top " + itoa(ChartTop) + " entries and the Pareto front of all " + itoa(len(pts))
+		subtitle = "dots: the top " + itoa(ChartTop) + " and the front; line: the Pareto front of all " + itoa(len(pts)) + " entries"
+	}
+	t := Table{Caption: caption, Head: []string{"entry", xName, axis, "on the Pareto front"}}
 	var scatter []opts.ScatterData
 	var front []opts.LineData
-	for i, p := range pts {
-		onFront := i == 0 || dir.Better(p.y, best)
-		if onFront {
-			best = p.y
-		}
+	for _, p := range shown {
+		onFront := p.front
 		scatter = append(scatter, opts.ScatterData{Name: p.label, Value: []float64{round4(p.x), round4(p.y)}})
 		if onFront {
 			front = append(front, opts.LineData{Name: p.label, Value: []float64{round4(p.x), round4(p.y)}})
@@ -208,7 +245,7 @@ func ParetoChart(id string, board *d5list.Leaderboard, xName string, x func(d5li
 	}
 	sc := charts.NewScatter()
 	sc.SetGlobalOptions(
-		charts.WithTitleOpts(opts.Title{Title: MetricLabel(rule.Metric) + " against " + xName, Subtitle: "line: the Pareto front"}),
+		charts.WithTitleOpts(opts.Title{Title: MetricLabel(rule.Metric) + " against " + xName, Subtitle: subtitle}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item",
 			Formatter: types.FuncStr("{b}<br/>" + html.EscapeString(xName) + ", " + html.EscapeString(axis) + ": {c}")}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Bottom: "0"}),

@@ -3,7 +3,7 @@ package handlers
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"net/http"
 
 	d5list "github.com/deep500/d5list"
@@ -46,10 +46,13 @@ func (h *Handler) ShowLeaderboard(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return nil, "", err
 		}
+		if len(board.Entries) > streamedExportEntries {
+			return nil, "", errStreamExport
+		}
 		p, err := encodeBoard(board, format, baseURL(r))
 		return p, board.Benchmark.ID, err
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, errStreamExport) {
 		h.Error(w, r, err)
 		return
 	}
@@ -68,6 +71,18 @@ func (h *Handler) ShowLeaderboard(w http.ResponseWriter, r *http.Request) {
 	serveRendered(w, r, page)
 }
 
+// streamedExportEntries: an export of a board longer than this is written
+// to the client as it is encoded instead of being built in memory for the
+// board cache. At about 415 bytes an entry in JSON it would be over 16 MiB,
+// a quarter of the cache's bound, which the cache does not keep anyway; the
+// "all entries, include unverified" export of 100,000 submissions is about
+// 40 MB, and encoding it whole for every request (and gzipping it) held
+// that much per request.
+const streamedExportEntries = 40_000
+
+// errStreamExport: the board is too long to be kept; stream it.
+var errStreamExport = errors.New("handlers: export streamed, not cached")
+
 // encodeBoard is writeBoard's answer as bytes, for the board cache.
 func encodeBoard(board *d5list.Leaderboard, format, base string) (*leaderboard.Rendered, error) {
 	if board.Entries == nil {
@@ -80,7 +95,7 @@ func encodeBoard(board *d5list.Leaderboard, format, base string) (*leaderboard.R
 		}
 		return leaderboard.NewRendered("text/csv; charset=utf-8", buf.Bytes()), nil
 	}
-	if err := json.NewEncoder(&buf).Encode(board); err != nil {
+	if err := leaderboard.WriteJSON(&buf, board); err != nil {
 		return nil, err
 	}
 	return leaderboard.NewRendered("application/json; charset=utf-8", buf.Bytes()), nil

@@ -64,7 +64,11 @@ func (h *Handler) writeBoard(w http.ResponseWriter, r *http.Request, board *d5li
 		board.Entries = []d5list.Entry{}
 	}
 	if format != "csv" {
-		writeJSON(w, http.StatusOK, board)
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		if err := leaderboard.WriteJSON(w, board); err != nil {
+			h.log.ErrorContext(r.Context(), "writing JSON", "err", err)
+		}
 		return
 	}
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")

@@ -29,8 +29,9 @@ import (
 // another process (staticServe): the bytes in memory, an ETag, gzip made
 // once, http.ServeContent, the way /static/ serves files. Both are asked
 // in turn by the same -concurrency clients for -each, -rounds times,
-// plain and gzip, and the median rate of each is compared.
-func boardBench(bin, work, data, benchmark string, submissions, concurrency, rounds int, each time.Duration) {
+// plain and gzip, and the median rate of each is compared. -query picks
+// another view of the board (filters, rows=all, status=all, page=).
+func boardBench(bin, work, data, benchmark, query string, submissions, concurrency, rounds int, each time.Duration) {
 	if data == "" {
 		data = filepath.Join(work, "synthetic")
 		t0 := time.Now()
@@ -43,10 +44,13 @@ func boardBench(bin, work, data, benchmark string, submissions, concurrency, rou
 	s := startServer(bin, data)
 	defer s.stop()
 	client := &http.Client{Timeout: 5 * time.Minute, Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: concurrency}}
+	if query != "" {
+		query = "?" + query
+	}
 	paths := []struct{ path, file string }{
-		{"/benchmarks/" + benchmark, "board.html"},
-		{"/api/v1/leaderboards/" + benchmark, "board.json"},
-		{"/api/v1/leaderboards/" + benchmark + ".csv", "board.csv"},
+		{"/benchmarks/" + benchmark + query, "board.html"},
+		{"/api/v1/leaderboards/" + benchmark + query, "board.json"},
+		{"/api/v1/leaderboards/" + benchmark + ".csv" + query, "board.csv"},
 	}
 	dir := filepath.Join(work, "static")
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -16,7 +16,7 @@
 // seed-synthetic) served by the real server against the same bytes from a
 // static-file server, plain and gzip; see board.go.
 //
-//	go run ./scripts/load -mode board -bin ./d5list [-data DIR]
+//	go run ./scripts/load -mode board -bin ./d5list [-data DIR] [-query 'rows=all&status=all']
 //
 // dispatch: -runners simulated runners long-polling for jobs, against
 // one runner in the same run; queued-to-leased latency and the server's
@@ -63,6 +63,7 @@ func main() {
 	uploaders := flag.Int("uploaders", 20, "load mode: concurrent uploaders")
 	data := flag.String("data", "", "board mode: a data folder from `d5list admin seed-synthetic` (default: seed one in the work folder)")
 	benchmark := flag.String("benchmark", "l2-digits-mlp-cpu", "board mode: the board to ask for")
+	query := flag.String("query", "", "board mode: the view's query, for example rows=all&status=all (the page, its JSON and its CSV are asked with it)")
 	submissions := flag.Int("submissions", 100_000, "board mode: synthetic submissions to seed when -data is not given")
 	concurrency := flag.Int("concurrency", 8, "board mode: concurrent clients")
 	rounds := flag.Int("rounds", 3, "board mode: rounds of board then static")
@@ -85,7 +86,7 @@ func main() {
 			log.Fatal(err)
 		}
 		defer os.RemoveAll(work)
-		boardBench(*bin, work, *data, *benchmark, *submissions, *concurrency, *rounds, *each)
+		boardBench(*bin, work, *data, *benchmark, *query, *submissions, *concurrency, *rounds, *each)
 		return
 	}
 	if *bundlePath == "" {

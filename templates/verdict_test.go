@@ -1,0 +1,53 @@
+package templates
+
+import (
+	"strings"
+	"testing"
+
+	d5list "github.com/deep500/d5list"
+)
+
+func TestVerdictSummary(t *testing.T) {
+	bench := &d5list.Benchmark{Runs: 5, Ranking: d5list.RankingRule{Metric: d5list.MetricTimeToTrain, Unit: "s"}}
+	score := func(v float64) *d5list.Result {
+		return &d5list.Result{Runs: make([]d5list.RunMetrics, 5), Score: d5list.Score{Value: v, Valid: true}}
+	}
+	two := 2
+	mismatch := d5list.Reason{Code: "accuracy_mismatch", Message: "eval_accuracy at epoch 3 is 0.9 claimed, 0.8 re-run", Run: &two}
+	timing := d5list.Reason{Code: "timing_not_reproduced", Message: "no runner with the declared CPU."}
+	for _, tc := range []struct {
+		name    string
+		sub     d5list.Submission
+		want    []string
+		notWant []string
+	}{
+		{"pending", d5list.Submission{Status: d5list.StatusRunning}, nil, nil},
+		{"verified", d5list.Submission{Status: d5list.StatusVerified, Claimed: score(1.43), Measured: score(1.47)},
+			[]string{"re-ran the 5 runs", "1.43", "1.47", "agrees"}, []string{"organiser"}},
+		{"accepted after review", d5list.Submission{Status: d5list.StatusVerified, Claimed: score(1), Measured: score(1), Reasons: []d5list.Reason{timing}},
+			[]string{"organiser accepted"}, nil},
+		{"discrepancy names the run", d5list.Submission{Status: d5list.StatusDiscrepancy, Reasons: []d5list.Reason{mismatch, timing}},
+			[]string{"does not support", "run 2: eval_accuracy at epoch 3", "1 more finding below", "not ranked"}, nil},
+		{"needs review", d5list.Submission{Status: d5list.StatusNeedsReview, Reasons: []d5list.Reason{timing}},
+			[]string{"could not settle", "no runner with the declared CPU.", "organiser will decide"}, []string{"CPU..", "more finding"}},
+		{"failed is not the competitor's fault", d5list.Submission{Status: d5list.StatusFailed, Reasons: []d5list.Reason{{Code: "runner_error", Message: "runner lost"}}},
+			[]string{"does not count against"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := VerdictSummary(&tc.sub, bench)
+			if tc.want == nil && got != "" {
+				t.Fatalf("a pending submission got a verdict: %q", got)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("summary %q lacks %q", got, w)
+				}
+			}
+			for _, w := range tc.notWant {
+				if strings.Contains(got, w) {
+					t.Errorf("summary %q should not contain %q", got, w)
+				}
+			}
+		})
+	}
+}

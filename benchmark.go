@@ -49,6 +49,11 @@ type Benchmark struct {
 	Requires map[string]string `json:"requires,omitempty" yaml:"requires"`
 	// RCP holds optional reference convergence points (MLPerf rcp_checker).
 	RCP []ConvergencePoint `json:"rcp,omitempty" yaml:"rcp"`
+	// DailyQuota caps one competitor's submissions to this benchmark per
+	// UTC day (failed and rejected ones do not count). Zero means the
+	// portal-wide `serve --quota`. Expensive re-runs (a GPU benchmark) set
+	// a lower cap than cheap ones.
+	DailyQuota int `json:"daily_quota,omitempty" yaml:"daily_quota"`
 }
 
 // DivisionRules are the recipe rules of the closed division.

@@ -53,6 +53,8 @@ func Validate(b *d5list.Benchmark) error {
 		return d5list.Errorf(d5list.EINVALID, "category: required")
 	case b.Runs < 1:
 		return d5list.Errorf(d5list.EINVALID, "runs: must be at least 1, got %d", b.Runs)
+	case b.DailyQuota < 0:
+		return d5list.Errorf(d5list.EINVALID, "daily_quota: must be 0 (the portal's --quota) or more, got %d", b.DailyQuota)
 	case b.Ranking.Metric == "":
 		return d5list.Errorf(d5list.EINVALID, "ranking.metric: required")
 	}

@@ -81,6 +81,7 @@ func TestParseRejectsBadEntries(t *testing.T) {
 		{"no runs", "- id: x\n  level: 1\n  category: c\n  ranking: {metric: m}\n", "runs"},
 		{"both fixed and mutable", "- id: x\n  level: 1\n  category: c\n  runs: 1\n  ranking: {metric: m}\n  division: {fixed: {a: 1}, mutable: {a: 2}}\n", "both fixed and mutable"},
 		{"empty timed metric", "- id: x\n  level: 0\n  category: c\n  runs: 1\n  ranking: {metric: m}\n  verify: {timed: [op_time_ms, \"\"]}\n", "verify.timed[1]: empty metric name"},
+		{"negative quota", "- {id: x, level: 1, category: c, runs: 1, ranking: {metric: m}, daily_quota: -1}\n", "daily_quota: must be 0"},
 		{"duplicate", "- {id: x, level: 1, category: c, runs: 1, ranking: {metric: m}}\n- {id: x, level: 1, category: c, runs: 1, ranking: {metric: m}}\n", "duplicate id"},
 	}
 	for _, tt := range tests {

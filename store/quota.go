@@ -43,8 +43,19 @@ type Quota struct{ *DB }
 func (q Quota) CreateSubmission(ctx context.Context, s *d5list.Submission) error {
 	err := q.DB.CreateSubmission(ctx, s)
 	if err != nil && strings.Contains(err.Error(), quotaMessage) {
-		n, _ := q.DailyQuota(ctx)
+		n, _ := q.quotaFor(ctx, s.BenchmarkID)
 		return d5list.Errorf(d5list.ELIMIT, "quota: %d submissions to %s per day are allowed; failed and rejected ones do not count", n, s.BenchmarkID)
 	}
 	return err
+}
+
+// quotaFor is the daily limit the trigger applies to benchmarkID: its own
+// daily_quota, else the portal-wide one.
+func (db *DB) quotaFor(ctx context.Context, benchmarkID string) (int, error) {
+	var n int
+	err := db.readTx(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `SELECT COALESCE(NULLIF((SELECT json_extract(definition, '$.daily_quota') FROM benchmarks WHERE id = ?), 0),
+			(SELECT daily FROM submission_quota WHERE id = 1))`, benchmarkID).Scan(&n)
+	})
+	return n, wrap(err, "reading the quota of %s", benchmarkID)
 }

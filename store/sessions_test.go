@@ -198,3 +198,57 @@ func TestQuotaHoldsUnderConcurrentUploads(t *testing.T) {
 		t.Fatalf("unlimited: %v", err)
 	}
 }
+
+// A benchmark's daily_quota overrides the portal-wide quota, both ways, and
+// still holds under concurrent uploads.
+func TestBenchmarkQuotaOverridesThePortals(t *testing.T) {
+	db, _ := newTestDB(t)
+	ctx := context.Background()
+	q := Quota{db}
+	alice, _ := db.EnsureUser(ctx, "alice", d5list.RoleCompetitor)
+	gpu := testBenchmark("l2-gpu", nil)
+	gpu.DailyQuota = 2
+	if err := db.UpsertBenchmarks(ctx, []d5list.Benchmark{gpu}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	created := 0
+	var refusal error
+	for range 8 {
+		wg.Go(func() {
+			err := q.CreateSubmission(ctx, withOwner(testSubmission("l2-gpu", 1), alice.ID))
+			mu.Lock()
+			defer mu.Unlock()
+			switch d5list.ErrorCode(err) {
+			case "":
+				created++
+			case d5list.ELIMIT:
+				refusal = err
+			default:
+				t.Errorf("upload: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if created != 2 {
+		t.Fatalf("%d created with no portal quota and daily_quota 2, want 2", created)
+	}
+	if refusal == nil || !strings.Contains(refusal.Error(), "2 submissions to l2-gpu per day") {
+		t.Errorf("refusal %v: want the benchmark's own limit named", refusal)
+	}
+	// The portal-wide quota applies where the benchmark sets none, and the
+	// benchmark's lower cap wins where it sets one.
+	if err := db.SetDailyQuota(ctx, 5); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if err := q.CreateSubmission(ctx, withOwner(testSubmission("l2-digits", 1), alice.ID)); err != nil {
+			t.Fatalf("l2-digits upload %d of the portal's 5: %v", i+1, err)
+		}
+	}
+	err := q.CreateSubmission(ctx, withOwner(testSubmission("l2-digits", 1), alice.ID))
+	wantCode(t, "sixth l2-digits upload", err, d5list.ELIMIT)
+	err = q.CreateSubmission(ctx, withOwner(testSubmission("l2-gpu", 1), alice.ID))
+	wantCode(t, "third l2-gpu upload", err, d5list.ELIMIT)
+}

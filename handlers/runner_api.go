@@ -91,6 +91,10 @@ func (h *Handler) LeaseJob(w http.ResponseWriter, r *http.Request) {
 		h.runnerError(w, r, err)
 		return
 	}
+	if lease == nil && r.Context().Err() != nil {
+		w.WriteHeader(statusClientClosed) // the agent stopped polling; nobody reads this
+		return
+	}
 	if lease == nil {
 		w.Header().Set("Cache-Control", "no-store")
 		w.WriteHeader(http.StatusNoContent)

@@ -31,11 +31,13 @@ const LeasePoll = 250 * time.Millisecond
 // tried once more (a safety net: the mark covers every change it knows).
 const futileFor = 5 * time.Second
 
-// runnerFresh is how long a recorded "last seen" must stay fresh: under
-// store.RunnerOnlineWindow (45 s), with room for the gap between two lease
-// requests. A lease request skips writing the runner's row when the last
-// write will still be this fresh when the request ends.
-const runnerFresh = 40 * time.Second
+// runnerFresh is how long a recorded "last seen" may age while the runner
+// is between two lease requests: store.RunnerOnlineWindow (45 s) less 3 s
+// for the gap from one request's answer to the next request. A lease
+// request skips writing the runner's row when the last write will be
+// younger than this when the request ends, so that a runner polling every
+// 20 s is written every other request and still never shows offline.
+const runnerFresh = 42 * time.Second
 
 // DispatchStore is what the dispatcher needs besides Store: a read-only
 // look at the queue, and a way to give back a lease that no runner got.
@@ -285,9 +287,9 @@ func labelsKey(labels map[string]string) string {
 }
 
 // arrive records that a runner asks for work, unless what this process
-// last wrote for it (same labels, no job) stays fresh through this wait:
-// a runner long-polling in a loop costs one write every runnerFresh, not
-// one per request.
+// last wrote for it (same labels, no job) stays fresh through this wait
+// (runnerFresh): a runner long-polling in a loop is written every other
+// request at the default 20 s wait, not on every one.
 func (s *Service) arrive(ctx context.Context, ps PoolStore, runner string, labels map[string]string, wait time.Duration) error {
 	key := labelsKey(labels)
 	now := time.Now()

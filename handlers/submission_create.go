@@ -26,19 +26,21 @@ type createdJSON struct {
 }
 
 // CreateSubmission is POST /api/v1/submissions: a bundle as the multipart
-// field "bundle" or as the raw body. The body is streamed to the service,
-// never buffered whole.
+// field "bundle" or as the raw body, or the files of a submission folder as
+// multipart fields "files". The body is streamed to the service (a folder
+// through a scratch folder on disk), never buffered whole.
 func (h *Handler) CreateSubmission(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength > h.opts.MaxUploadBytes {
 		h.Error(w, r, d5list.Errorf(d5list.ETOOLARGE, "the request body is %d bytes; the limit is %d", r.ContentLength, h.opts.MaxUploadBytes))
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, h.opts.MaxUploadBytes)
-	body, err := bundleBody(r)
+	body, cleanup, err := bundleBody(r)
 	if err != nil {
 		h.Error(w, r, err)
 		return
 	}
+	defer cleanup()
 	sub, err := h.svc.Submit(r.Context(), userFrom(r.Context()), body)
 	if err != nil {
 		h.Error(w, r, err)
@@ -49,40 +51,49 @@ func (h *Handler) CreateSubmission(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, createdJSON{ID: sub.ID, Status: sub.Status, URL: "/submissions/" + id})
 }
 
-// bundleBody returns the reader of the uploaded bundle.
-func bundleBody(r *http.Request) (io.Reader, error) {
+// bundleBody returns the reader of the uploaded bundle, and what to call
+// once it has been read.
+func bundleBody(r *http.Request) (io.Reader, func(), error) {
+	noop := func() {}
 	header := r.Header.Get("Content-Type")
 	if header == "" {
-		return nil, d5list.Errorf(eUnsupportedMedia, "Content-Type is missing: send multipart/form-data with a %q field, or the bundle as application/gzip", "bundle")
+		return nil, noop, d5list.Errorf(eUnsupportedMedia, "Content-Type is missing: send multipart/form-data with a %q field, or the bundle as application/gzip", "bundle")
 	}
 	mediaType, _, err := mime.ParseMediaType(header)
 	if err != nil {
-		return nil, d5list.Errorf(d5list.EINVALID, "Content-Type %q: %v", header, err)
+		return nil, noop, d5list.Errorf(d5list.EINVALID, "Content-Type %q: %v", header, err)
 	}
 	if rawBundleTypes[mediaType] {
-		return r.Body, nil
+		return r.Body, noop, nil
 	}
 	if mediaType != "multipart/form-data" {
-		return nil, d5list.Errorf(eUnsupportedMedia, "Content-Type %s is not accepted: send multipart/form-data with a %q field, or the bundle as application/gzip", mediaType, "bundle")
+		return nil, noop, d5list.Errorf(eUnsupportedMedia, "Content-Type %s is not accepted: send multipart/form-data with a %q field, or the bundle as application/gzip", mediaType, "bundle")
 	}
 	mr, err := r.MultipartReader()
 	if err != nil {
-		return nil, d5list.Errorf(d5list.EINVALID, "multipart body: %v", err)
+		return nil, noop, d5list.Errorf(d5list.EINVALID, "multipart body: %v", err)
 	}
 	for {
 		part, err := mr.NextPart()
 		if err == io.EOF {
-			return nil, d5list.Errorf(d5list.EINVALID, "the multipart body has no field named %q", "bundle")
+			return nil, noop, d5list.Errorf(d5list.EINVALID, "the multipart body has no field named %q (a bundle) or %q (a folder's files)", "bundle", folderField)
 		}
 		if err != nil {
 			var tooLarge *http.MaxBytesError
 			if errors.As(err, &tooLarge) {
-				return nil, err
+				return nil, noop, err
 			}
-			return nil, d5list.Errorf(d5list.EINVALID, "multipart body: %v", err)
+			return nil, noop, d5list.Errorf(d5list.EINVALID, "multipart body: %v", err)
 		}
-		if part.FormName() == "bundle" {
-			return part, nil
+		switch part.FormName() {
+		case "bundle":
+			return part, noop, nil
+		case folderField:
+			f, cleanup, err := folderBundle(part, mr)
+			if err != nil {
+				return nil, noop, err
+			}
+			return f, cleanup, nil
 		}
 	}
 }

@@ -10,7 +10,8 @@ import templruntime "github.com/a-h/templ/runtime"
 
 import d5list "github.com/deep500/d5list"
 
-// UploadPage takes a bundle by drag and drop or file picker; the upload
+// UploadPage takes a bundle, or the files of a submission folder, by drag
+// and drop or file picker; the upload
 // itself, its progress bar and the inline check results are
 // /static/js/upload.js.
 func UploadPage(benchmarks []d5list.Benchmark, maxBytes int64) templ.Component {
@@ -46,20 +47,20 @@ func UploadPage(benchmarks []d5list.Benchmark, maxBytes int64) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section data-testid=\"upload\"><h1>Upload a submission</h1><p class=\"muted\">A bundle is the <code>.tar.gz</code> or <code>.zip</code> that <code>d5list pack</code> writes: submission.json, the recipe, system.json and the MLLOG logs of every run. The portal checks it at once and then re-runs the recipe.</p><form id=\"upload-form\" class=\"upload\" data-endpoint=\"/api/v1/submissions\" data-max-bytes=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section data-testid=\"upload\"><h1>Upload a submission</h1><p class=\"muted\">A bundle is the <code>.tar.gz</code> or <code>.zip</code> that <code>d5list pack</code> writes: submission.json, the recipe, system.json and the MLLOG logs of every run. The submission folder itself will do as well: the portal packs it the same way. The portal checks it at once and then re-runs the recipe.</p><form id=\"upload-form\" class=\"upload\" data-endpoint=\"/api/v1/submissions\" data-max-bytes=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var3 string
 			templ_7745c5c3_Var3, templ_7745c5c3_Err = templ.JoinStringErrs(i64toa(maxBytes))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/upload.templ`, Line: 13, Col: 110}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/upload.templ`, Line: 14, Col: 110}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var3))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "\" data-testid=\"upload-form\"><div class=\"dropzone\" id=\"dropzone\" data-testid=\"dropzone\" tabindex=\"0\"><p>Drop the bundle here, or</p><label class=\"button\">Choose a file <input type=\"file\" id=\"bundle-file\" name=\"bundle\" accept=\".tar.gz,.tgz,.zip,application/gzip,application/zip\" data-testid=\"bundle-file\"></label><p class=\"muted\" id=\"chosen\" data-testid=\"chosen\"></p></div><button type=\"submit\" id=\"upload-submit\" disabled data-testid=\"upload-submit\">Upload</button></form><div class=\"progress-wrap\" id=\"progress-wrap\" hidden data-testid=\"progress-wrap\"><progress id=\"progress\" max=\"100\" value=\"0\" data-testid=\"progress\"></progress> <span id=\"progress-text\" data-testid=\"progress-text\"></span></div><div id=\"upload-result\" aria-live=\"polite\" data-testid=\"upload-result\"></div><details class=\"muted\"><summary>Benchmarks</summary><ul>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "\" data-testid=\"upload-form\"><div class=\"dropzone\" id=\"dropzone\" data-testid=\"dropzone\" tabindex=\"0\"><p>Drop the bundle or the submission folder here, or</p><label class=\"button\">Choose a bundle <input type=\"file\" id=\"bundle-file\" name=\"bundle\" accept=\".tar.gz,.tgz,.zip,application/gzip,application/zip\" data-testid=\"bundle-file\"></label> <label class=\"button\">Choose a folder <input type=\"file\" id=\"folder-files\" name=\"files\" webkitdirectory multiple data-testid=\"folder-files\"></label><p class=\"muted\" id=\"chosen\" data-testid=\"chosen\"></p></div><button type=\"submit\" id=\"upload-submit\" disabled data-testid=\"upload-submit\">Upload</button></form><div class=\"progress-wrap\" id=\"progress-wrap\" hidden data-testid=\"progress-wrap\"><progress id=\"progress\" max=\"100\" value=\"0\" data-testid=\"progress\"></progress> <span id=\"progress-text\" data-testid=\"progress-text\"></span></div><div id=\"upload-result\" aria-live=\"polite\" data-testid=\"upload-result\"></div><details class=\"muted\"><summary>Benchmarks</summary><ul>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -71,7 +72,7 @@ func UploadPage(benchmarks []d5list.Benchmark, maxBytes int64) templ.Component {
 				var templ_7745c5c3_Var4 string
 				templ_7745c5c3_Var4, templ_7745c5c3_Err = templ.JoinStringErrs(b.ID)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/upload.templ`, Line: 30, Col: 22}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/upload.templ`, Line: 32, Col: 22}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var4))
 				if templ_7745c5c3_Err != nil {
@@ -84,7 +85,7 @@ func UploadPage(benchmarks []d5list.Benchmark, maxBytes int64) templ.Component {
 				var templ_7745c5c3_Var5 string
 				templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(b.Name)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/upload.templ`, Line: 30, Col: 40}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/upload.templ`, Line: 32, Col: 40}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var5))
 				if templ_7745c5c3_Err != nil {

@@ -1,5 +1,5 @@
-// The upload page: a bundle chosen by drag and drop or the file picker is
-// posted to the API with XMLHttpRequest, whose upload progress events feed
+// The upload page: a bundle, or the files of a submission folder, chosen by
+// drag and drop or a file picker, is posted to the API with XMLHttpRequest, whose upload progress events feed
 // the progress bar (fetch has none). The session cookie authenticates the
 // request and the page's CSRF token goes in X-CSRF-Token. The server's
 // check results are shown inline, each naming its file and line.
@@ -31,24 +31,66 @@
     var barText = document.getElementById('progress-text');
     var result = document.getElementById('upload-result');
     var meta = document.querySelector('meta[name="csrf-token"]');
+    var folderInput = document.getElementById('folder-files');
     var maxBytes = parseInt(form.getAttribute('data-max-bytes'), 10) || 0;
-    var file = null;
+    var file = null;    // a bundle
+    var folder = null;  // or a folder's files: [{file, path}], paths inside the folder
+
+    function chosen(label, size) {
+      result.textContent = '';
+      chosenText.textContent = label + ' (' + fmtBytes(size) + ')';
+      if (maxBytes && size > maxBytes) {
+        showError('too_large', 'The upload is ' + fmtBytes(size) + '; the limit is ' + fmtBytes(maxBytes) + '.', []);
+        button.disabled = true;
+        return;
+      }
+      button.disabled = false;
+    }
 
     function choose(f) {
       file = f || null;
-      result.textContent = '';
+      folder = null;
       if (!file) {
         chosenText.textContent = '';
         button.disabled = true;
         return;
       }
-      chosenText.textContent = file.name + ' (' + fmtBytes(file.size) + ')';
-      if (maxBytes && file.size > maxBytes) {
-        showError('too_large', 'The file is ' + fmtBytes(file.size) + '; the limit is ' + fmtBytes(maxBytes) + '.', []);
-        button.disabled = true;
+      chosen(file.name, file.size);
+    }
+
+    // chooseFolder takes files with paths that start with the folder's own
+    // name ("mysub/results/result_0.txt") and keeps the part inside it.
+    function chooseFolder(items) {
+      file = null;
+      folder = null;
+      if (!items.length) { choose(null); return; }
+      var top = items[0].path.split('/')[0];
+      var shared = items.every(function (it) { return it.path.indexOf(top + '/') === 0; });
+      folder = items.map(function (it) {
+        return { file: it.file, path: shared ? it.path.slice(top.length + 1) : it.path };
+      }).filter(function (it) { return !/(^|\/)\.git(\/|$)/.test(it.path); });
+      var size = folder.reduce(function (n, it) { return n + it.file.size; }, 0);
+      chosen((shared ? top : 'folder') + ': ' + folder.length + ' files', size);
+    }
+
+    // readEntries walks a dropped folder (the File System entries API).
+    function readEntries(entry, prefix, out, done) {
+      if (entry.isFile) {
+        entry.file(function (f) { out.push({ file: f, path: prefix + entry.name }); done(); }, done);
         return;
       }
-      button.disabled = false;
+      var reader = entry.createReader();
+      var children = [];
+      (function more() {
+        reader.readEntries(function (batch) {
+          if (batch.length) { children = children.concat(batch); more(); return; }
+          var left = children.length;
+          if (!left) { done(); return; }
+          children.forEach(function (c) {
+            readEntries(c, prefix + entry.name + '/', out, function () { if (--left === 0) { done(); } });
+          });
+        }, done);
+      })();
     }
 
     function showError(code, message, reasons) {
@@ -75,6 +117,13 @@
     }
 
     input.addEventListener('change', function () { choose(input.files[0]); });
+    if (folderInput) {
+      folderInput.addEventListener('change', function () {
+        chooseFolder(Array.prototype.map.call(folderInput.files, function (f) {
+          return { file: f, path: f.webkitRelativePath || f.name };
+        }));
+      });
+    }
     ['dragenter', 'dragover'].forEach(function (t) {
       zone.addEventListener(t, function (e) { e.preventDefault(); zone.classList.add('over'); });
     });
@@ -82,18 +131,30 @@
       zone.addEventListener(t, function (e) { e.preventDefault(); zone.classList.remove('over'); });
     });
     zone.addEventListener('drop', function (e) {
-      if (e.dataTransfer && e.dataTransfer.files.length) { choose(e.dataTransfer.files[0]); }
+      var dt = e.dataTransfer;
+      if (!dt) { return; }
+      var entry = dt.items && dt.items.length && dt.items[0].webkitGetAsEntry ? dt.items[0].webkitGetAsEntry() : null;
+      if (entry && entry.isDirectory) {
+        var items = [];
+        readEntries(entry, '', items, function () { chooseFolder(items); });
+        return;
+      }
+      if (dt.files.length) { choose(dt.files[0]); }
     });
 
     form.addEventListener('submit', function (e) {
       e.preventDefault();
-      if (!file) { return; }
+      if (!file && !folder) { return; }
       button.disabled = true;
       wrap.hidden = false;
       bar.value = 0;
-      barText.textContent = '0 / ' + fmtBytes(file.size) + ' (0%)';
+      barText.textContent = '0%';
       var data = new FormData();
-      data.append('bundle', file, file.name);
+      if (folder) {
+        folder.forEach(function (it) { data.append('files', it.file, it.path); });
+      } else {
+        data.append('bundle', file, file.name);
+      }
       var xhr = new XMLHttpRequest();
       xhr.open('POST', form.getAttribute('data-endpoint'));
       xhr.setRequestHeader('Accept', 'application/json');

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -213,7 +214,7 @@ func (s *Service) dispatch() {
 	tick := time.NewTicker(LeasePoll)
 	defer tick.Stop()
 	futile := map[string]futileMark{}
-	for !d.idle() {
+	for look := 0; !d.idle(); look++ {
 		select {
 		case <-d.kick:
 		case <-tick.C:
@@ -225,19 +226,26 @@ func (s *Service) dispatch() {
 			d.mu.Unlock()
 			return
 		}
-		s.lookAtQueue(futile)
+		s.lookAtQueue(futile, look)
 	}
 }
 
 // lookAtQueue leases waiting jobs to waiting runners, first come first
-// served, until either runs out.
-func (s *Service) lookAtQueue(futile map[string]futileMark) {
+// served, until either runs out. futile remembers the labels that fit no
+// waiting job, and the queue's mark then.
+func (s *Service) lookAtQueue(futile map[string]futileMark, look int) {
 	ctx := context.Background()
+	now := time.Now()
+	for key, f := range futile {
+		if now.Sub(f.at) >= futileFor {
+			delete(futile, key)
+		}
+	}
 	ds, _ := s.store.(DispatchStore)
 	for {
-		// Without a read-only look (a store that lacks one), every look
-		// tries to lease, once per set of labels.
-		waiting, mark := 1, ""
+		// A store without a read-only look is tried at every look, once
+		// per set of labels: the look's number stands for the mark.
+		waiting, mark := 1, "look "+strconv.Itoa(look)
 		if ds != nil {
 			var err error
 			waiting, mark, err = ds.LeasableJobs(ctx)
@@ -249,7 +257,6 @@ func (s *Service) lookAtQueue(futile map[string]futileMark) {
 		if waiting == 0 {
 			return
 		}
-		now := time.Now()
 		w := s.pool.claimNext(futile, mark, now)
 		if w == nil {
 			return
@@ -261,9 +268,6 @@ func (s *Service) lookAtQueue(futile map[string]futileMark) {
 		s.pool.settle(w, leaseResult{lease, err})
 		if err != nil {
 			s.log.Warn("leasing a job", "runner", w.runner, "err", err)
-			return
-		}
-		if ds == nil && lease == nil {
 			return
 		}
 	}

@@ -493,13 +493,7 @@ func trainDataParallel(ctx context.Context, cfg DPConfig, data DigitsConfig, see
 		sum.Epochs = epoch
 		sum.TrainSamples += len(perm)
 
-		w.Start(mllog.KeyEvalStart, nil, meta)
-		acc := model.accuracy(ds.TestX, ds.TestLabs)
-		w.Point(mllog.KeyEvalAccuracy, acc, meta)
-		w.End(mllog.KeyEvalStop, nil, meta)
-		sum.Accuracies = append(sum.Accuracies, acc)
-		if acc >= mcfg.Target {
-			sum.Status = statusSuccess
+		if evaluate(w, model, ds, meta, mcfg.Target, &sum.Summary) {
 			break
 		}
 	}

@@ -278,13 +278,7 @@ func trainMLP(ctx context.Context, cfg MLPConfig, data DigitsConfig, seed int64,
 		sum.Epochs = epoch
 		sum.TrainSamples += len(perm)
 
-		w.Start(mllog.KeyEvalStart, nil, meta)
-		acc := model.accuracy(ds.TestX, ds.TestLabs)
-		w.Point(mllog.KeyEvalAccuracy, acc, meta)
-		w.End(mllog.KeyEvalStop, nil, meta)
-		sum.Accuracies = append(sum.Accuracies, acc)
-		if acc >= cfg.Target {
-			sum.Status = statusSuccess
+		if evaluate(w, model, ds, meta, cfg.Target, &sum) {
 			break
 		}
 	}
@@ -295,4 +289,19 @@ func trainMLP(ctx context.Context, cfg MLPConfig, data DigitsConfig, seed int64,
 	w.Point(mllog.KeyThroughput, sum.Throughput, map[string]any{"unit": "samples/s"})
 	w.End(mllog.KeyRunStop, nil, map[string]any{keyStatus: sum.Status, keyEpochNum: sum.Epochs})
 	return sum, w.Err()
+}
+
+// evaluate logs one epoch's evaluation on the held-out split into sum and
+// reports whether the run has reached its target.
+func evaluate(w *mllog.Writer, model *mlp, ds *Dataset, meta map[string]any, target float64, sum *Summary) bool {
+	w.Start(mllog.KeyEvalStart, nil, meta)
+	acc := model.accuracy(ds.TestX, ds.TestLabs)
+	w.Point(mllog.KeyEvalAccuracy, acc, meta)
+	w.End(mllog.KeyEvalStop, nil, meta)
+	sum.Accuracies = append(sum.Accuracies, acc)
+	if acc >= target {
+		sum.Status = statusSuccess
+		return true
+	}
+	return false
 }

@@ -19,6 +19,11 @@ const (
 	// latency quantiles in milliseconds.
 	MetricLatencyP50 = "latency_p50_ms"
 	MetricLatencyP99 = "latency_p99_ms"
+	// MetricPredictionChecksum is a hash of an inference run's predictions,
+	// in order (FNV-1a over the class indices, below 2^32). The same model,
+	// seed and inputs give the same value on any hardware, so a re-run
+	// proves the claimed throughput came from computing these predictions.
+	MetricPredictionChecksum = "prediction_checksum"
 )
 
 // TimingDirection says which way a timed metric gets faster: throughputs

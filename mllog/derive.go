@@ -44,6 +44,8 @@ var summaryKeys = map[string]func(acc, v float64) float64{
 	d5list.MetricOpMaxError:   math.Max,
 	d5list.MetricLatencyP50:   func(_, v float64) float64 { return v },
 	d5list.MetricLatencyP99:   func(_, v float64) float64 { return v },
+
+	d5list.MetricPredictionChecksum: func(_, v float64) float64 { return v },
 }
 
 // IsSummaryMetric reports whether metric is one Derive folds over a run

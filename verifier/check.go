@@ -84,6 +84,7 @@ var KnownMetrics = map[string]bool{
 	"memory": true, "scaling_efficiency": true, "gradient_check": true,
 	d5list.MetricOpTime: true, d5list.MetricOpGFLOPS: true, d5list.MetricOpRelL2Error: true,
 	d5list.MetricOpMaxError: true, d5list.MetricLatencyP50: true, d5list.MetricLatencyP99: true,
+	d5list.MetricPredictionChecksum: true,
 }
 
 // metricName turns Deep500 class-style names ("TestAccuracy",

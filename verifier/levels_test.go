@@ -329,3 +329,22 @@ func TestCompareReproducedMetricMissing(t *testing.T) {
 		t.Fatal("score NaN")
 	}
 }
+
+// Integers a run logs (byte counts, prediction checksums) are reproduced
+// exactly; only values float formatting may round get a relative slack.
+func TestReproduceSlack(t *testing.T) {
+	for _, tc := range []struct {
+		claimed, measured float64
+		equal             bool
+	}{
+		{3_735_928_559, 3_735_928_559, true},
+		{3_735_928_559, 3_735_928_560, false}, // a checksum off by one
+		{1.5e-15, 1.5e-15 * (1 + 1e-12), true},
+		{1.5e-15, 1.4e-15, false},
+		{1_000_000.5, 1_000_000.5 + 1e-4, true},
+	} {
+		if got := math.Abs(tc.claimed-tc.measured) <= reproduceSlack(tc.claimed, tc.measured); got != tc.equal {
+			t.Errorf("%v against %v: equal %v, want %v", tc.claimed, tc.measured, got, tc.equal)
+		}
+	}
+}

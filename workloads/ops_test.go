@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -189,8 +190,25 @@ func TestMLPInference(t *testing.T) {
 		logged[p.Key] = p.Value.(float64)
 	}
 	if status != statusSuccess || logged[mllog.KeyThroughput] != sum.Throughput ||
-		logged[KeyLatencyP50] != sum.LatencyP50MS || logged[KeyLatencyP99] != sum.LatencyP99MS {
+		logged[KeyLatencyP50] != sum.LatencyP50MS || logged[KeyLatencyP99] != sum.LatencyP99MS ||
+		logged[d5list.MetricPredictionChecksum] != float64(sum.Checksum) {
 		t.Errorf("status %q, logged %v, summary %+v", status, logged, sum)
+	}
+
+	// The checksum depends on the predictions only: the same seed in other
+	// batches gives it again, another seed (other weights) does not.
+	checksum := func(seed int64, batch int) uint32 {
+		s, err := RunMLPInference(context.Background(), InferenceConfig{Benchmark: "l1-test", Hidden: 32, BatchSize: batch, Samples: 203}, seed, mllog.NewWriter(io.Discard, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Checksum
+	}
+	if a, b := checksum(1, 1), checksum(1, 64); a != sum.Checksum || b != sum.Checksum {
+		t.Errorf("seed 1 checksums %d (batch 8), %d (batch 1), %d (batch 64): want one value", sum.Checksum, a, b)
+	}
+	if checksum(2, 8) == sum.Checksum {
+		t.Error("seeds 1 and 2 give the same prediction checksum")
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())

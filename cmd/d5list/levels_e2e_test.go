@@ -77,6 +77,24 @@ func TestEndToEndOperatorAndInference(t *testing.T) {
 	}
 	writeMLLOG(t, path, lines, evs)
 
+	// An inference run whose predictions were not the model's (its
+	// checksum changed): the throughput claim stands on nothing.
+	inferred := filepath.Join(work, "inference-edited")
+	copyDir(t, folders["l1-mlp-inference-cpu"], inferred)
+	path = filepath.Join(inferred, "results", "result_1.txt")
+	lines, evs = mllogLines(t, path)
+	n = 0
+	for _, ev := range evs {
+		if ev != nil && ev["key"] == d5list.MetricPredictionChecksum {
+			ev["value"] = ev["value"].(float64) + 1
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%s logs %d %s, want 1", path, n, d5list.MetricPredictionChecksum)
+	}
+	writeMLLOG(t, path, lines, evs)
+
 	// A copy whose run 3 lost one shape's max error is refused outright.
 	broken := filepath.Join(work, "conv2d-broken")
 	copyDir(t, folders["l0-conv2d-cpu"], broken)
@@ -99,6 +117,7 @@ func TestEndToEndOperatorAndInference(t *testing.T) {
 		ids[b.id] = p.submitFolder(t, folders[b.id])
 	}
 	editedID := p.submitFolder(t, edited)
+	inferredID := p.submitFolder(t, inferred)
 
 	for _, b := range benchmarks {
 		got := p.waitFinal(t, ids[b.id])
@@ -148,6 +167,9 @@ func TestEndToEndOperatorAndInference(t *testing.T) {
 	bad := p.waitFinal(t, editedID)
 	if bad.Status != d5list.StatusDiscrepancy || !hasReason(bad.Reasons, verifier.CodeMetricMismatch, "", 2) {
 		t.Fatalf("edited operator error: %s with reasons %+v, want a discrepancy naming run 2", bad.Status, bad.Reasons)
+	}
+	if bad := p.waitFinal(t, inferredID); bad.Status != d5list.StatusDiscrepancy || !hasReason(bad.Reasons, verifier.CodeMetricMismatch, "", 1) {
+		t.Fatalf("edited prediction checksum: %s with reasons %+v, want a discrepancy naming run 1", bad.Status, bad.Reasons)
 	}
 	var board d5list.Leaderboard
 	p.getJSON(t, "/api/v1/leaderboards/l0-gemm-cpu", &board)

@@ -18,6 +18,7 @@ const usage = `d5list: the Deep500 list portal.
 Portal:
   d5list serve   --addr 127.0.0.1:8080 --data ./data [--runners N] [--demo]
   d5list admin   token --data DIR --user NAME --role competitor|organiser|admin
+  d5list admin   user --data DIR --user NAME --role ROLE [--password-file FILE|-]
   d5list admin   runner-token|runner-revoke --data DIR --name NAME
   d5list admin   backup --data DIR -o FILE      online backup: database snapshot + blobs, .tar.gz
   d5list admin   seed-synthetic --data NEWDIR [--submissions 100000]   labelled fake results, for benchmarks
@@ -27,7 +28,7 @@ Portal:
 
 Competitors:
   d5list init    BENCHMARK DIR        write a starter submission folder
-  d5list run     DIR                  run the recipe as a runner would, into DIR/results
+  d5list run     [--runs N] DIR       run the recipe as a runner would, into DIR/results
   d5list pack    DIR -o bundle.tar.gz
   d5list check   DIR|BUNDLE [--json]  every check the portal applies on upload
   d5list check   --mlperf DIR         score an MLPerf results folder

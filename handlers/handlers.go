@@ -38,7 +38,14 @@ type Options struct {
 	LeaseWait time.Duration
 	// Browser configures accounts and sessions (auth_session.go).
 	Browser BrowserOptions
+	// MaxEventStreams bounds the submission event streams open at once
+	// (each polls the database); 0 means DefaultMaxEventStreams.
+	MaxEventStreams int
 }
+
+// DefaultMaxEventStreams is enough for every competitor watching their own
+// submissions on a busy day; past it, pages poll the JSON API instead.
+const DefaultMaxEventStreams = 256
 
 // Handler holds the dependencies every action uses.
 type Handler struct {
@@ -49,6 +56,8 @@ type Handler struct {
 	runners RunnerService
 	// browser is opts.Browser with defaults, and the rate limiters.
 	browser browserState
+	// eventStreams holds one token per open event stream.
+	eventStreams chan struct{}
 }
 
 // New returns the handlers over svc. A nil logger discards.
@@ -62,7 +71,10 @@ func New(svc Service, log *slog.Logger, opts Options) *Handler {
 	if opts.LeaseWait <= 0 {
 		opts.LeaseWait = DefaultLeaseWait
 	}
-	h := &Handler{svc: svc, log: log, opts: opts}
+	if opts.MaxEventStreams <= 0 {
+		opts.MaxEventStreams = DefaultMaxEventStreams
+	}
+	h := &Handler{svc: svc, log: log, opts: opts, eventStreams: make(chan struct{}, opts.MaxEventStreams)}
 	h.runners, _ = svc.(RunnerService)
 	h.browser = newBrowserState(opts.Browser)
 	return h

@@ -157,6 +157,15 @@ func (h *Handler) SubmissionEvents(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
+	select {
+	case h.eventStreams <- struct{}{}:
+		defer func() { <-h.eventStreams }()
+	default:
+		// The page's script falls back to polling the JSON API.
+		w.Header().Set("Retry-After", "30")
+		h.Error(w, r, d5list.Errorf(d5list.EUNAVAILABLE, "%d live streams are open, the most this portal serves; poll /api/v1/submissions/%d instead", cap(h.eventStreams), id))
+		return
+	}
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")

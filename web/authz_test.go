@@ -41,7 +41,7 @@ type realPortal struct {
 
 var roleNames = []d5list.Role{d5list.RolePublic, d5list.RoleCompetitor, d5list.RoleOrganiser, d5list.RoleAdmin}
 
-func startReal(t *testing.T) *realPortal {
+func startReal(t *testing.T, tune ...func(*web.Config)) *realPortal {
 	t.Helper()
 	ctx := context.Background()
 	db, err := store.Open(ctx, t.TempDir())
@@ -57,8 +57,12 @@ func startReal(t *testing.T) *realPortal {
 		t.Fatal(err)
 	}
 	svc := portal.New(store.Quota{DB: db}, blobAdapter{db.Blobs()}, portal.Config{}, nil)
-	h := web.New(web.Config{Addr: "127.0.0.1:0", Browser: handlers.BrowserOptions{Accounts: db,
-		LoginRate: handlers.RateLimit{Burst: 1000, Every: time.Millisecond}}}, svc, nil)
+	cfg := web.Config{Addr: "127.0.0.1:0", Browser: handlers.BrowserOptions{Accounts: db,
+		LoginRate: handlers.RateLimit{Burst: 1000, Every: time.Millisecond}}}
+	for _, f := range tune {
+		f(&cfg)
+	}
+	h := web.New(cfg, svc, nil)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	p := &realPortal{url: srv.URL, db: db, handler: h, users: map[string]*d5list.User{}}

@@ -12,6 +12,7 @@ import (
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/handlers"
+	"github.com/deep500/d5list/web"
 )
 
 // A submission's event stream outlives the server's WriteTimeout (each
@@ -104,5 +105,42 @@ func TestSubmissionEventsOutliveTheWriteTimeout(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the stream did not close after the end event")
+	}
+}
+
+// Each open stream polls the database, so their number is bounded: one
+// past the bound is refused with 503 and Retry-After (the page then polls
+// the JSON API), and a closed stream frees its place.
+func TestEventStreamsAreBounded(t *testing.T) {
+	p := startReal(t, func(c *web.Config) { c.MaxEventStreams = 1 })
+	id := p.queueSubmission(t, p.users["competitor"])
+	url := p.url + "/submissions/" + strconv.FormatInt(id, 10) + "/events"
+	open := func() *http.Response {
+		t.Helper()
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	first := open()
+	if first.StatusCode != http.StatusOK {
+		t.Fatalf("first stream: %d", first.StatusCode)
+	}
+	second := open()
+	second.Body.Close()
+	if second.StatusCode != http.StatusServiceUnavailable || second.Header.Get("Retry-After") == "" {
+		t.Fatalf("a stream past the bound: %d, Retry-After %q; want 503 with Retry-After", second.StatusCode, second.Header.Get("Retry-After"))
+	}
+	first.Body.Close()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		resp := open()
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the closed stream's place was not freed: %d", resp.StatusCode)
+		}
 	}
 }

@@ -30,6 +30,9 @@ type Config struct {
 	// Browser configures accounts, sessions and their rate limits
 	// (issue 7); without Accounts only API tokens authenticate.
 	Browser handlers.BrowserOptions
+	// MaxEventStreams bounds the live submission streams open at once;
+	// 0 means handlers.DefaultMaxEventStreams.
+	MaxEventStreams int
 }
 
 // New returns the portal's HTTP handler over svc.
@@ -40,7 +43,7 @@ func New(cfg Config, svc handlers.Service, log *slog.Logger) http.Handler {
 	if cfg.StaticMaxAge <= 0 {
 		cfg.StaticMaxAge = time.Hour
 	}
-	h := handlers.New(svc, log, handlers.Options{MaxUploadBytes: cfg.MaxUploadBytes, Browser: cfg.Browser})
+	h := handlers.New(svc, log, handlers.Options{MaxUploadBytes: cfg.MaxUploadBytes, Browser: cfg.Browser, MaxEventStreams: cfg.MaxEventStreams})
 	assets, err := newAssets(static.FS, cfg.StaticMaxAge, h.NotFound)
 	if err != nil {
 		// The files are compiled in; failing to read them is a broken build.

@@ -214,6 +214,24 @@ type section struct {
 	line int
 }
 
+// buildRoot builds the recipe of a YAML or JSON document whose root is
+// root; mapping names what the format calls a map, for the error.
+func (p *recipeParse) buildRoot(root *node, mapping string) d5list.Recipe {
+	if root.kind != nMap {
+		p.errorf(root.line, "a recipe is %s with fixed, mutable and metrics, not %s", mapping, root.describe())
+		return d5list.Recipe{}
+	}
+	secs := map[string]section{}
+	for i, k := range root.keys {
+		if !recipeKeys[k] {
+			p.errorf(root.vals[i].line, "unknown key %q (keys: fixed, mutable, metrics, entrypoint)", k)
+			continue
+		}
+		secs[k] = section{n: root.vals[i], line: root.vals[i].line}
+	}
+	return p.build(secs, func(s string) string { return s }, 0)
+}
+
 // build assembles a Recipe from the top-level sections; spell names them
 // as the file does (FIXED in Python, fixed in YAML).
 func (p *recipeParse) build(secs map[string]section, spell func(string) string, fileLine int) d5list.Recipe {

@@ -22,19 +22,7 @@ func (p *recipeParse) parseJSON(data []byte) d5list.Recipe {
 		p.errorf(c.line(), "data after the recipe object")
 		return d5list.Recipe{}
 	}
-	if root.kind != nMap {
-		p.errorf(root.line, "a recipe is an object with fixed, mutable and metrics, not %s", root.describe())
-		return d5list.Recipe{}
-	}
-	secs := map[string]section{}
-	for i, k := range root.keys {
-		if !recipeKeys[k] {
-			p.errorf(root.vals[i].line, "unknown key %q (keys: fixed, mutable, metrics, entrypoint)", k)
-			continue
-		}
-		secs[k] = section{n: root.vals[i], line: root.vals[i].line}
-	}
-	return p.build(secs, func(s string) string { return s }, 0)
+	return p.buildRoot(root, "an object")
 }
 
 // jsonConv builds nodes from the JSON token stream, which gives every value

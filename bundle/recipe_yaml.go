@@ -42,19 +42,7 @@ func (p *recipeParse) parseYAML(data []byte) d5list.Recipe {
 	if root == nil {
 		return d5list.Recipe{}
 	}
-	if root.kind != nMap {
-		p.errorf(root.line, "a recipe is a mapping with fixed, mutable and metrics, not %s", root.describe())
-		return d5list.Recipe{}
-	}
-	secs := map[string]section{}
-	for i, k := range root.keys {
-		if !recipeKeys[k] {
-			p.errorf(root.vals[i].line, "unknown key %q (keys: fixed, mutable, metrics, entrypoint)", k)
-			continue
-		}
-		secs[k] = section{n: root.vals[i], line: root.vals[i].line}
-	}
-	return p.build(secs, func(s string) string { return s }, 0)
+	return p.buildRoot(root, "a mapping")
 }
 
 func (p *recipeParse) yamlErr(err error) {

@@ -56,7 +56,7 @@ func serveRendered(w http.ResponseWriter, r *http.Request, p *leaderboard.Render
 	hd.Set("Cache-Control", "no-cache")
 	hd.Add("Vary", "Accept-Encoding")
 	body, etag := p.Body, p.ETag
-	if acceptsGzip(r) {
+	if AcceptsGzip(r) {
 		body, etag = p.Gzip(), p.ETag+"-gz"
 		hd.Set("Content-Encoding", "gzip")
 	}
@@ -67,7 +67,9 @@ func serveRendered(w http.ResponseWriter, r *http.Request, p *leaderboard.Render
 // noModTime: cached answers are validated by ETag only.
 var noModTime time.Time
 
-func acceptsGzip(r *http.Request) bool {
+// AcceptsGzip reports whether the client takes a gzip body (and did not
+// refuse it with q=0); static files and cached boards both ask.
+func AcceptsGzip(r *http.Request) bool {
 	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
 		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
 		if strings.EqualFold(strings.TrimSpace(coding), "gzip") && strings.ReplaceAll(params, " ", "") != "q=0" {

@@ -79,11 +79,7 @@ func bundleBody(r *http.Request) (io.Reader, func(), error) {
 			return nil, noop, d5list.Errorf(d5list.EINVALID, "the multipart body has no field named %q (a bundle) or %q (a folder's files)", "bundle", folderField)
 		}
 		if err != nil {
-			var tooLarge *http.MaxBytesError
-			if errors.As(err, &tooLarge) {
-				return nil, noop, err
-			}
-			return nil, noop, d5list.Errorf(d5list.EINVALID, "multipart body: %v", err)
+			return nil, noop, bodyError("multipart body", err)
 		}
 		switch part.FormName() {
 		case "bundle":
@@ -96,4 +92,15 @@ func bundleBody(r *http.Request) (io.Reader, func(), error) {
 			return f, cleanup, nil
 		}
 	}
+}
+
+// bodyError reports a failure to read the request body: an over-long body
+// stays itself (h.Error makes it a 413), anything else is the client's
+// malformed body, named by what.
+func bodyError(what string, err error) error {
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return err
+	}
+	return d5list.Errorf(d5list.EINVALID, "%s: %v", what, err)
 }

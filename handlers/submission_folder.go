@@ -5,7 +5,6 @@ import (
 	"io"
 	"mime"
 	"mime/multipart"
-	"net/http"
 	"os"
 	"path"
 	"path/filepath"
@@ -59,11 +58,7 @@ func folderBundle(first *multipart.Part, mr *multipart.Reader) (bundleFile *os.F
 		if part, err = mr.NextPart(); err == io.EOF {
 			break
 		} else if err != nil {
-			var tooLarge *http.MaxBytesError
-			if errors.As(err, &tooLarge) {
-				return nil, nil, err
-			}
-			return nil, nil, d5list.Errorf(d5list.EINVALID, "multipart body: %v", err)
+			return nil, nil, bodyError("multipart body", err)
 		}
 	}
 	out, err := os.Create(filepath.Join(scratch, "bundle.tar.gz"))
@@ -105,11 +100,7 @@ func saveFolderPart(root *os.Root, part *multipart.Part) error {
 		err = cerr
 	}
 	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return err
-		}
-		return d5list.Errorf(d5list.EINVALID, "%s: %v", name, err)
+		return bodyError(name, err)
 	}
 	return nil
 }

@@ -227,22 +227,7 @@ func refused(reasons ...d5list.Reason) error {
 
 // Leaderboard ranks the verified submissions of a benchmark.
 func (s *Service) Leaderboard(ctx context.Context, benchmarkID string) (*d5list.Leaderboard, error) {
-	bench, err := s.store.Benchmark(ctx, benchmarkID)
-	if err != nil {
-		return nil, err
-	}
-	opt := leaderboard.Options{}
-	entries, err := s.cache.Get(benchmarkID, opt, func() ([]d5list.Entry, error) {
-		scored, err := s.scored(ctx, bench)
-		if err != nil {
-			return nil, err
-		}
-		return scored.Rank(opt), nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &d5list.Leaderboard{Benchmark: *bench, Entries: entries}, nil
+	return s.rank(ctx, benchmarkID, leaderboard.Options{})
 }
 
 // Lease hands a runner the next job it can run, or nil when there is none.

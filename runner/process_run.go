@@ -85,19 +85,40 @@ func (p *Process) Execute(ctx context.Context, spec d5list.JobSpec) ([]d5list.Ru
 	if p.bwrap == "" && !p.opts.AllowUnsandboxed {
 		return nil, errNoSandbox("bwrap", errors.New("not found"))
 	}
+	setup := jobSetup{fetch: p.opts.Fetch, dir: p.opts.WorkDir, limits: p.opts.Limits, keep: p.opts.KeepWork, timeLimit: p.opts.DefaultTimeLimit}
+	return setup.execute(ctx, spec, p.run)
+}
+
+// jobSetup is what the bundle-running executors share: where a job's
+// bundle is extracted, and the time limit when its benchmark sets none.
+type jobSetup struct {
+	fetch     FetchFunc
+	dir       string
+	limits    bundle.Limits
+	keep      bool // keep the job folder after the job
+	timeLimit time.Duration
+}
+
+// runFunc runs one seed of the entrypoint (mode: its file mode) in job and
+// returns that run's MLLOG.
+type runFunc func(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64) ([]byte, error)
+
+// execute checks the entrypoint, extracts the bundle, and runs each seed in
+// order under the benchmark's time limit.
+func (s jobSetup) execute(ctx context.Context, spec d5list.JobSpec, run runFunc) ([]d5list.RunLog, error) {
 	entry, err := checkEntrypoint(spec.Recipe.Entrypoint)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, jobTimeLimit(spec, p.opts.DefaultTimeLimit),
+	ctx, cancel := context.WithTimeoutCause(ctx, jobTimeLimit(spec, s.timeLimit),
 		d5list.Errorf(d5list.ECONFLICT, "job %d exceeded the benchmark's time limit", spec.JobID))
 	defer cancel()
 
-	job, err := prepareJob(ctx, p.opts.Fetch, spec, p.opts.WorkDir, p.opts.Limits)
+	job, err := prepareJob(ctx, s.fetch, spec, s.dir, s.limits)
 	if err != nil {
 		return nil, err
 	}
-	if !p.opts.KeepWork {
+	if !s.keep {
 		defer os.RemoveAll(job)
 	}
 	info, err := os.Stat(filepath.Join(job, "bundle", filepath.FromSlash(entry)))
@@ -106,7 +127,7 @@ func (p *Process) Execute(ctx context.Context, spec d5list.JobSpec) ([]d5list.Ru
 	}
 	logs := make([]d5list.RunLog, 0, len(spec.Seeds))
 	for i, seed := range spec.Seeds {
-		log, err := p.run(ctx, spec, job, entry, info.Mode(), i, seed)
+		log, err := run(ctx, spec, job, entry, info.Mode(), i, seed)
 		if err != nil {
 			if c := context.Cause(ctx); c != nil {
 				return nil, fmt.Errorf("run %d (seed %d): %w", i, seed, c)

@@ -52,41 +52,15 @@ func (s *Slurm) bin(name string) string {
 // Execute fetches and extracts the bundle into the shared folder and
 // submits one batch job per seed, in order, each waiting for the last.
 func (s *Slurm) Execute(ctx context.Context, spec d5list.JobSpec) ([]d5list.RunLog, error) {
-	entry, err := checkEntrypoint(spec.Recipe.Entrypoint)
-	if err != nil {
-		return nil, err
-	}
-	limit := jobTimeLimit(spec, s.opts.DefaultTimeLimit)
-	ctx, cancel := context.WithTimeoutCause(ctx, limit,
-		d5list.Errorf(d5list.ECONFLICT, "job %d exceeded the benchmark's time limit", spec.JobID))
-	defer cancel()
-	job, err := prepareJob(ctx, s.opts.Fetch, spec, s.opts.SharedDir, s.opts.Limits)
-	if err != nil {
-		return nil, err
-	}
-	if !s.opts.KeepWork {
-		defer os.RemoveAll(job)
-	}
-	info, err := os.Stat(filepath.Join(job, "bundle", filepath.FromSlash(entry)))
-	if err != nil || !info.Mode().IsRegular() {
-		return nil, d5list.Errorf(d5list.EINVALID, "recipe: entrypoint %q is not a file of the bundle", entry)
-	}
-	deadline, _ := ctx.Deadline()
-	logs := make([]d5list.RunLog, 0, len(spec.Seeds))
-	for i, seed := range spec.Seeds {
-		log, err := s.run(ctx, spec, job, entry, info.Mode(), i, seed, time.Until(deadline))
-		if err != nil {
-			if c := context.Cause(ctx); c != nil {
-				return nil, fmt.Errorf("run %d (seed %d): %w", i, seed, c)
-			}
-			return nil, fmt.Errorf("run %d (seed %d): %w", i, seed, err)
-		}
-		logs = append(logs, d5list.RunLog{Index: i, Seed: seed, Log: log})
-	}
-	return logs, nil
+	setup := jobSetup{fetch: s.opts.Fetch, dir: s.opts.SharedDir, limits: s.opts.Limits, keep: s.opts.KeepWork, timeLimit: s.opts.DefaultTimeLimit}
+	return setup.execute(ctx, spec, s.run)
 }
 
-func (s *Slurm) run(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64, left time.Duration) ([]byte, error) {
+// run submits one seed as a batch job whose Slurm time limit is what is
+// left of the job's.
+func (s *Slurm) run(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64) ([]byte, error) {
+	deadline, _ := ctx.Deadline()
+	left := time.Until(deadline)
 	runDir := filepath.Join(job, fmt.Sprintf("run-%d", i))
 	l := layout{
 		bundle:  filepath.Join(job, "bundle"),

@@ -239,6 +239,19 @@ func (db *DB) liveLeaseTx(ctx context.Context, tx *sql.Tx, id int64, secret stri
 	return j, true, nil
 }
 
+// heldLeaseTx is liveLeaseTx for callers that need the lease live: a job
+// no longer leased (cancelled, done) is ECONFLICT.
+func (db *DB) heldLeaseTx(ctx context.Context, tx *sql.Tx, id int64, secret string) (*jobRow, error) {
+	j, ok, err := db.liveLeaseTx(ctx, tx, id, secret)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, notLeased(j)
+	}
+	return j, nil
+}
+
 func notLeased(j *jobRow) error {
 	if j.State == d5list.JobCancelled {
 		return d5list.Errorf(d5list.ECONFLICT, "job %d was cancelled", j.ID)
@@ -253,15 +266,11 @@ func (db *DB) HeartbeatJob(ctx context.Context, jobID int64, secret string, ttl 
 		return d5list.Errorf(d5list.EINVALID, "heartbeat: the lease time must be positive, not %s", ttl)
 	}
 	err := db.writeTx(ctx, func(tx *sql.Tx) error {
-		j, ok, err := db.liveLeaseTx(ctx, tx, jobID, secret)
-		if err != nil {
+		if _, err := db.heldLeaseTx(ctx, tx, jobID, secret); err != nil {
 			return err
 		}
-		if !ok {
-			return notLeased(j)
-		}
 		now := db.now().UnixNano()
-		_, err = tx.ExecContext(ctx, `UPDATE jobs SET lease_expires = ?, updated_at = ? WHERE id = ?`, now+int64(ttl), now, jobID)
+		_, err := tx.ExecContext(ctx, `UPDATE jobs SET lease_expires = ?, updated_at = ? WHERE id = ?`, now+int64(ttl), now, jobID)
 		return err
 	})
 	return wrap(err, "heartbeat of job %d", jobID)
@@ -335,12 +344,9 @@ func (db *DB) CompleteJob(ctx context.Context, jobID int64, secret string, measu
 // its submission.
 func (db *DB) FailJob(ctx context.Context, jobID int64, secret string, message string) error {
 	err := db.writeTx(ctx, func(tx *sql.Tx) error {
-		j, ok, err := db.liveLeaseTx(ctx, tx, jobID, secret)
+		j, err := db.heldLeaseTx(ctx, tx, jobID, secret)
 		if err != nil {
 			return err
-		}
-		if !ok {
-			return notLeased(j)
 		}
 		now := db.now().UnixNano()
 		if j.Attempts < j.MaxAttempts {

@@ -20,12 +20,9 @@ var MaxLogLinesPerJob = 2000
 // no longer leased (cancelled, done) is ECONFLICT.
 func (db *DB) AppendJobLog(ctx context.Context, jobID int64, secret string, lines []d5list.LogLine) error {
 	err := db.writeTx(ctx, func(tx *sql.Tx) error {
-		j, ok, err := db.liveLeaseTx(ctx, tx, jobID, secret)
+		j, err := db.heldLeaseTx(ctx, tx, jobID, secret)
 		if err != nil {
 			return err
-		}
-		if !ok {
-			return notLeased(j)
 		}
 		now := db.now().UnixNano()
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO job_log (job_id, submission_id, attempt, run, stream, text, created_at)

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/deep500/d5list/handlers"
 )
 
 // assets serves the embedded files under /static/. Embedded files have no
@@ -109,7 +111,7 @@ func (a *assets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, etag := f.data, f.etag
 	if f.gz != nil {
 		hd.Set("Vary", "Accept-Encoding")
-		if acceptsGzip(r) {
+		if handlers.AcceptsGzip(r) {
 			// Each encoding is its own representation with its own ETag.
 			body, etag = f.gz.bytes(f.data), f.etag+"-gz"
 			hd.Set("Content-Encoding", "gzip")
@@ -118,14 +120,4 @@ func (a *assets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("ETag", `"`+etag+`"`)
 	// ServeContent answers If-None-Match with 304 and serves ranges.
 	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(body))
-}
-
-func acceptsGzip(r *http.Request) bool {
-	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
-		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if strings.EqualFold(strings.TrimSpace(coding), "gzip") && strings.ReplaceAll(params, " ", "") != "q=0" {
-			return true
-		}
-	}
-	return false
 }

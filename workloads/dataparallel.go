@@ -398,14 +398,7 @@ func trainDataParallel(ctx context.Context, cfg DPConfig, data DigitsConfig, see
 	w.Point(mllog.KeyGlobalBatchSize, global, nil)
 	w.Point(KeyNumberOfWorkers, cfg.Workers, nil)
 	w.Point(KeyLocalBatchSize, mcfg.BatchSize, nil)
-	w.Point(keyOptName, mcfg.Optimizer, nil)
-	w.Point(keyOptBaseLR, mcfg.LearningRate, nil)
-	if mcfg.Optimizer == optimizerMomentum {
-		w.Point(keyOptMomentum, mcfg.Momentum, nil)
-	}
-	w.Point(keyModelHidden, mcfg.Hidden, nil)
-	w.Point(keyMaxEpochs, mcfg.MaxEpochs, nil)
-	w.Point(keyTargetAccuracy, mcfg.Target, nil)
+	logHyperparameters(w, mcfg)
 
 	workers, err := startWorkers(ctx, cfg, seed, data)
 	if err != nil {

@@ -239,14 +239,7 @@ func trainMLP(ctx context.Context, cfg MLPConfig, data DigitsConfig, seed int64,
 	w.Point(mllog.KeySubmissionBenchmark, cfg.Benchmark, nil)
 	w.Point(mllog.KeySeed, seed, nil)
 	w.Point(mllog.KeyGlobalBatchSize, cfg.BatchSize, nil)
-	w.Point(keyOptName, cfg.Optimizer, nil)
-	w.Point(keyOptBaseLR, cfg.LearningRate, nil)
-	if cfg.Optimizer == optimizerMomentum {
-		w.Point(keyOptMomentum, cfg.Momentum, nil)
-	}
-	w.Point(keyModelHidden, cfg.Hidden, nil)
-	w.Point(keyMaxEpochs, cfg.MaxEpochs, nil)
-	w.Point(keyTargetAccuracy, cfg.Target, nil)
+	logHyperparameters(w, cfg)
 
 	ds := Digits(data) // generated on first use: off the clock, as in MLPerf
 	w.Point(mllog.KeyTrainSamples, len(ds.TrainX), nil)
@@ -304,4 +297,17 @@ func evaluate(w *mllog.Writer, model *mlp, ds *Dataset, meta map[string]any, tar
 		return true
 	}
 	return false
+}
+
+// logHyperparameters logs the optimizer and model settings of a training
+// run, the same keys for one process and for data-parallel workers.
+func logHyperparameters(w *mllog.Writer, cfg MLPConfig) {
+	w.Point(keyOptName, cfg.Optimizer, nil)
+	w.Point(keyOptBaseLR, cfg.LearningRate, nil)
+	if cfg.Optimizer == optimizerMomentum {
+		w.Point(keyOptMomentum, cfg.Momentum, nil)
+	}
+	w.Point(keyModelHidden, cfg.Hidden, nil)
+	w.Point(keyMaxEpochs, cfg.MaxEpochs, nil)
+	w.Point(keyTargetAccuracy, cfg.Target, nil)
 }

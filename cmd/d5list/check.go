@@ -4,8 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/bundle"
@@ -183,12 +184,7 @@ func extraColumns(res *d5list.Result) []string {
 			set[k] = true
 		}
 	}
-	cols := make([]string, 0, len(set))
-	for k := range set {
-		cols = append(cols, k)
-	}
-	sort.Strings(cols)
-	return cols
+	return slices.Sorted(maps.Keys(set))
 }
 
 func runMetricColumns(res *d5list.Result) []string {
@@ -204,10 +200,5 @@ func runMetricColumns(res *d5list.Result) []string {
 			set[k] = true
 		}
 	}
-	cols := make([]string, 0, len(set))
-	for k := range set {
-		cols = append(cols, k)
-	}
-	sort.Strings(cols)
-	return cols
+	return slices.Sorted(maps.Keys(set))
 }

@@ -75,7 +75,7 @@ func Open(ctx context.Context, dir string) (*DB, error) {
 	db.write.SetMaxOpenConns(1)
 	// The first connection switches the file to WAL, which persists; the
 	// read pool opened after it relies on that.
-	if err := db.write.PingContext(ctx); err != nil {
+	if err := pingSwitchingToWAL(ctx, db.write); err != nil {
 		db.write.Close()
 		return nil, fmt.Errorf("store: opening %s: %w", path, err)
 	}
@@ -245,4 +245,30 @@ func fromUnixNano(n int64) time.Time {
 		return time.Time{}
 	}
 	return time.Unix(0, n).UTC()
+}
+
+// pingSwitchingToWAL opens the first write connection, whose pragmas switch
+// the file to WAL. On a fresh file that switch needs a lock SQLite does not
+// wait for under busy_timeout, so two processes opening a new data folder
+// at once (a server and an admin command) see SQLITE_BUSY; it is retried
+// for as long as the busy timeout would have waited.
+func pingSwitchingToWAL(ctx context.Context, w *sql.DB) error {
+	deadline := time.Now().Add(busyTimeoutMS * time.Millisecond)
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		err := w.PingContext(ctx)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
+}
+
+// isBusy reports SQLITE_BUSY (in any of its extended forms).
+func isBusy(err error) bool {
+	var coded interface{ Code() int }
+	return errors.As(err, &coded) && coded.Code()&0xff == 5
 }

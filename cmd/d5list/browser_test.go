@@ -204,8 +204,6 @@ func TestBrowser(t *testing.T) {
 	if _, err := fmt.Sscanf(subURL[strings.LastIndex(subURL, "/")+1:], "%d", &id); err != nil {
 		t.Fatalf("submission URL %q: %v", subURL, err)
 	}
-	// The tampered copy goes in by the API, to be found by the re-run.
-	tamperedID := p.submitFolder(t, tampered)
 
 	// 3. The verdict arrives without a reload: a mark left on the window
 	// survives only if the page was never loaded again.
@@ -240,7 +238,29 @@ func TestBrowser(t *testing.T) {
 		t.Fatalf("status badge %q, want verified", status)
 	}
 
-	// 4. The leaderboard lists Carol Lab and its chart has pixels.
+	// 4. The tampered copy goes in as a folder, through the folder picker:
+	// Chromium expands a directory set on a webkitdirectory input into its
+	// files, with their paths, as a user's pick would.
+	var chosenFolder, folderURL string
+	b.step("upload-folder",
+		chromedp.Navigate(p.url+"/upload"),
+		chromedp.WaitVisible(`[data-testid="upload-form"]`, chromedp.ByQuery),
+		chromedp.SetUploadFiles(`[data-testid="folder-files"]`, []string{tampered}, chromedp.ByQuery),
+		chromedp.WaitEnabled(`[data-testid="upload-submit"]`, chromedp.ByQuery),
+		chromedp.Text(`#chosen`, &chosenFolder, chromedp.ByQuery),
+		chromedp.Click(`[data-testid="upload-submit"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-testid="submission"]`, chromedp.ByQuery),
+		chromedp.Location(&folderURL),
+	)
+	if want := fmt.Sprintf("tampered: %d files", countFiles(t, tampered)); !strings.HasPrefix(chosenFolder, want) {
+		t.Fatalf("the page shows %q for the chosen folder, want it to start with %q", chosenFolder, want)
+	}
+	var tamperedID int64
+	if _, err := fmt.Sscanf(folderURL[strings.LastIndex(folderURL, "/")+1:], "%d", &tamperedID); err != nil || tamperedID == id {
+		t.Fatalf("folder upload landed on %q (%v), want a new submission", folderURL, err)
+	}
+
+	// 5. The leaderboard lists Carol Lab and its chart has pixels.
 	var board string
 	var inked int
 	b.step("leaderboard",
@@ -259,7 +279,8 @@ func TestBrowser(t *testing.T) {
 	}
 	t.Logf("chart canvas has %d painted pixels", inked)
 
-	// 5. The organiser accepts the discrepancy from the console.
+	// 6. The organiser accepts the discrepancy of the folder upload from
+	// the console.
 	p.waitFinal(t, tamperedID)
 	row := fmt.Sprintf(`[data-testid="review-row"][data-id="%d"]`, tamperedID)
 	var notice string

@@ -285,6 +285,23 @@ func copyDir(t *testing.T, from, to string) {
 	}
 }
 
+// countFiles counts the regular files under dir, as a folder picker lists
+// them.
+func countFiles(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			n++
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 // TestBadUploads checks that refused uploads answer a 4xx JSON error and
 // leave neither a row nor a blob behind.
 func TestBadUploads(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 // lock on behalf of lease requests.
 type countingStore struct {
 	*store.DB
-	leases, touches atomic.Int64
+	leases, touches, actives atomic.Int64
 	// beforeLease, when set, runs inside each LeaseJob call, before the
 	// lease transaction.
 	beforeLease func()
@@ -35,6 +35,11 @@ func (c *countingStore) LeaseJob(ctx context.Context, runner string, labels map[
 func (c *countingStore) TouchRunner(ctx context.Context, runner string, labels map[string]string, jobID int64) error {
 	c.touches.Add(1)
 	return c.DB.TouchRunner(ctx, runner, labels, jobID)
+}
+
+func (c *countingStore) ActiveJobs(ctx context.Context) ([]d5list.QueuedJob, error) {
+	c.actives.Add(1)
+	return c.DB.ActiveJobs(ctx)
 }
 
 func newDispatchService(t *testing.T) (*Service, *countingStore, string) {

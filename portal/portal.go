@@ -71,6 +71,7 @@ type Service struct {
 	cache *leaderboard.Cache
 	pool  *dispatcher // lease requests waiting for a job (dispatch.go)
 	list  listState   // the latest edition, for rank changes (list.go)
+	queue queueSnapshot
 }
 
 // New returns a Service. A zero Config gets the defaults.
@@ -84,7 +85,8 @@ func New(st Store, blobs Blobs, cfg Config, log *slog.Logger) *Service {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{store: st, blobs: blobs, cfg: cfg, log: log, cache: leaderboard.NewCache(), pool: newDispatcher()}
+	return &Service{store: st, blobs: blobs, cfg: cfg, log: log, cache: leaderboard.NewCache(), pool: newDispatcher(),
+		queue: queueSnapshot{now: time.Now}}
 }
 
 // Authenticate returns the user owning an API token.

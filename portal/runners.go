@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	d5list "github.com/deep500/d5list"
@@ -304,16 +305,55 @@ func (s *Service) SubmissionJob(ctx context.Context, submissionID int64) (*d5lis
 		return nil, err
 	}
 	last := d5list.QueuedJob{Job: jobs[len(jobs)-1]}
-	if last.State == d5list.JobQueued || last.State == d5list.JobLeased {
-		active, err := ps.ActiveJobs(ctx)
-		if err != nil {
+	// The job itself is read fresh; only its place in line comes from the
+	// shared snapshot. An expired lease is back in the line, as the store
+	// counts it.
+	waiting := last.State == d5list.JobQueued ||
+		(last.State == d5list.JobLeased && !last.LeaseExpires.After(s.queue.now()))
+	if waiting {
+		if last.Position, err = s.queue.position(ctx, ps, last.ID); err != nil {
 			return nil, err
-		}
-		for _, a := range active {
-			if a.ID == last.ID {
-				last = a
-			}
 		}
 	}
 	return &last, nil
+}
+
+// queueSnapshotAge is how long one listing of the active jobs answers
+// every caller of SubmissionJob. Each open event stream asks for its place
+// in line twice a second; 256 streams would otherwise list the whole queue
+// 512 times a second. A place in line up to this old is good enough to
+// show.
+const queueSnapshotAge = 250 * time.Millisecond
+
+// queueSnapshot is the places in line that SubmissionJob shares. Callers
+// wait on its lock while one of them lists the queue, and all reuse that
+// listing.
+type queueSnapshot struct {
+	mu     sync.Mutex
+	now    func() time.Time // tests move the clock
+	taken  time.Time
+	places map[int64]int // job id -> place in line, waiting jobs only
+}
+
+// position returns the place in line of a job that waits. One the
+// snapshot does not place (newer than it, or running when it was taken)
+// takes a new snapshot, so a fresh upload never reads as running.
+func (q *queueSnapshot) position(ctx context.Context, ps PoolStore, jobID int64) (int, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now := q.now()
+	if pos := q.places[jobID]; pos > 0 && now.Sub(q.taken) < queueSnapshotAge {
+		return pos, nil
+	}
+	active, err := ps.ActiveJobs(ctx)
+	if err != nil {
+		return 0, err
+	}
+	q.places, q.taken = make(map[int64]int, len(active)), now
+	for _, j := range active {
+		if j.Position > 0 {
+			q.places[j.ID] = j.Position
+		}
+	}
+	return q.places[jobID], nil
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"time"
 
 	d5list "github.com/deep500/d5list"
 )
@@ -117,4 +118,38 @@ func jobEventTx(ctx context.Context, tx *sql.Tx, j *jobRow, attempt int, kind, r
 	_, err := tx.ExecContext(ctx, `INSERT INTO job_events (job_id, submission_id, attempt, kind, runner, detail, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`, j.ID, j.SubmissionID, attempt, kind, runner, detail, now)
 	return err
+}
+
+// pruneBatch is how many log lines one pruning transaction deletes, so that
+// a large backlog never holds the write lock long enough to stall uploads
+// and runners. A variable so that tests can make several batches.
+var pruneBatch = 5000
+
+// PruneJobLogs deletes the progress lines of jobs that ended (done,
+// failed or cancelled) before the given time, in short transactions, and
+// returns how many it deleted. The lines of jobs still queued or leased
+// are kept whatever their age: a job in progress shows its live tail.
+func (db *DB) PruneJobLogs(ctx context.Context, endedBefore time.Time) (int64, error) {
+	var total int64
+	for {
+		var n int64
+		err := db.writeTx(ctx, func(tx *sql.Tx) error {
+			res, err := tx.ExecContext(ctx, `DELETE FROM job_log WHERE id IN (
+				SELECT l.id FROM job_log l JOIN jobs j ON j.id = l.job_id
+				WHERE j.state NOT IN (?, ?) AND j.updated_at < ? LIMIT ?)`,
+				string(d5list.JobQueued), string(d5list.JobLeased), endedBefore.UnixNano(), pruneBatch)
+			if err != nil {
+				return err
+			}
+			n, err = res.RowsAffected()
+			return err
+		})
+		if err != nil {
+			return total, wrap(err, "pruning the logs of jobs ended before %s", endedBefore.Format(time.RFC3339))
+		}
+		total += n
+		if n < int64(pruneBatch) {
+			return total, nil
+		}
+	}
 }

@@ -111,3 +111,70 @@ func TestJobEventsTellTheJobsLife(t *testing.T) {
 		t.Errorf("lease_expired at %s, want the lease's end %s", events[1].Time, a.Job.LeaseExpires)
 	}
 }
+
+// Pruning deletes the lines of jobs that ended before the cut, batch after
+// batch, and keeps those of later jobs and of jobs still running however
+// old their lines are.
+func TestPruneJobLogsKeepsRecentAndRunningJobs(t *testing.T) {
+	defer func(n int) { pruneBatch = n }(pruneBatch)
+	pruneBatch = 7
+	ctx := context.Background()
+	db, clk := newTestDB(t)
+	lineCount := func(s *d5list.Submission) int {
+		t.Helper()
+		lines, err := db.JobLog(ctx, s.ID, 0, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(lines)
+	}
+	finished := func(lines int) *d5list.Submission {
+		t.Helper()
+		s := mustCreate(t, db, testSubmission("l2-digits", 1))
+		l := mustLease(t, db, "r1", nil, time.Hour)
+		if err := db.AppendJobLog(ctx, l.Job.ID, l.Secret, logBatch(0, lines)); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.CompleteJob(ctx, l.Job.ID, l.Secret, &d5list.Result{}, d5list.StatusVerified, nil); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+
+	old := finished(30)
+	oldCancelled := mustCreate(t, db, testSubmission("l2-digits", 1))
+	lc := mustLease(t, db, "r1", nil, time.Hour)
+	if err := db.AppendJobLog(ctx, lc.Job.ID, lc.Secret, logBatch(0, 5)); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CancelJob(ctx, lc.Job.ID); err != nil {
+		t.Fatal(err)
+	}
+	running := mustCreate(t, db, testSubmission("l2-digits", 1))
+	lr := mustLease(t, db, "r2", nil, 30*24*time.Hour)
+	if err := db.AppendJobLog(ctx, lr.Job.ID, lr.Secret, logBatch(0, 4)); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(10 * 24 * time.Hour)
+	recent := finished(6)
+
+	n, err := db.PruneJobLogs(ctx, clk.Now().Add(-5*24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 35 {
+		t.Fatalf("pruned %d lines, want the 30 + 5 of the jobs that ended 10 days ago", n)
+	}
+	for _, c := range []struct {
+		name string
+		sub  *d5list.Submission
+		want int
+	}{{"old, done", old, 0}, {"old, cancelled", oldCancelled, 0}, {"still leased", running, 4}, {"ended since the cut", recent, 6}} {
+		if got := lineCount(c.sub); got != c.want {
+			t.Errorf("%s: %d lines left, want %d", c.name, got, c.want)
+		}
+	}
+	if n, err := db.PruneJobLogs(ctx, clk.Now().Add(-5*24*time.Hour)); n != 0 || err != nil {
+		t.Fatalf("a second prune deleted %d lines (%v), want none", n, err)
+	}
+}

@@ -17,9 +17,11 @@ func TestServeRefusesBadEnvironment(t *testing.T) {
 		{"D5LIST_DEMO", "maybe", "true or false"},
 		{"D5LIST_LEASE_TTL", "120", "a duration"},
 		{"D5LIST_QUOTA", "", "an integer"},
+		{"D5LIST_KEEP_LOGS_DAYS", "90d", "an integer"},
+		{"D5LIST_KEEP_LOGS_DAYS", "-1", "a number of days"},
 	}
 	for _, c := range cases {
-		t.Run(c.key, func(t *testing.T) {
+		t.Run(c.key+"="+c.value, func(t *testing.T) {
 			t.Setenv(c.key, c.value)
 			data := t.TempDir()
 			var stderr bytes.Buffer

@@ -40,6 +40,9 @@ type serveConfig struct {
 	RequireApproval bool
 	SecureCookies   bool
 	Quota           int
+	// KeepLogsDays prunes the re-run output lines of jobs that ended more
+	// than this many days ago, hourly; 0 keeps them.
+	KeepLogsDays int
 	// Ready, when set, receives the bound address once the server listens
 	// (tests bind 127.0.0.1:0).
 	Ready func(addr string)
@@ -58,6 +61,7 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.BoolVar(&cfg.RequireApproval, "require-approval", env.Bool("D5LIST_REQUIRE_APPROVAL", false), "new sign-ups log in only once an organiser approved them")
 	fs.BoolVar(&cfg.SecureCookies, "secure-cookies", env.Bool("D5LIST_SECURE_COOKIES", false), "mark the session cookie Secure (set it when TLS ends at a proxy)")
 	fs.IntVar(&cfg.Quota, "quota", env.Int("D5LIST_QUOTA", 0), "submissions per user, benchmark and UTC day, e.g. 10; failed and rejected ones do not count (0: unlimited); a benchmark's daily_quota overrides it")
+	fs.IntVar(&cfg.KeepLogsDays, "keep-logs-days", env.Int("D5LIST_KEEP_LOGS_DAYS", 0), "delete the re-run output lines of jobs that ended more than this many days ago, hourly (0: keep them); verdicts and MLLOG logs are never deleted")
 	level := fs.String("log-level", envOr("D5LIST_LOG_LEVEL", "info"), "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -73,6 +77,9 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 }
 
 func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
+	if cfg.KeepLogsDays < 0 {
+		return fmt.Errorf("serve: --keep-logs-days (D5LIST_KEEP_LOGS_DAYS) must be 0 (keep) or a number of days, got %q", strconv.Itoa(cfg.KeepLogsDays))
+	}
 	db, err := store.Open(ctx, cfg.DataDir)
 	if err != nil {
 		return fmt.Errorf("opening %s: %w", cfg.DataDir, err)
@@ -125,6 +132,10 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 			Poll: 500 * time.Millisecond, Heartbeat: heartbeat, Log: log,
 		}
 		wg.Go(func() { _ = agent.Run(work) })
+	}
+	if cfg.KeepLogsDays > 0 {
+		keep := time.Duration(cfg.KeepLogsDays) * 24 * time.Hour
+		wg.Go(func() { pruneLogsEvery(work, db, keep, logPruneInterval, log) })
 	}
 	if cfg.Demo {
 		wg.Go(func() {

@@ -283,6 +283,24 @@ func WelchTTestLess(xs, ys []float64) (t, p float64) {
 	return t, StudentTCDF(t, df)
 }
 
+// PooledTTestLess tests H1: mean1 < mean2 for two samples known only by
+// their means and sizes and sharing the standard deviation sd (Student's
+// two-sample t test with n1+n2-2 degrees of freedom), as MLPerf's RCP check
+// does. It returns t and the one-sided p-value; sd = 0 follows
+// OneSampleTTestLess's rule. Either size below one, or a total below
+// three, gives NaN.
+func PooledTTestLess(mean1 float64, n1 int, mean2, sd float64, n2 int) (t, p float64) {
+	if n1 < 1 || n2 < 1 || n1+n2 < 3 || math.IsNaN(sd) || sd < 0 {
+		return math.NaN(), math.NaN()
+	}
+	diff := mean1 - mean2
+	if sd == 0 {
+		return degenerate(diff)
+	}
+	t = diff / (sd * math.Sqrt(1/float64(n1)+1/float64(n2)))
+	return t, StudentTCDF(t, float64(n1+n2-2))
+}
+
 func degenerate(diff float64) (t, p float64) {
 	switch {
 	case diff < 0:

@@ -391,3 +391,44 @@ func TestWilcoxonNormalApproximation(t *testing.T) {
 		t.Errorf("all below: p=%v", p)
 	}
 }
+
+func TestPooledTTestLess(t *testing.T) {
+	// Means 10 (3 values) and 12 (10 values), shared sd 1: t = -2/sqrt(1/3
+	// + 1/10) = -3.0382 on 11 df, one-sided p = 0.005641 (numerical
+	// integration of the t density).
+	tt, p := PooledTTestLess(10, 3, 12, 1, 10)
+	if !near(tt, -3.0382181, 1e-6) || !near(p, 0.0056412, 1e-6) {
+		t.Errorf("t=%v p=%v, want -3.0382 and 0.005641", tt, p)
+	}
+	// n1 = n2 = 6, sd such that the standard error is 1: t = -2 on 10 df,
+	// whose lower tail is 0.036694 (t tables).
+	if tt, p := PooledTTestLess(8, 6, 10, 1/math.Sqrt(1.0/6+1.0/6), 6); !near(tt, -2, 1e-12) || !near(p, 0.036694, 1e-5) {
+		t.Errorf("t table: t=%v p=%v, want -2 and 0.036694", tt, p)
+	}
+	// It agrees with Welch's test on raw samples of equal size and spread.
+	xs := []float64{1, 2, 3, 4, 5}
+	ys := []float64{3, 4, 5, 6, 7}
+	tw, pw := WelchTTestLess(xs, ys)
+	if tt, p := PooledTTestLess(Mean(xs), 5, Mean(ys), StdDev(xs), 5); !near(tt, tw, 1e-12) || !near(p, pw, 1e-12) {
+		t.Errorf("pooled t=%v p=%v, Welch t=%v p=%v", tt, p, tw, pw)
+	}
+	for _, c := range []struct {
+		name       string
+		mean1      float64
+		want       float64
+		n1, n2     int
+		sd         float64
+		wantNaNOut bool
+	}{
+		{"no spread, below", 1, 0, 3, 3, 0, false},
+		{"no spread, above", 3, 1, 3, 3, 0, false},
+		{"no spread, equal", 2, 1, 3, 3, 0, false},
+		{"too few values", 1, 0, 1, 1, 1, true},
+		{"negative sd", 1, 0, 3, 3, -1, true},
+	} {
+		_, p := PooledTTestLess(c.mean1, c.n1, 2, c.sd, c.n2)
+		if c.wantNaNOut != math.IsNaN(p) || (!c.wantNaNOut && p != c.want) {
+			t.Errorf("%s: p=%v", c.name, p)
+		}
+	}
+}

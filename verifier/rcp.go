@@ -146,27 +146,9 @@ func TestRCP(points []d5list.ConvergencePoint, bs int, runs []d5list.RunMetrics)
 	res.Epochs = eps
 	res.Mean = stats.Mean(eps)
 	res.Checked = true
-	res.T, res.P = studentLessFromStats(res.Mean, len(eps), ref.EpochsMean, ref.EpochsStdev, max(ref.Samples, 2))
+	res.T, res.P = stats.PooledTTestLess(res.Mean, len(eps), ref.EpochsMean, ref.EpochsStdev, max(ref.Samples, 2))
 	res.Pass = !(res.P < RCPAlpha)
 	return res
-}
-
-// studentLessFromStats is the one-sided two-sample t test of H1: mean1 <
-// mean2 when both samples have standard deviation sd.
-func studentLessFromStats(mean1 float64, n1 int, mean2, sd float64, n2 int) (t, p float64) {
-	diff := mean1 - mean2
-	se := sd * math.Sqrt(1/float64(n1)+1/float64(n2))
-	if se == 0 || math.IsNaN(se) {
-		switch {
-		case diff < 0:
-			return math.Inf(-1), 0
-		case diff > 0:
-			return math.Inf(1), 1
-		}
-		return 0, 1
-	}
-	t = diff / se
-	return t, stats.StudentTCDF(t, float64(n1+n2-2))
 }
 
 func minBS(p []d5list.ConvergencePoint) int {

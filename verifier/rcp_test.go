@@ -65,22 +65,6 @@ func TestInterpolateRCP(t *testing.T) {
 	}
 }
 
-func TestStudentLessFromStats(t *testing.T) {
-	// n1 = n2 = 6, sd such that the standard error is 1: t = -2 with 10
-	// degrees of freedom, whose lower tail is 0.036694 (t tables).
-	sd := 1 / math.Sqrt(1.0/6+1.0/6)
-	tt, p := studentLessFromStats(8, 6, 10, sd, 6)
-	if math.Abs(tt+2) > 1e-12 || math.Abs(p-0.036694) > 1e-5 {
-		t.Errorf("t %v p %v", tt, p)
-	}
-	if _, p := studentLessFromStats(4, 3, 4, 0, 10); p != 1 {
-		t.Errorf("no spread, equal means: p %v", p)
-	}
-	if _, p := studentLessFromStats(3, 3, 4, 0, 10); p != 0 {
-		t.Errorf("no spread, lower mean: p %v", p)
-	}
-}
-
 func runsWithEpochs(eps ...float64) []d5list.RunMetrics {
 	var rs []d5list.RunMetrics
 	for i, e := range eps {

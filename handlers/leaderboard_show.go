@@ -46,7 +46,7 @@ func (h *Handler) ShowLeaderboard(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return nil, "", err
 		}
-		if len(board.Entries) > streamedExportEntries {
+		if len(board.Entries) > StreamedExportEntries {
 			return nil, "", errStreamExport
 		}
 		p, err := encodeBoard(board, format, baseURL(r))
@@ -71,14 +71,15 @@ func (h *Handler) ShowLeaderboard(w http.ResponseWriter, r *http.Request) {
 	serveRendered(w, r, page)
 }
 
-// streamedExportEntries: an export of a board longer than this is written
+// StreamedExportEntries: an export of a board longer than this is written
 // to the client as it is encoded instead of being built in memory for the
 // board cache. At about 415 bytes an entry in JSON it would be over 16 MiB,
 // a quarter of the cache's bound, which the cache does not keep anyway; the
 // "all entries, include unverified" export of 100,000 submissions is about
 // 40 MB, and encoding it whole for every request (and gzipping it) held
-// that much per request.
-const streamedExportEntries = 40_000
+// that much per request. A variable so that tests need not store 40,000
+// submissions.
+var StreamedExportEntries = 40_000
 
 // errStreamExport: the board is too long to be kept; stream it.
 var errStreamExport = errors.New("handlers: export streamed, not cached")

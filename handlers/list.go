@@ -1,7 +1,9 @@
 package handlers
 
 import (
+	"compress/gzip"
 	"context"
+	"io"
 	"net/http"
 	"strings"
 
@@ -63,18 +65,37 @@ func (h *Handler) writeBoard(w http.ResponseWriter, r *http.Request, board *d5li
 	if board.Entries == nil {
 		board.Entries = []d5list.Entry{}
 	}
-	if format != "csv" {
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		w.Header().Set("Cache-Control", "no-store")
-		if err := leaderboard.WriteJSON(w, board); err != nil {
-			h.log.ErrorContext(r.Context(), "writing JSON", "err", err)
-		}
-		return
+	hd := w.Header()
+	hd.Set("Cache-Control", "no-store")
+	hd.Add("Vary", "Accept-Encoding")
+	if format == "csv" {
+		hd.Set("Content-Type", "text/csv; charset=utf-8")
+		hd.Set("Content-Disposition", `attachment; filename="`+filename+`.csv"`)
+	} else {
+		hd.Set("Content-Type", "application/json; charset=utf-8")
 	}
-	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	w.Header().Set("Content-Disposition", `attachment; filename="`+filename+`.csv"`)
-	if err := leaderboard.WriteCSV(w, board, baseURL(r)); err != nil {
-		h.log.ErrorContext(r.Context(), "writing CSV", "err", err)
+	// These answers are not cached, and the long ones run to tens of MB:
+	// they are compressed as they are written, at the fastest level, which
+	// shrinks JSON and CSV about tenfold for little CPU.
+	var out io.Writer = w
+	if AcceptsGzip(r) {
+		hd.Set("Content-Encoding", "gzip")
+		zw, _ := gzip.NewWriterLevel(w, gzip.BestSpeed) // a valid level never errs
+		defer func() {
+			if err := zw.Close(); err != nil {
+				h.log.DebugContext(r.Context(), "finishing a gzip export", "err", err)
+			}
+		}()
+		out = zw
+	}
+	var err error
+	if format == "csv" {
+		err = leaderboard.WriteCSV(out, board, baseURL(r))
+	} else {
+		err = leaderboard.WriteJSON(out, board)
+	}
+	if err != nil {
+		h.log.ErrorContext(r.Context(), "writing a board export", "format", format, "err", err)
 	}
 }
 

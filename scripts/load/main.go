@@ -54,7 +54,7 @@ import (
 )
 
 func main() {
-	mode := flag.String("mode", "upload", "upload or load")
+	mode := flag.String("mode", "upload", "upload, load, board, dispatch or overhead")
 	bin := flag.String("bin", "./d5list", "the d5list binary")
 	bundlePath := flag.String("bundle", "", "an honest small bundle (.tar.gz), e.g. from d5list init/run/pack")
 	size := flag.Int64("size", 1020<<20, "upload mode: bytes of incompressible code/ added to the bundle")

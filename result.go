@@ -27,7 +27,18 @@ type RunMetrics struct {
 	GlobalBatchSize int     `json:"global_batch_size,omitempty"`
 	// Extra holds workload-specific metrics (operator error, latency, ...).
 	Extra map[string]float64 `json:"extra,omitempty"`
-	Evals []EvalPoint        `json:"evals"`
+	// Shapes are a Level 0 run's results per operator shape, in log order;
+	// Extra holds them folded over the shapes.
+	Shapes []ShapeMetrics `json:"shapes,omitempty"`
+	Evals  []EvalPoint    `json:"evals"`
+}
+
+// ShapeMetrics are the results of one operator shape (MLLOG
+// metadata.shape) in a Level 0 run: op_time_ms, op_rel_l2_error and
+// op_max_error.
+type ShapeMetrics struct {
+	Shape   string             `json:"shape"`
+	Metrics map[string]float64 `json:"metrics"`
 }
 
 // Metric returns the named metric of the run.

@@ -48,6 +48,29 @@ var summaryKeys = map[string]func(acc, v float64) float64{
 	d5list.MetricPredictionChecksum: func(_, v float64) float64 { return v },
 }
 
+// shapeKeys are the summary metrics an operator run logs once per shape
+// (metadata.shape), each shape each of them exactly once; Derive keeps them
+// per shape as well as folded.
+var shapeKeys = map[string]bool{
+	d5list.MetricOpTime: true, d5list.MetricOpRelL2Error: true, d5list.MetricOpMaxError: true,
+}
+
+// IsShapeMetric reports whether an operator run logs metric once per shape.
+func IsShapeMetric(metric string) bool { return shapeKeys[metric] }
+
+// addShapeMetric records one shape's value, the shapes kept in the order
+// they first appear. A second value for the same shape and key (which
+// verifier.Check refuses) replaces the first.
+func addShapeMetric(shapes []d5list.ShapeMetrics, shape, key string, v float64) []d5list.ShapeMetrics {
+	for i := range shapes {
+		if shapes[i].Shape == shape {
+			shapes[i].Metrics[key] = v
+			return shapes
+		}
+	}
+	return append(shapes, d5list.ShapeMetrics{Shape: shape, Metrics: map[string]float64{key: v}})
+}
+
 // IsSummaryMetric reports whether metric is one Derive folds over a run
 // (operator time and errors, latencies) instead of reading an evaluation
 // curve; a quality target on such a metric is judged on the run's value.
@@ -197,6 +220,9 @@ func Derive(events []Event, q d5list.QualityTarget, file string, index int) (d5l
 		if !ok || math.IsNaN(v) {
 			reason(CodeEvalNotNumber, e.Line, "%s value %v is not a number", e.Key, e.Value)
 			continue
+		}
+		if shape, ok := e.Meta("shape").(string); ok && shape != "" && shapeKeys[e.Key] {
+			m.Shapes = addShapeMetric(m.Shapes, shape, e.Key, v)
 		}
 		if acc, seen := summaries[e.Key]; seen {
 			v = fold(acc, v)

@@ -1,6 +1,7 @@
 package mllog
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -38,6 +39,14 @@ func TestDeriveOperatorRun(t *testing.T) {
 		if m.Extra[k] != v {
 			t.Errorf("%s = %v, want %v (extra %v)", k, m.Extra[k], v, m.Extra)
 		}
+	}
+	// Per shape, in log order, without the value logged before run_start.
+	wantShapes := []d5list.ShapeMetrics{
+		{Shape: "a", Metrics: map[string]float64{d5list.MetricOpTime: 14.5, d5list.MetricOpRelL2Error: 1.5e-15, d5list.MetricOpMaxError: 1e-13}},
+		{Shape: "b", Metrics: map[string]float64{d5list.MetricOpTime: 8.25, d5list.MetricOpRelL2Error: 3e-15, d5list.MetricOpMaxError: 2e-14}},
+	}
+	if !reflect.DeepEqual(m.Shapes, wantShapes) {
+		t.Errorf("shapes %+v, want %+v", m.Shapes, wantShapes)
 	}
 	if !m.Converged || len(m.Evals) != 0 || m.TimeToTrain != 0.2 {
 		t.Errorf("converged %v, %d evals, time %v; want converged, no curve, 0.2 s", m.Converged, len(m.Evals), m.TimeToTrain)

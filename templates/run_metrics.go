@@ -1,9 +1,11 @@
 package templates
 
 import (
+	"slices"
 	"sort"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/stats"
 )
 
 // HasCurves reports whether any claimed or re-run run of sub has an
@@ -110,4 +112,83 @@ func runStatus(r *d5list.RunMetrics) string {
 		return "—"
 	}
 	return r.Status
+}
+
+// ShapeRow is one operator shape of a Level 0 submission: its time the
+// median over the runs, its errors the worst run's, as claimed and as
+// re-run. A side that did not measure the shape has a nil map.
+type ShapeRow struct {
+	Shape             string
+	Claimed, Measured map[string]float64
+}
+
+// shapeColumns are the per-shape metrics the shapes table shows.
+var shapeColumns = []RunMetric{
+	{Name: d5list.MetricOpTime, Unit: "ms"},
+	{Name: d5list.MetricOpRelL2Error},
+	{Name: d5list.MetricOpMaxError},
+}
+
+// ShapeRows are the operator shapes of sub's claimed and re-run runs, in
+// the order the claim logs them, then any shape only the re-run measured.
+func ShapeRows(sub *d5list.Submission) []ShapeRow {
+	var order []string
+	seen := map[string]bool{}
+	for _, res := range []*d5list.Result{sub.Claimed, sub.Measured} {
+		if res == nil {
+			continue
+		}
+		for _, r := range res.Runs {
+			for _, s := range r.Shapes {
+				if !seen[s.Shape] {
+					seen[s.Shape] = true
+					order = append(order, s.Shape)
+				}
+			}
+		}
+	}
+	rows := make([]ShapeRow, len(order))
+	for i, shape := range order {
+		rows[i] = ShapeRow{Shape: shape, Claimed: foldShape(sub.Claimed, shape), Measured: foldShape(sub.Measured, shape)}
+	}
+	return rows
+}
+
+// foldShape folds one shape over a result's runs: times to their median,
+// errors to their maximum.
+func foldShape(res *d5list.Result, shape string) map[string]float64 {
+	if res == nil {
+		return nil
+	}
+	values := map[string][]float64{}
+	for _, r := range res.Runs {
+		for _, s := range r.Shapes {
+			if s.Shape != shape {
+				continue
+			}
+			for k, v := range s.Metrics {
+				values[k] = append(values[k], v)
+			}
+		}
+	}
+	if len(values) == 0 {
+		return nil
+	}
+	out := make(map[string]float64, len(values))
+	for k, vs := range values {
+		if k == d5list.MetricOpTime {
+			out[k] = stats.Median(vs)
+		} else {
+			out[k] = slices.Max(vs)
+		}
+	}
+	return out
+}
+
+func shapeCell(m map[string]float64, name string) string {
+	v, ok := m[name]
+	if !ok {
+		return "—"
+	}
+	return formatNumber(v)
 }

@@ -376,7 +376,7 @@ func (c *checker) logFile(rf bundle.ResultFile) d5list.RunMetrics {
 		}
 		if inRun {
 			inRunKeys[e.Key] = true
-			if c.bench.Level == 0 && opShapeKeys[e.Key] {
+			if c.bench.Level == 0 && mllog.IsShapeMetric(e.Key) {
 				ops.add(c, file, run, e)
 			}
 		}
@@ -632,12 +632,6 @@ func LoggedMetrics(b *d5list.Benchmark) []string {
 		out = append(out, n)
 	}
 	return out
-}
-
-// opShapeKeys are the per-shape results of an operator run: each shape logs
-// each of them exactly once, naming the shape in metadata.shape.
-var opShapeKeys = map[string]bool{
-	d5list.MetricOpTime: true, d5list.MetricOpRelL2Error: true, d5list.MetricOpMaxError: true,
 }
 
 // opShapes collects an operator run's per-shape results, so that a run

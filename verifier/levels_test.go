@@ -214,6 +214,19 @@ func TestCheckOperatorAndInferenceLogs(t *testing.T) {
 
 // levelResult derives a result from levelBundle's logs, as Check and the
 // portal's Measure do.
+// dropShape removes every line of one operator shape from a log.
+func dropShape(shape string) func(string) string {
+	return func(text string) string {
+		var out []string
+		for _, l := range strings.Split(text, "\n") {
+			if !strings.Contains(l, `"shape":"`+shape+`"`) {
+				out = append(out, l)
+			}
+		}
+		return strings.Join(out, "\n")
+	}
+}
+
 func levelResult(t *testing.T, bench *d5list.Benchmark, mutate map[int]func(string) string) *d5list.Result {
 	t.Helper()
 	res := &d5list.Result{}
@@ -272,6 +285,15 @@ func TestCompareOperatorAndInference(t *testing.T) {
 		{"operator: an edited error on other hardware", opBench(), map[int]func(string) string{2: func(s string) string { return strings.Replace(s, "1.7e-13", "1.6e-13", 1) }},
 			nil, false, d5list.StatusDiscrepancy, CodeMetricMismatch, 2},
 		{"operator: times claimed 10x faster", opBench(), all(scale(d5list.MetricOpTime, 0.1)), nil, true, d5list.StatusDiscrepancy, CodeTimingMismatch, -1},
+		// Without the fast shape the claim is 0.64 of the re-run's time,
+		// within the timing tolerance (0.6): only the shapes show it.
+		{"operator: every claimed run leaves out a shape", opBench(), all(dropShape("512x64x1024")), nil, true, d5list.StatusDiscrepancy, CodeOpShapesDiffer, -1},
+		{"operator: the claim measures another shape", opBench(), all(func(s string) string { return strings.ReplaceAll(s, "512x64x1024", "512x64x1000") }),
+			nil, false, d5list.StatusDiscrepancy, CodeOpShapesDiffer, -1},
+		// The worst shape's error is untouched, so only the shape's own
+		// comparison sees the edit.
+		{"operator: an edited error of the better shape", opBench(), map[int]func(string) string{2: func(s string) string { return strings.Replace(s, "1.2e-15", "1.1e-15", 1) }},
+			nil, true, d5list.StatusDiscrepancy, CodeMetricMismatch, 2},
 		{"inference: honest", inferenceBench(), nil, nil, true, d5list.StatusVerified, "", 0},
 		{"inference: honest re-run at half the rate", inferenceBench(), nil, all(scale(mllog.KeyThroughput, 0.5)), true, d5list.StatusVerified, "", 0},
 		{"inference: a run that did not end claimed as ended", inferenceBench(), nil,
@@ -308,9 +330,18 @@ func TestCompareOperatorAndInference(t *testing.T) {
 				if tt.code == CodeMetricMismatch && (r.Claimed == nil || r.Measured == nil || *r.Claimed == *r.Measured) {
 					t.Errorf("reason %+v lacks the differing values", r)
 				}
+				if tt.code == CodeMetricMismatch && tt.bench.Level == 0 && !strings.Contains(r.Message, "shape 512x64x1024") && !strings.Contains(r.Message, "shape 1760x16x1760") {
+					t.Errorf("reason %q does not name the shape", r.Message)
+				}
+				if tt.code == CodeOpShapesDiffer && !strings.Contains(r.Message, "leaves out [512x64x1024]") {
+					t.Errorf("reason %q does not name the shape left out", r.Message)
+				}
 			}
 			if !found {
 				t.Fatalf("no %s among %s", tt.code, reasonMessages(reasons))
+			}
+			if n := strings.Count(reasonMessages(reasons), "against the shapes the re-run"); tt.code == CodeOpShapesDiffer && n != 1 {
+				t.Errorf("%d reasons about the shapes, want one for the submission: %s", n, reasonMessages(reasons))
 			}
 		})
 	}
@@ -321,6 +352,9 @@ func TestCompareReproducedMetricMissing(t *testing.T) {
 	claimed := levelResult(t, bench, nil)
 	measured := levelResult(t, bench, nil)
 	delete(measured.Runs[0].Extra, d5list.MetricOpMaxError)
+	for _, sh := range measured.Runs[0].Shapes {
+		delete(sh.Metrics, d5list.MetricOpMaxError)
+	}
 	status, reasons := Compare(bench, claimed, measured, true)
 	if status != d5list.StatusDiscrepancy || len(reasons) != 1 || reasons[0].Code != CodeMetricMissing || *reasons[0].Run != 0 {
 		t.Fatalf("%s %s", status, reasonMessages(reasons))

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -95,6 +96,31 @@ func TestEndToEndOperatorAndInference(t *testing.T) {
 	}
 	writeMLLOG(t, path, lines, evs)
 
+	// Every run of a copy leaves out the recipe's last shape, as if it had
+	// been measured with a shorter recipe than the one submitted. Each log
+	// is whole, so the upload passes; the re-run measures the recipe.
+	shortened := filepath.Join(work, "gemm-shortened")
+	copyDir(t, folders["l0-gemm-cpu"], shortened)
+	dropped := ""
+	for run := range 5 {
+		path := filepath.Join(shortened, "results", fmt.Sprintf("result_%d.txt", run))
+		lines, evs := mllogLines(t, path)
+		for _, ev := range evs {
+			if meta, ok := ev["metadata"].(map[string]any); ok && ev["key"] == d5list.MetricOpTime {
+				dropped, _ = meta["shape"].(string)
+			}
+		}
+		for i, ev := range evs {
+			if meta, ok := ev["metadata"].(map[string]any); ok && dropped != "" && meta["shape"] == dropped {
+				lines[i], evs[i] = "", nil
+			}
+		}
+		writeMLLOG(t, path, lines, evs)
+	}
+	if dropped == "" {
+		t.Fatal("the gemm logs name no shape")
+	}
+
 	// A copy whose run 3 lost one shape's max error is refused outright.
 	broken := filepath.Join(work, "conv2d-broken")
 	copyDir(t, folders["l0-conv2d-cpu"], broken)
@@ -118,6 +144,7 @@ func TestEndToEndOperatorAndInference(t *testing.T) {
 	}
 	editedID := p.submitFolder(t, edited)
 	inferredID := p.submitFolder(t, inferred)
+	shortenedID := p.submitFolder(t, shortened)
 
 	for _, b := range benchmarks {
 		got := p.waitFinal(t, ids[b.id])
@@ -171,6 +198,28 @@ func TestEndToEndOperatorAndInference(t *testing.T) {
 	if bad := p.waitFinal(t, inferredID); bad.Status != d5list.StatusDiscrepancy || !hasReason(bad.Reasons, verifier.CodeMetricMismatch, "", 1) {
 		t.Fatalf("edited prediction checksum: %s with reasons %+v, want a discrepancy naming run 1", bad.Status, bad.Reasons)
 	}
+	short := p.waitFinal(t, shortenedID)
+	if short.Status != d5list.StatusDiscrepancy || !hasReason(short.Reasons, verifier.CodeOpShapesDiffer, "", -1) {
+		t.Fatalf("claims without shape %s: %s with reasons %+v, want a discrepancy about the shapes", dropped, short.Status, short.Reasons)
+	}
+	// Its page shows the shape the claim left out, measured only by the
+	// re-run.
+	resp, err := http.Get(p.url + "/submissions/" + strconv.FormatInt(shortenedID, 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := goquery.NewDocumentFromReader(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := doc.Find(`[data-testid="shape-row"][data-shape="` + dropped + `"]`)
+	claimedCell := strings.TrimSpace(row.Find(`[data-testid="shape-claimed"][data-metric="` + d5list.MetricOpTime + `"]`).Text())
+	measuredCell := strings.TrimSpace(row.Find(`[data-testid="shape-measured"][data-metric="` + d5list.MetricOpTime + `"]`).Text())
+	if claimedCell != "—" || measuredCell == "—" || measuredCell == "" {
+		t.Errorf("shape %s on the page: claimed %q, measured %q; want a dash and a time", dropped, claimedCell, measuredCell)
+	}
+
 	var board d5list.Leaderboard
 	p.getJSON(t, "/api/v1/leaderboards/l0-gemm-cpu", &board)
 	if len(board.Entries) != 1 || board.Entries[0].SubmissionID != ids["l0-gemm-cpu"] {

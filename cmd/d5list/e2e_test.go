@@ -216,15 +216,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 
 	// And in the HTML page.
-	resp, err := http.Get(p.url + "/benchmarks/l2-digits-mlp-cpu")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := goquery.NewDocumentFromReader(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := p.page(t, "/benchmarks/l2-digits-mlp-cpu")
 	rows := doc.Find(`[data-testid="leaderboard-row"]`)
 	if rows.Length() != 1 {
 		t.Fatalf("leaderboard page has %d rows, want 1", rows.Length())
@@ -283,6 +275,24 @@ func copyDir(t *testing.T, from, to string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// page GETs a page as a visitor; anything but 200 fails the test.
+func (p *portalUnderTest) page(t *testing.T, path string) *goquery.Document {
+	t.Helper()
+	resp, err := http.Get(p.url + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d", path, resp.StatusCode)
+	}
+	doc, err := goquery.NewDocumentFromReader(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	return doc
 }
 
 // countFiles counts the regular files under dir, as a folder picker lists

@@ -3,13 +3,10 @@ package main
 import (
 	"context"
 	"io"
-	"net/http"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/PuerkitoBio/goquery"
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/workloads"
@@ -57,15 +54,7 @@ func TestEndToEndDataParallel(t *testing.T) {
 	}
 
 	// The submission page shows both metrics per run beside the curves.
-	resp, err := http.Get(p.url + "/submissions/" + strconv.FormatInt(sub.ID, 10))
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := goquery.NewDocumentFromReader(resp.Body)
-	resp.Body.Close()
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("submission page: %d, %v", resp.StatusCode, err)
-	}
+	doc := p.page(t, "/submissions/"+strconv.FormatInt(sub.ID, 10))
 	for _, key := range []string{workloads.KeyCommunicationBytes, workloads.KeyScalingEfficiency} {
 		cells := doc.Find(`[data-testid="metric-measured"][data-metric="` + key + `"]`)
 		if cells.Length() != 5 || strings.TrimSpace(cells.First().Text()) == "—" {

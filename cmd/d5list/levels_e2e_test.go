@@ -11,8 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/PuerkitoBio/goquery"
-
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/verifier"
 )
@@ -168,15 +166,7 @@ func TestEndToEndOperatorAndInference(t *testing.T) {
 
 		// The pages show the metrics, and no accuracy chart without curves.
 		for _, page := range []string{"/benchmarks/" + b.id, "/submissions/" + strconv.FormatInt(ids[b.id], 10)} {
-			resp, err := http.Get(p.url + page)
-			if err != nil {
-				t.Fatal(err)
-			}
-			doc, err := goquery.NewDocumentFromReader(resp.Body)
-			resp.Body.Close()
-			if err != nil || resp.StatusCode != 200 {
-				t.Fatalf("GET %s: %d %v", page, resp.StatusCode, err)
-			}
+			doc := p.page(t, page)
 			if doc.Find("#accuracy-chart, #accuracy-top10-chart").Length() != 0 {
 				t.Errorf("%s shows an accuracy chart for runs without curves", page)
 			}
@@ -204,16 +194,7 @@ func TestEndToEndOperatorAndInference(t *testing.T) {
 	}
 	// Its page shows the shape the claim left out, measured only by the
 	// re-run.
-	resp, err := http.Get(p.url + "/submissions/" + strconv.FormatInt(shortenedID, 10))
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := goquery.NewDocumentFromReader(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	row := doc.Find(`[data-testid="shape-row"][data-shape="` + dropped + `"]`)
+	row := p.page(t, "/submissions/"+strconv.FormatInt(shortenedID, 10)).Find(`[data-testid="shape-row"][data-shape="` + dropped + `"]`)
 	claimedCell := strings.TrimSpace(row.Find(`[data-testid="shape-claimed"][data-metric="` + d5list.MetricOpTime + `"]`).Text())
 	measuredCell := strings.TrimSpace(row.Find(`[data-testid="shape-measured"][data-metric="` + d5list.MetricOpTime + `"]`).Text())
 	if claimedCell != "—" || measuredCell == "—" || measuredCell == "" {

@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/PuerkitoBio/goquery"
-
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/store"
 )
@@ -321,15 +319,7 @@ func TestReviewAPI(t *testing.T) {
 	})
 
 	t.Run("submission page shows the audit log and the flag", func(t *testing.T) {
-		resp, err := http.Get(p.url + "/submissions/" + strconv.FormatInt(flagged, 10))
-		if err != nil {
-			t.Fatal(err)
-		}
-		doc, err := goquery.NewDocumentFromReader(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		doc := p.page(t, "/submissions/"+strconv.FormatInt(flagged, 10))
 		if doc.Find(`[data-testid="flag-badge"]`).Length() != 1 {
 			t.Fatal("no flag badge on a flagged submission's page")
 		}

@@ -60,6 +60,9 @@ type Config struct {
 	// verdict's status or "failed", and the time since the job was queued
 	// (for the metrics of issue 8).
 	OnJobEnd func(outcome string, sinceQueued time.Duration)
+	// ReadRecipe, when set, is the re-run's reading of a recipe: an upload
+	// whose recipe it refuses is refused (verifier.Runnable).
+	ReadRecipe verifier.RecipeReader
 }
 
 // Service implements the portal's use cases.
@@ -181,6 +184,7 @@ func (s *Service) checkAndStore(ctx context.Context, user *d5list.User, sha stri
 		return nil, err
 	}
 	claimed, reasons := verifier.Check(b, bench)
+	reasons = append(reasons, verifier.Runnable(b, bench, s.cfg.ReadRecipe)...)
 	if len(reasons) > 0 {
 		return nil, refused(reasons...)
 	}

@@ -36,6 +36,7 @@ const (
 	CodeRecipeKeyInBoth     = "recipe_key_in_both"
 	CodeRecipeMissingKey    = "recipe_missing_key"
 	CodeRecipeUnknownMetric = "recipe_unknown_metric"
+	CodeRecipeNotRunnable   = "recipe_not_runnable"
 	CodeRunCount            = "wrong_run_count"
 	CodeRunIndex            = "bad_run_index"
 	CodeDuplicateRunStart   = "duplicate_run_start"
@@ -207,6 +208,31 @@ func sortedKeys(m map[string]any) []string {
 	}
 	sort.Strings(ks)
 	return ks
+}
+
+// RecipeReader is the re-run's own reading of a recipe, made before it
+// runs anything (workloads.CheckRecipe for the builtin workloads). The
+// caller passes it in, so that the verifier depends on no workload.
+type RecipeReader func(bench *d5list.Benchmark, r *d5list.Recipe) error
+
+// Runnable refuses a recipe that the workload re-running the submission
+// would refuse (a negative repeat count, a shape too large for a runner),
+// so that the competitor learns it at upload, with the field named, and
+// not from a failed re-run. A nil reader accepts every recipe.
+func Runnable(b *bundle.Bundle, bench *d5list.Benchmark, read RecipeReader) []d5list.Reason {
+	if read == nil {
+		return nil
+	}
+	err := read(bench, &b.Recipe)
+	if err == nil {
+		return nil
+	}
+	file := b.RecipeFile
+	if file == "" {
+		file = "recipe"
+	}
+	return []d5list.Reason{{Code: CodeRecipeNotRunnable, File: file,
+		Message: fmt.Sprintf("the %s workload that re-runs %s would refuse this recipe: %s", bench.Workload, bench.ID, d5list.ErrorMessage(err))}}
 }
 
 func (c *checker) recipe() {

@@ -369,44 +369,68 @@ func (rr recipeReader) shapeList(required []string, optional map[string]int) ([]
 // allocate without limit (2^24 float64 = 128 MiB).
 const maxOpElements = 1 << 24
 
+// opPlan is an operator workload's reading of its recipe: everything a run
+// needs but the seed.
+type opPlan struct {
+	repeats   int
+	tolerance float64
+	cases     func(r *rng) []opCase
+}
+
 func gemmWorkload(ctx context.Context, b *d5list.Benchmark, r *d5list.Recipe, seed int64, out io.Writer) error {
-	rr := recipeReader{b: b, r: r}
-	if _, err := rr.choice("op", "gemm", "gemm"); err != nil {
-		return err
-	}
-	repeats, tolerance, err := opSettings(rr)
+	p, err := gemmPlan(b, r)
 	if err != nil {
 		return err
 	}
+	return runOps(ctx, benchmarkID(b, "l0-gemm-cpu"), "gemm", seed, p.repeats, p.tolerance, p.cases, out)
+}
+
+func gemmPlan(b *d5list.Benchmark, r *d5list.Recipe) (opPlan, error) {
+	rr := recipeReader{b: b, r: r}
+	if _, err := rr.choice("op", "gemm", "gemm"); err != nil {
+		return opPlan{}, err
+	}
+	repeats, tolerance, err := opSettings(rr)
+	if err != nil {
+		return opPlan{}, err
+	}
 	shapes := DefaultGEMMShapes
 	if list, ok, err := rr.shapeList([]string{"m", "n", "k"}, nil); err != nil {
-		return err
+		return opPlan{}, err
 	} else if ok {
 		shapes = make([]GEMMShape, len(list))
 		for i, s := range list {
 			shapes[i] = GEMMShape{M: s["m"], N: s["n"], K: s["k"]}
 			if s["m"]*s["k"] > maxOpElements || s["k"]*s["n"] > maxOpElements || s["m"]*s["n"] > maxOpElements {
 				_, field, _ := rr.get("shapes")
-				return invalid(fmt.Sprintf("%s[%d]", field, i), "an operand exceeds %d elements", maxOpElements)
+				return opPlan{}, invalid(fmt.Sprintf("%s[%d]", field, i), "an operand exceeds %d elements", maxOpElements)
 			}
 		}
 	}
-	return runOps(ctx, benchmarkID(b, "l0-gemm-cpu"), "gemm", seed, repeats, tolerance, gemmCases(shapes), out)
+	return opPlan{repeats: repeats, tolerance: tolerance, cases: gemmCases(shapes)}, nil
 }
 
 func conv2DWorkload(ctx context.Context, b *d5list.Benchmark, r *d5list.Recipe, seed int64, out io.Writer) error {
+	p, err := conv2DPlan(b, r)
+	if err != nil {
+		return err
+	}
+	return runOps(ctx, benchmarkID(b, "l0-conv2d-cpu"), "conv2d", seed, p.repeats, p.tolerance, p.cases, out)
+}
+
+func conv2DPlan(b *d5list.Benchmark, r *d5list.Recipe) (opPlan, error) {
 	rr := recipeReader{b: b, r: r}
 	if _, err := rr.choice("op", "conv2d", "conv2d"); err != nil {
-		return err
+		return opPlan{}, err
 	}
 	repeats, tolerance, err := opSettings(rr)
 	if err != nil {
-		return err
+		return opPlan{}, err
 	}
 	shapes := DefaultConv2DShapes
 	list, ok, err := rr.shapeList([]string{"n", "c", "h", "w", "k", "r", "s"}, map[string]int{"pad": 0, "stride": 1})
 	if err != nil {
-		return err
+		return opPlan{}, err
 	}
 	if ok {
 		_, field, _ := rr.get("shapes")
@@ -415,15 +439,15 @@ func conv2DWorkload(ctx context.Context, b *d5list.Benchmark, r *d5list.Recipe, 
 			s := Conv2DShape{N: m["n"], C: m["c"], H: m["h"], W: m["w"], K: m["k"], R: m["r"], S: m["s"], Pad: m["pad"], Stride: m["stride"]}
 			p, q := s.outSize()
 			if s.H+2*s.Pad < s.R || s.W+2*s.Pad < s.S || p < 1 || q < 1 {
-				return invalid(fmt.Sprintf("%s[%d]", field, i), "the filter is larger than the padded input")
+				return opPlan{}, invalid(fmt.Sprintf("%s[%d]", field, i), "the filter is larger than the padded input")
 			}
 			if s.N*s.C*s.H*s.W > maxOpElements || s.C*s.R*s.S*p*q > maxOpElements || s.N*s.K*p*q > maxOpElements {
-				return invalid(fmt.Sprintf("%s[%d]", field, i), "a tensor exceeds %d elements", maxOpElements)
+				return opPlan{}, invalid(fmt.Sprintf("%s[%d]", field, i), "a tensor exceeds %d elements", maxOpElements)
 			}
 			shapes[i] = s
 		}
 	}
-	return runOps(ctx, benchmarkID(b, "l0-conv2d-cpu"), "conv2d", seed, repeats, tolerance, conv2DCases(shapes), out)
+	return opPlan{repeats: repeats, tolerance: tolerance, cases: conv2DCases(shapes)}, nil
 }
 
 func benchmarkID(b *d5list.Benchmark, fallback string) string {

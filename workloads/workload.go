@@ -13,18 +13,44 @@ import (
 // MLLOG to out.
 type Workload func(ctx context.Context, b *d5list.Benchmark, r *d5list.Recipe, seed int64, out io.Writer) error
 
-var registry = map[string]Workload{
-	"digits-mlp":    digitsMLP,
-	"digits-mlp-dp": digitsMLPDataParallel,
-	"gemm":          gemmWorkload,
-	"conv2d":        conv2DWorkload,
-	"mlp-inference": mlpInferenceWorkload,
+// registry holds each builtin workload with its reading of a recipe, which
+// the workload itself makes first, so that an upload can be refused for a
+// recipe its re-run would refuse.
+var registry = map[string]struct {
+	run   Workload
+	check func(b *d5list.Benchmark, r *d5list.Recipe) error
+}{
+	"digits-mlp":    {digitsMLP, readsRecipe(MLPConfigFromRecipe)},
+	"digits-mlp-dp": {digitsMLPDataParallel, readsRecipe(DPConfigFromRecipe)},
+	"gemm":          {gemmWorkload, readsRecipe(gemmPlan)},
+	"conv2d":        {conv2DWorkload, readsRecipe(conv2DPlan)},
+	"mlp-inference": {mlpInferenceWorkload, readsRecipe(InferenceConfigFromRecipe)},
+}
+
+// readsRecipe keeps only the error of a workload's reading of its recipe.
+func readsRecipe[T any](read func(*d5list.Benchmark, *d5list.Recipe) (T, error)) func(*d5list.Benchmark, *d5list.Recipe) error {
+	return func(b *d5list.Benchmark, r *d5list.Recipe) error {
+		_, err := read(b, r)
+		return err
+	}
 }
 
 // Lookup returns the workload a benchmark's Workload field names.
 func Lookup(name string) (Workload, bool) {
 	w, ok := registry[name]
-	return w, ok
+	return w.run, ok
+}
+
+// CheckRecipe reads a recipe the way the builtin workload of bench would
+// before running it, and returns the error that run would stop with (an
+// EINVALID naming the recipe field), or nil. A benchmark without a builtin
+// workload (the bundle brings its code) has nothing to check here.
+func CheckRecipe(bench *d5list.Benchmark, r *d5list.Recipe) error {
+	w, ok := registry[bench.Workload]
+	if !ok {
+		return nil
+	}
+	return w.check(bench, r)
 }
 
 // Names lists the registered workloads.

@@ -12,6 +12,7 @@ import (
 	"github.com/deep500/d5list/bundle"
 	"github.com/deep500/d5list/catalog"
 	"github.com/deep500/d5list/verifier"
+	"github.com/deep500/d5list/workloads"
 )
 
 func checkCmd(args []string, stdout, stderr io.Writer) error {
@@ -49,7 +50,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if len(reasons) > 0 {
-		fmt.Fprintf(stderr, "%d problems found\n", len(reasons))
+		fmt.Fprintf(stderr, "%d problem(s) found\n", len(reasons))
 		return errSilent
 	}
 	return nil
@@ -79,6 +80,7 @@ func checkBundle(path string) (*d5list.Result, []d5list.Reason, error) {
 		return nil, []d5list.Reason{{Code: "unknown_benchmark", File: b.ManifestFile, Message: d5list.ErrorMessage(err)}}, nil
 	}
 	claimed, reasons := verifier.Check(b, bench)
+	reasons = append(reasons, verifier.Runnable(b, bench, workloads.CheckRecipe)...)
 	return claimed, reasons, nil
 }
 

@@ -350,6 +350,8 @@ func TestBadUploads(t *testing.T) {
 		{"missing file", with(map[string]string{"system.json": ""}), p.token, 400, d5list.EINVALID, []string{"system.json"}, "", 0},
 		{"unknown benchmark", with(map[string]string{"submission.json": strings.Replace(good["submission.json"], "l2-digits-mlp-cpu", "l9-nonsense", 1)}), p.token, 400, d5list.EINVALID, []string{"l9-nonsense"}, "", 0},
 		{"unparsable MLLOG line", with(map[string]string{"results/result_0.txt": good["results/result_0.txt"] + ":::MLLOG {not json\n"}), p.token, 400, d5list.EINVALID, nil, "results/result_0.txt", 2},
+		{"a recipe its re-run would refuse", with(map[string]string{"recipe.yaml": strings.Replace(good["recipe.yaml"], "batch_size: 32", "batch_size: 0", 1)}),
+			p.token, 400, d5list.EINVALID, []string{"would refuse this recipe", "mutable.batch_size"}, "recipe.yaml", 0},
 		{"missing token", with(nil), "", 401, d5list.EUNAUTHORIZED, nil, "", 0},
 		{"wrong token", with(nil), "d5_wrong", 401, d5list.EUNAUTHORIZED, nil, "", 0},
 	}

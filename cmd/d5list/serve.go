@@ -21,6 +21,7 @@ import (
 	"github.com/deep500/d5list/store"
 	"github.com/deep500/d5list/sysinfo"
 	"github.com/deep500/d5list/web"
+	"github.com/deep500/d5list/workloads"
 )
 
 // serveConfig is everything `d5list serve` is told.
@@ -98,7 +99,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	if err := db.SetDailyQuota(ctx, cfg.Quota); err != nil {
 		return err
 	}
-	svc := portal.New(store.Quota{DB: db}, blobStore{db.Blobs()}, portal.Config{Limits: limits, LeaseTTL: cfg.LeaseTTL, OnJobEnd: metrics.JobFinished}, log)
+	svc := portal.New(store.Quota{DB: db}, blobStore{db.Blobs()}, portal.Config{Limits: limits, LeaseTTL: cfg.LeaseTTL, OnJobEnd: metrics.JobFinished, ReadRecipe: workloads.CheckRecipe}, log)
 
 	handler := web.New(web.Config{Addr: cfg.Addr, MaxUploadBytes: cfg.MaxUpload, Metrics: metrics,
 		Browser: handlers.BrowserOptions{Accounts: db, RequireApproval: cfg.RequireApproval, SecureCookies: cfg.SecureCookies}}, svc, log)

@@ -12,6 +12,14 @@ type Recipe struct {
 	Entrypoint string `json:"entrypoint,omitempty" yaml:"entrypoint"`
 }
 
+// RecipePlan is what a builtin workload will measure for a recipe, read
+// from it before anything runs.
+type RecipePlan struct {
+	// Shapes are the operator shapes of a Level 0 run, in the order the
+	// run logs them (their metadata.shape); empty for other levels.
+	Shapes []string
+}
+
 // Get returns the value of key from Mutable, falling back to Fixed.
 func (r *Recipe) Get(key string) (any, bool) {
 	if v, ok := r.Mutable[key]; ok {

@@ -184,7 +184,7 @@ func (s *Service) checkAndStore(ctx context.Context, user *d5list.User, sha stri
 		return nil, err
 	}
 	claimed, reasons := verifier.Check(b, bench)
-	reasons = append(reasons, verifier.Runnable(b, bench, s.cfg.ReadRecipe)...)
+	reasons = append(reasons, verifier.Runnable(b, bench, claimed, s.cfg.ReadRecipe)...)
 	if len(reasons) > 0 {
 		return nil, refused(reasons...)
 	}

@@ -211,28 +211,50 @@ func sortedKeys(m map[string]any) []string {
 }
 
 // RecipeReader is the re-run's own reading of a recipe, made before it
-// runs anything (workloads.CheckRecipe for the builtin workloads). The
-// caller passes it in, so that the verifier depends on no workload.
-type RecipeReader func(bench *d5list.Benchmark, r *d5list.Recipe) error
+// runs anything (workloads.PlanRecipe for the builtin workloads): what the
+// run will measure, or the error it would stop with. The caller passes it
+// in, so that the verifier depends on no workload.
+type RecipeReader func(bench *d5list.Benchmark, r *d5list.Recipe) (d5list.RecipePlan, error)
 
-// Runnable refuses a recipe that the workload re-running the submission
-// would refuse (a negative repeat count, a shape too large for a runner),
-// so that the competitor learns it at upload, with the field named, and
-// not from a failed re-run. A nil reader accepts every recipe.
-func Runnable(b *bundle.Bundle, bench *d5list.Benchmark, read RecipeReader) []d5list.Reason {
+// Runnable holds a bundle to what its re-run will do: a recipe the
+// workload would refuse (a negative repeat count, a shape too large for a
+// runner) is recipe_not_runnable, naming the field, and claimed Level 0
+// runs that measured other shapes than the recipe's are
+// operator_shapes_differ, so that the competitor learns either at upload
+// and not from the re-run. A nil reader accepts every recipe.
+func Runnable(b *bundle.Bundle, bench *d5list.Benchmark, claimed *d5list.Result, read RecipeReader) []d5list.Reason {
 	if read == nil {
-		return nil
-	}
-	err := read(bench, &b.Recipe)
-	if err == nil {
 		return nil
 	}
 	file := b.RecipeFile
 	if file == "" {
 		file = "recipe"
 	}
-	return []d5list.Reason{{Code: CodeRecipeNotRunnable, File: file,
-		Message: fmt.Sprintf("the %s workload that re-runs %s would refuse this recipe: %s", bench.Workload, bench.ID, d5list.ErrorMessage(err))}}
+	plan, err := read(bench, &b.Recipe)
+	if err != nil {
+		return []d5list.Reason{{Code: CodeRecipeNotRunnable, File: file,
+			Message: fmt.Sprintf("the %s workload that re-runs %s would refuse this recipe: %s", bench.Workload, bench.ID, d5list.ErrorMessage(err))}}
+	}
+	if len(plan.Shapes) == 0 || claimed == nil {
+		return nil
+	}
+	want := strings.Join(plan.Shapes, ", ")
+	for _, r := range claimed.Runs {
+		if len(r.Shapes) == 0 {
+			continue // no operator results at all: other checks say so
+		}
+		got := make([]string, len(r.Shapes))
+		for i, s := range r.Shapes {
+			got[i] = s.Shape
+		}
+		if strings.Join(got, ", ") != want {
+			// Check has every run measure the shapes of the first, so
+			// the first run that differs speaks for the others.
+			return []d5list.Reason{{Code: CodeOpShapesDiffer, File: r.File, Run: &r.Index,
+				Message: fmt.Sprintf("run %d measures shapes [%s] but the recipe (%s) has [%s], which the re-run will measure; measure the recipe you submit", r.Index, strings.Join(got, ", "), file, want)}}
+		}
+	}
+	return nil
 }
 
 func (c *checker) recipe() {

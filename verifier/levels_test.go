@@ -382,3 +382,52 @@ func TestReproduceSlack(t *testing.T) {
 		}
 	}
 }
+
+// Runnable holds a bundle to what its re-run will do: the workload's
+// reading of the recipe, and for operators the shapes that reading plans.
+func TestRunnable(t *testing.T) {
+	bench := opBench()
+	bench.Workload = "gemm"
+	b := levelBundle(bench, nil)
+	claimed := levelResult(t, bench, nil)
+	planned := []string{testShapes[0].name, testShapes[1].name}
+	reader := func(shapes []string, err error) RecipeReader {
+		return func(*d5list.Benchmark, *d5list.Recipe) (d5list.RecipePlan, error) {
+			return d5list.RecipePlan{Shapes: shapes}, err
+		}
+	}
+	for _, c := range []struct {
+		name string
+		read RecipeReader
+		code string
+		file string
+		run  int
+		says string
+	}{
+		{name: "no reader", read: nil},
+		{name: "the recipe's own shapes", read: reader(planned, nil)},
+		{name: "refused by the workload", read: reader(nil, d5list.Errorf(d5list.EINVALID, "recipe: mutable.repeats: must be a positive integer, got -3")),
+			code: CodeRecipeNotRunnable, file: "recipe.yaml", run: -1, says: "the gemm workload that re-runs l0-test-gemm would refuse this recipe: recipe: mutable.repeats"},
+		{name: "a shape the logs do not have", read: reader(append(planned, "64x64x64"), nil),
+			code: CodeOpShapesDiffer, file: "results/result_0.txt", run: 0, says: "has [1760x16x1760, 512x64x1024, 64x64x64]"},
+		{name: "the same shapes in another order", read: reader([]string{planned[1], planned[0]}, nil),
+			code: CodeOpShapesDiffer, file: "results/result_0.txt", run: 0, says: "run 0 measures shapes [1760x16x1760, 512x64x1024]"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			reasons := Runnable(b, bench, claimed, c.read)
+			if c.code == "" {
+				if len(reasons) != 0 {
+					t.Fatalf("reasons %s", reasonMessages(reasons))
+				}
+				return
+			}
+			if len(reasons) != 1 {
+				t.Fatalf("%d reasons, want one %s: %s", len(reasons), c.code, reasonMessages(reasons))
+			}
+			r := reasons[0]
+			if r.Code != c.code || r.File != c.file || !strings.Contains(r.Message, c.says) || (c.run >= 0) != (r.Run != nil) || (r.Run != nil && *r.Run != c.run) {
+				t.Fatalf("reason %+v, want %s in %s (run %d) saying %q", r, c.code, c.file, c.run, c.says)
+			}
+		})
+	}
+}

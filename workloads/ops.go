@@ -375,6 +375,15 @@ type opPlan struct {
 	repeats   int
 	tolerance float64
 	cases     func(r *rng) []opCase
+	shapes    []string // the cases' names, in order
+}
+
+func shapeNames[S fmt.Stringer](shapes []S) []string {
+	names := make([]string, len(shapes))
+	for i, s := range shapes {
+		names[i] = s.String()
+	}
+	return names
 }
 
 func gemmWorkload(ctx context.Context, b *d5list.Benchmark, r *d5list.Recipe, seed int64, out io.Writer) error {
@@ -407,7 +416,7 @@ func gemmPlan(b *d5list.Benchmark, r *d5list.Recipe) (opPlan, error) {
 			}
 		}
 	}
-	return opPlan{repeats: repeats, tolerance: tolerance, cases: gemmCases(shapes)}, nil
+	return opPlan{repeats: repeats, tolerance: tolerance, cases: gemmCases(shapes), shapes: shapeNames(shapes)}, nil
 }
 
 func conv2DWorkload(ctx context.Context, b *d5list.Benchmark, r *d5list.Recipe, seed int64, out io.Writer) error {
@@ -447,7 +456,7 @@ func conv2DPlan(b *d5list.Benchmark, r *d5list.Recipe) (opPlan, error) {
 			shapes[i] = s
 		}
 	}
-	return opPlan{repeats: repeats, tolerance: tolerance, cases: conv2DCases(shapes)}, nil
+	return opPlan{repeats: repeats, tolerance: tolerance, cases: conv2DCases(shapes), shapes: shapeNames(shapes)}, nil
 }
 
 func benchmarkID(b *d5list.Benchmark, fallback string) string {

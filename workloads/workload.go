@@ -17,21 +17,29 @@ type Workload func(ctx context.Context, b *d5list.Benchmark, r *d5list.Recipe, s
 // the workload itself makes first, so that an upload can be refused for a
 // recipe its re-run would refuse.
 var registry = map[string]struct {
-	run   Workload
-	check func(b *d5list.Benchmark, r *d5list.Recipe) error
+	run  Workload
+	plan func(b *d5list.Benchmark, r *d5list.Recipe) (d5list.RecipePlan, error)
 }{
 	"digits-mlp":    {digitsMLP, readsRecipe(MLPConfigFromRecipe)},
 	"digits-mlp-dp": {digitsMLPDataParallel, readsRecipe(DPConfigFromRecipe)},
-	"gemm":          {gemmWorkload, readsRecipe(gemmPlan)},
-	"conv2d":        {conv2DWorkload, readsRecipe(conv2DPlan)},
+	"gemm":          {gemmWorkload, opRecipe(gemmPlan)},
+	"conv2d":        {conv2DWorkload, opRecipe(conv2DPlan)},
 	"mlp-inference": {mlpInferenceWorkload, readsRecipe(InferenceConfigFromRecipe)},
 }
 
 // readsRecipe keeps only the error of a workload's reading of its recipe.
-func readsRecipe[T any](read func(*d5list.Benchmark, *d5list.Recipe) (T, error)) func(*d5list.Benchmark, *d5list.Recipe) error {
-	return func(b *d5list.Benchmark, r *d5list.Recipe) error {
+func readsRecipe[T any](read func(*d5list.Benchmark, *d5list.Recipe) (T, error)) func(*d5list.Benchmark, *d5list.Recipe) (d5list.RecipePlan, error) {
+	return func(b *d5list.Benchmark, r *d5list.Recipe) (d5list.RecipePlan, error) {
 		_, err := read(b, r)
-		return err
+		return d5list.RecipePlan{}, err
+	}
+}
+
+// opRecipe keeps the shapes an operator workload will measure.
+func opRecipe(read func(*d5list.Benchmark, *d5list.Recipe) (opPlan, error)) func(*d5list.Benchmark, *d5list.Recipe) (d5list.RecipePlan, error) {
+	return func(b *d5list.Benchmark, r *d5list.Recipe) (d5list.RecipePlan, error) {
+		p, err := read(b, r)
+		return d5list.RecipePlan{Shapes: p.shapes}, err
 	}
 }
 
@@ -41,16 +49,16 @@ func Lookup(name string) (Workload, bool) {
 	return w.run, ok
 }
 
-// CheckRecipe reads a recipe the way the builtin workload of bench would
-// before running it, and returns the error that run would stop with (an
-// EINVALID naming the recipe field), or nil. A benchmark without a builtin
-// workload (the bundle brings its code) has nothing to check here.
-func CheckRecipe(bench *d5list.Benchmark, r *d5list.Recipe) error {
+// PlanRecipe reads a recipe the way the builtin workload of bench would
+// before running it: what the run will measure, or the error it would stop
+// with (an EINVALID naming the recipe field). A benchmark without a
+// builtin workload (the bundle brings its code) has an empty plan.
+func PlanRecipe(bench *d5list.Benchmark, r *d5list.Recipe) (d5list.RecipePlan, error) {
 	w, ok := registry[bench.Workload]
 	if !ok {
-		return nil
+		return d5list.RecipePlan{}, nil
 	}
-	return w.check(bench, r)
+	return w.plan(bench, r)
 }
 
 // Names lists the registered workloads.

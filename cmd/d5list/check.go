@@ -80,7 +80,7 @@ func checkBundle(path string) (*d5list.Result, []d5list.Reason, error) {
 		return nil, []d5list.Reason{{Code: "unknown_benchmark", File: b.ManifestFile, Message: d5list.ErrorMessage(err)}}, nil
 	}
 	claimed, reasons := verifier.Check(b, bench)
-	reasons = append(reasons, verifier.Runnable(b, bench, workloads.CheckRecipe)...)
+	reasons = append(reasons, verifier.Runnable(b, bench, claimed, workloads.PlanRecipe)...)
 	return claimed, reasons, nil
 }
 

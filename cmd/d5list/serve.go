@@ -99,7 +99,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	if err := db.SetDailyQuota(ctx, cfg.Quota); err != nil {
 		return err
 	}
-	svc := portal.New(store.Quota{DB: db}, blobStore{db.Blobs()}, portal.Config{Limits: limits, LeaseTTL: cfg.LeaseTTL, OnJobEnd: metrics.JobFinished, ReadRecipe: workloads.CheckRecipe}, log)
+	svc := portal.New(store.Quota{DB: db}, blobStore{db.Blobs()}, portal.Config{Limits: limits, LeaseTTL: cfg.LeaseTTL, OnJobEnd: metrics.JobFinished, ReadRecipe: workloads.PlanRecipe}, log)
 
 	handler := web.New(web.Config{Addr: cfg.Addr, MaxUploadBytes: cfg.MaxUpload, Metrics: metrics,
 		Browser: handlers.BrowserOptions{Accounts: db, RequireApproval: cfg.RequireApproval, SecureCookies: cfg.SecureCookies}}, svc, log)

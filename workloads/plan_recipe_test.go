@@ -7,12 +7,13 @@ import (
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/catalog"
+	"github.com/deep500/d5list/mllog"
 )
 
 // CheckRecipe reads a recipe as the builtin workload's run would: every
 // catalogue starter recipe passes, and a value the run would stop on fails
 // naming its field, without running anything.
-func TestCheckRecipe(t *testing.T) {
+func TestPlanRecipe(t *testing.T) {
 	benches, err := catalog.Benchmarks()
 	if err != nil {
 		t.Fatal(err)
@@ -24,8 +25,12 @@ func TestCheckRecipe(t *testing.T) {
 		if _, ok := Lookup(b.Workload); !ok {
 			continue
 		}
-		if err := CheckRecipe(b, &d5list.Recipe{Fixed: b.Division.Fixed, Mutable: b.Division.Mutable}); err != nil {
+		plan, err := PlanRecipe(b, &d5list.Recipe{Fixed: b.Division.Fixed, Mutable: b.Division.Mutable})
+		if err != nil {
 			t.Errorf("%s: the starter recipe is refused: %v", b.ID, err)
+		}
+		if (b.Level == 0) != (len(plan.Shapes) > 0) {
+			t.Errorf("%s (level %d): planned shapes %v", b.ID, b.Level, plan.Shapes)
 		}
 	}
 	for _, c := range []struct {
@@ -46,13 +51,36 @@ func TestCheckRecipe(t *testing.T) {
 		}
 		mutable := maps.Clone(b.Division.Mutable)
 		mutable[c.key] = c.value
-		err := CheckRecipe(b, &d5list.Recipe{Fixed: b.Division.Fixed, Mutable: mutable})
+		_, err := PlanRecipe(b, &d5list.Recipe{Fixed: b.Division.Fixed, Mutable: mutable})
 		if d5list.ErrorCode(err) != d5list.EINVALID || !strings.Contains(err.Error(), c.field) {
 			t.Errorf("%s with %s = %v: %v, want an EINVALID naming %s", c.bench, c.key, c.value, err, c.field)
 		}
 	}
 	// A benchmark whose code comes with the bundle has no builtin reading.
-	if err := CheckRecipe(&d5list.Benchmark{ID: "gpu", Workload: ""}, &d5list.Recipe{Mutable: map[string]any{"repeats": -3}}); err != nil {
-		t.Errorf("a benchmark without a builtin workload: %v", err)
+	if plan, err := PlanRecipe(&d5list.Benchmark{ID: "gpu", Workload: ""}, &d5list.Recipe{Mutable: map[string]any{"repeats": -3}}); err != nil || len(plan.Shapes) != 0 {
+		t.Errorf("a benchmark without a builtin workload: %+v, %v", plan, err)
+	}
+	// The planned shapes are the ones a run logs, in its order.
+	gemm := byID["l0-gemm-cpu"]
+	plan, err := PlanRecipe(gemm, &d5list.Recipe{Fixed: gemm.Division.Fixed, Mutable: gemm.Division.Mutable})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	if err := gemmWorkload(t.Context(), gemm, &d5list.Recipe{Fixed: gemm.Division.Fixed, Mutable: map[string]any{"repeats": 1}}, 1, &log); err != nil {
+		t.Fatal(err)
+	}
+	events, err := mllog.Parse(strings.NewReader(log.String()), "run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged []string
+	for _, e := range events {
+		if e.Key == d5list.MetricOpTime {
+			logged = append(logged, e.Meta("shape").(string))
+		}
+	}
+	if strings.Join(logged, " ") != strings.Join(plan.Shapes, " ") {
+		t.Errorf("planned shapes %v, logged %v", plan.Shapes, logged)
 	}
 }

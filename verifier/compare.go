@@ -199,9 +199,16 @@ func reasonEpochKey(p *float64) float64 {
 func cmpIntPtr(v int) *int           { return &v }
 func cmpFloatPtr(v float64) *float64 { return &v }
 
-// num prints a value as logged: shortest form, so that two values that
-// differ never print the same.
-func cmpNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+// cmpNum prints a value in its shortest exact form, so that two values
+// that differ never print the same: plain decimals, but an exponent for
+// magnitudes below 1e-4 (operator errors near 1e-15 would otherwise be a
+// row of zeros).
+func cmpNum(v float64) string {
+	if v != 0 && math.Abs(v) < 1e-4 {
+		return strconv.FormatFloat(v, 'e', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
 
 func (c *comparison) metricWords() string {
 	switch c.bench.Quality.Metric {

@@ -537,3 +537,16 @@ func TestCompareRealMLPerfLogs(t *testing.T) {
 		t.Fatalf("halved timestamps: %s\n%s", status, reasonMessages(reasons))
 	}
 }
+
+// Values in reasons print exactly and readably: decimals, with an exponent
+// only for magnitudes below 1e-4.
+func TestCmpNum(t *testing.T) {
+	for v, want := range map[float64]string{
+		0: "0", 0.945: "0.945", 1234567.5: "1234567.5", 1.5e-15: "1.5e-15", -2e-5: "-2e-05",
+		8.526512829121202e-14: "8.526512829121202e-14", 0.0001: "0.0001",
+	} {
+		if got := cmpNum(v); got != want {
+			t.Errorf("cmpNum(%v) = %q, want %q", v, got, want)
+		}
+	}
+}

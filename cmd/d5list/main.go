@@ -21,6 +21,7 @@ Portal:
   d5list admin   user --data DIR --user NAME --role ROLE [--password-file FILE|-]
   d5list admin   runner-token|runner-revoke --data DIR --name NAME
   d5list admin   backup --data DIR -o FILE      online backup: database snapshot + blobs, .tar.gz
+  d5list admin   prune-logs --data DIR --days N   delete the re-run output of jobs that ended N days ago
   d5list admin   seed-synthetic --data NEWDIR [--submissions 100000]   labelled fake results, for benchmarks
   d5list healthcheck [--url http://127.0.0.1:8080/healthz]
   d5list runner  --server URL --token d5r_... [--labels k=v,...] [--executor builtin|process|slurm]
@@ -32,7 +33,7 @@ Competitors:
   d5list pack    DIR -o bundle.tar.gz
   d5list check   DIR|BUNDLE [--json]  every check the portal applies on upload
   d5list check   --mlperf DIR         score an MLPerf results folder
-  d5list submit  DIR|BUNDLE --server URL --token T
+  d5list submit  DIR|BUNDLE --server URL --token T [--wait]   --wait follows it to the verdict
 `
 
 // errSilent marks a failure whose explanation was already printed.

@@ -18,12 +18,14 @@ func submitCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := newFlags("submit", stderr)
 	server := fs.String("server", envOr("D5LIST_SERVER", "http://127.0.0.1:8080"), "portal URL")
 	token := fs.String("token", os.Getenv("D5LIST_TOKEN"), "API token (or D5LIST_TOKEN)")
+	wait := fs.Bool("wait", false, "follow the submission until its verdict; exit 0 only when it is verified")
+	waitTimeout := fs.Duration("wait-timeout", 2*time.Hour, "with --wait: give up after this long")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return fmt.Errorf("usage: d5list submit DIR|BUNDLE --server URL --token T")
+		return fmt.Errorf("usage: d5list submit DIR|BUNDLE --server URL --token T [--wait [--wait-timeout 2h]]")
 	}
 	res, err := submit(ctx, pos[0], *server, *token)
 	if err != nil {
@@ -38,7 +40,85 @@ func submitCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	fmt.Fprintf(stdout, "submission %d %s\n%s\n", res.ID, res.Status, res.URL)
+	if !*wait {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, *waitTimeout)
+	defer cancel()
+	final, err := followSubmission(ctx, *server, *token, res.ID, submitPoll, stdout)
+	if err != nil {
+		return fmt.Errorf("following submission %d: %w", res.ID, err)
+	}
+	for _, r := range final.Reasons {
+		fmt.Fprintln(stdout, "  "+formatReason(r))
+	}
+	if final.Status != d5list.StatusVerified {
+		fmt.Fprintf(stderr, "submission %d ended %s\n", res.ID, final.Status)
+		return errSilent
+	}
 	return nil
+}
+
+// submitPoll is how often `submit --wait` asks for the submission.
+var submitPoll = 2 * time.Second
+
+// followedSubmission is what `submit --wait` reads of GET
+// /api/v1/submissions/{id}.
+type followedSubmission struct {
+	Status        d5list.Status   `json:"status"`
+	Final         bool            `json:"final"`
+	Reasons       []d5list.Reason `json:"reasons"`
+	Attempt       int             `json:"attempt"`
+	QueuePosition int             `json:"queue_position"`
+}
+
+// followSubmission polls a submission until its status is final, printing
+// each change of status or place in line, and returns the final state.
+func followSubmission(ctx context.Context, server, token string, id int64, every time.Duration, out io.Writer) (*followedSubmission, error) {
+	url := fmt.Sprintf("%s/api/v1/submissions/%d", strings.TrimRight(server, "/"), id)
+	last := ""
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("no verdict yet: %w", ctx.Err())
+		}
+		if err != nil {
+			return nil, err
+		}
+		var sub followedSubmission
+		err = json.NewDecoder(resp.Body).Decode(&sub)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("%s answered %s", url, resp.Status)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", url, err)
+		}
+		line := string(sub.Status)
+		switch {
+		case sub.QueuePosition > 0:
+			line += fmt.Sprintf(", place %d in line", sub.QueuePosition)
+		case sub.Attempt > 1 && !sub.Final:
+			line += fmt.Sprintf(", attempt %d", sub.Attempt)
+		}
+		if line != last {
+			fmt.Fprintln(out, line)
+			last = line
+		}
+		if sub.Final {
+			return &sub, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("no verdict yet (%s): %w", sub.Status, ctx.Err())
+		case <-time.After(every):
+		}
+	}
 }
 
 type submitted struct {

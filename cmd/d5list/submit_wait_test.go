@@ -1,0 +1,69 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/verifier"
+)
+
+// `submit --wait` follows a submission to its verdict: an honest one ends
+// verified with exit 0; one whose claim the re-run contradicts ends with
+// the finding printed and a failing exit, as a competitor's CI would use it.
+func TestSubmitWait(t *testing.T) {
+	defer func(d time.Duration) { submitPoll = d }(submitPoll)
+	submitPoll = 100 * time.Millisecond
+	p := startPortal(t, 1)
+	ctx := context.Background()
+	work := t.TempDir()
+	honest := filepath.Join(work, "gemm")
+	for _, args := range [][]string{{"init", "l0-gemm-cpu", honest, "--submitter", "Erin Lab"}, {"run", honest}} {
+		if err := run(ctx, args, io.Discard, io.Discard); err != nil {
+			t.Fatalf("%s: %v", args[0], err)
+		}
+	}
+	edited := filepath.Join(work, "gemm-edited")
+	copyDir(t, honest, edited)
+	path := filepath.Join(edited, "results", "result_1.txt")
+	lines, evs := mllogLines(t, path)
+	for _, ev := range evs {
+		if ev != nil && ev["key"] == d5list.MetricOpMaxError {
+			ev["value"] = ev["value"].(float64) / 2
+		}
+	}
+	writeMLLOG(t, path, lines, evs)
+
+	var out, errOut bytes.Buffer
+	if err := run(ctx, []string{"submit", honest, "--server", p.url, "--token", p.token, "--wait"}, &out, &errOut); err != nil {
+		t.Fatalf("submit --wait of an honest submission: %v\n%s%s", err, out.String(), errOut.String())
+	}
+	if lines := strings.Split(strings.TrimSpace(out.String()), "\n"); lines[len(lines)-1] != "verified" {
+		t.Fatalf("submit --wait printed %q, want it to end with the verdict", out.String())
+	}
+
+	out.Reset()
+	errOut.Reset()
+	err := run(ctx, []string{"submit", edited, "--server", p.url, "--token", p.token, "--wait"}, &out, &errOut)
+	if !errors.Is(err, errSilent) {
+		t.Fatalf("submit --wait of an edited submission: %v, want a failing exit\n%s%s", err, out.String(), errOut.String())
+	}
+	if !strings.Contains(out.String(), "discrepancy") || !strings.Contains(out.String(), verifier.CodeMetricMismatch) ||
+		!strings.Contains(errOut.String(), "ended discrepancy") {
+		t.Fatalf("submit --wait printed\n%s%s\nwant the discrepancy and its finding", out.String(), errOut.String())
+	}
+	t.Logf("%s", out.String())
+
+	// A verdict that does not come in time is an error, not a hang.
+	out.Reset()
+	err = run(ctx, []string{"submit", honest, "--server", p.url, "--token", p.token, "--wait", "--wait-timeout", "1ms"}, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "no verdict yet") {
+		t.Fatalf("submit --wait --wait-timeout 1ms: %v, want no verdict yet", err)
+	}
+}

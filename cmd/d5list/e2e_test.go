@@ -280,17 +280,31 @@ func copyDir(t *testing.T, from, to string) {
 // page GETs a page as a visitor; anything but 200 fails the test.
 func (p *portalUnderTest) page(t *testing.T, path string) *goquery.Document {
 	t.Helper()
-	resp, err := http.Get(p.url + path)
+	return getDoc(t, p.url+path, "")
+}
+
+// getDoc GETs a page, with a bearer token when one is given; anything but
+// 200 fails the test.
+func getDoc(t *testing.T, url, token string) *goquery.Document {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %d", path, resp.StatusCode)
+		t.Fatalf("GET %s: %d", url, resp.StatusCode)
 	}
 	doc, err := goquery.NewDocumentFromReader(resp.Body)
 	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
+		t.Fatalf("GET %s: %v", url, err)
 	}
 	return doc
 }

@@ -238,23 +238,7 @@ func TestSubmissionEventsFollowARemoteRun(t *testing.T) {
 
 func submissionPage(t *testing.T, base string, id int64, token string) *goquery.Document {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("%s/submissions/%d", base, id), nil)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET submission page %d: %d", id, resp.StatusCode)
-	}
-	doc, err := goquery.NewDocumentFromReader(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return doc
+	return getDoc(t, fmt.Sprintf("%s/submissions/%d", base, id), token)
 }
 
 // The progress endpoint takes lines only from the holder of the job's

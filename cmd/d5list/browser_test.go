@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 
 	d5list "github.com/deep500/d5list"
@@ -238,9 +239,36 @@ func TestBrowser(t *testing.T) {
 		t.Fatalf("status badge %q, want verified", status)
 	}
 
-	// 4. The tampered copy goes in as a folder, through the folder picker:
+	// 4. The tampered copy goes in as a folder. Dropped on the drop zone,
+	// the page walks the folder's entries; through the folder picker,
 	// Chromium expands a directory set on a webkitdirectory input into its
-	// files, with their paths, as a user's pick would.
+	// files, with their paths, as a user's pick would. Both must name the
+	// folder and count its files; the picked one is uploaded.
+	wantChosen := fmt.Sprintf("tampered: %d files", countFiles(t, tampered))
+	var dropped string
+	var x, y float64
+	zoneCentre := `(function(axis){var r = document.getElementById('dropzone').getBoundingClientRect();
+		return axis === 'x' ? r.x + r.width/2 : r.y + r.height/2;})`
+	drag := &input.DragData{Files: []string{tampered}, DragOperationsMask: 1}
+	b.step("drop-folder",
+		chromedp.Navigate(p.url+"/upload"),
+		chromedp.WaitVisible(`[data-testid="upload-form"]`, chromedp.ByQuery),
+		chromedp.Evaluate(zoneCentre+`('x')`, &x),
+		chromedp.Evaluate(zoneCentre+`('y')`, &y),
+		chromedp.ActionFunc(func(ctx context.Context) error {
+			for _, typ := range []input.DispatchDragEventType{input.DragEnter, input.DragOver, input.Drop} {
+				if err := input.DispatchDragEvent(typ, x, y, drag).Do(ctx); err != nil {
+					return err
+				}
+			}
+			return nil
+		}),
+		chromedp.WaitEnabled(`[data-testid="upload-submit"]`, chromedp.ByQuery),
+		chromedp.Text(`#chosen`, &dropped, chromedp.ByQuery),
+	)
+	if !strings.HasPrefix(dropped, wantChosen) {
+		t.Fatalf("the page shows %q for the dropped folder, want it to start with %q", dropped, wantChosen)
+	}
 	var chosenFolder, folderURL string
 	b.step("upload-folder",
 		chromedp.Navigate(p.url+"/upload"),
@@ -252,8 +280,8 @@ func TestBrowser(t *testing.T) {
 		chromedp.WaitVisible(`[data-testid="submission"]`, chromedp.ByQuery),
 		chromedp.Location(&folderURL),
 	)
-	if want := fmt.Sprintf("tampered: %d files", countFiles(t, tampered)); !strings.HasPrefix(chosenFolder, want) {
-		t.Fatalf("the page shows %q for the chosen folder, want it to start with %q", chosenFolder, want)
+	if !strings.HasPrefix(chosenFolder, wantChosen) {
+		t.Fatalf("the page shows %q for the chosen folder, want it to start with %q", chosenFolder, wantChosen)
 	}
 	var tamperedID int64
 	if _, err := fmt.Sscanf(folderURL[strings.LastIndex(folderURL, "/")+1:], "%d", &tamperedID); err != nil || tamperedID == id {

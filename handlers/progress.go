@@ -34,7 +34,19 @@ var (
 	// EventsMaxAge ends a stream after this long; EventSource reconnects
 	// (with Last-Event-ID), so no connection is held forever.
 	EventsMaxAge = 30 * time.Minute
+	// EventsRefresh is the longest a stream goes without reading the
+	// store when the service reports no change (ChangeCounter): a lease
+	// that expires, or a write by another process, shows within it.
+	EventsRefresh = 5 * time.Second
 )
+
+// ChangeCounter is asked of the Service by type assertion: a count of the
+// writes that change what a submission's live view shows. An open stream
+// reads the store only when it moved (or EventsRefresh passed), so idle
+// streams cost nothing but their keep-alives.
+type ChangeCounter interface {
+	Changes() uint64
+}
 
 // logTailLines is how many lines the page and one stream event carry.
 const logTailLines = 200
@@ -185,46 +197,59 @@ func (h *Handler) SubmissionEvents(w http.ResponseWriter, r *http.Request) {
 	ends := time.Now().Add(EventsMaxAge)
 	tick := time.NewTicker(EventsPoll)
 	defer tick.Stop()
+	counter, counts := h.svc.(ChangeCounter)
+	var seen uint64 // the change count the last read saw
+	var lastRead time.Time
 	for {
 		extend()
-		_, st, err := h.liveState(ctx, id, logVisible)
-		if err != nil {
-			if ctx.Err() == nil {
-				h.log.WarnContext(ctx, "submission events", "submission", id, "err", err)
-			}
-			return
-		}
 		wrote := false
-		if first || st != last {
-			if writeEvent(w, "state", "", st) != nil {
-				return
-			}
-			first, last, wrote = false, st, true
+		var changes uint64
+		if counts {
+			// Taken before the reads: a change during them is read at
+			// the next tick.
+			changes = counter.Changes()
 		}
-		// The lines are read after the state: once it is final, every
-		// line is in. A reader behind gets them all, batch after batch.
-		for logVisible {
-			lines, err := ps.SubmissionLog(ctx, id, after, logTailLines)
+		if first || !counts || changes != seen || time.Since(lastRead) >= EventsRefresh {
+			_, st, err := h.liveState(ctx, id, logVisible)
 			if err != nil {
+				if ctx.Err() == nil {
+					h.log.WarnContext(ctx, "submission events", "submission", id, "err", err)
+				}
 				return
 			}
-			if len(lines) == 0 {
-				break
+			if first || st != last {
+				if writeEvent(w, "state", "", st) != nil {
+					return
+				}
+				first, last, wrote = false, st, true
 			}
-			after = lines[len(lines)-1].Seq
-			if writeEvent(w, "log", strconv.FormatInt(after, 10), lines) != nil {
+			// The lines are read after the state: once it is final,
+			// every line is in. A reader behind gets them all, batch
+			// after batch.
+			for logVisible {
+				lines, err := ps.SubmissionLog(ctx, id, after, logTailLines)
+				if err != nil {
+					return
+				}
+				if len(lines) == 0 {
+					break
+				}
+				after = lines[len(lines)-1].Seq
+				if writeEvent(w, "log", strconv.FormatInt(after, 10), lines) != nil {
+					return
+				}
+				wrote = true
+				if len(lines) < logTailLines {
+					break
+				}
+				extend()
+			}
+			if st.Final {
+				_ = writeEvent(w, "end", "", st)
+				_ = rc.Flush()
 				return
 			}
-			wrote = true
-			if len(lines) < logTailLines {
-				break
-			}
-			extend()
-		}
-		if st.Final {
-			_ = writeEvent(w, "end", "", st)
-			_ = rc.Flush()
-			return
+			seen, lastRead = changes, time.Now()
 		}
 		if !wrote && time.Since(lastWrite) >= EventsKeepAlive {
 			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {

@@ -13,6 +13,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	d5list "github.com/deep500/d5list"
@@ -75,6 +76,10 @@ type Service struct {
 	pool  *dispatcher // lease requests waiting for a job (dispatch.go)
 	list  listState   // the latest edition, for rank changes (list.go)
 	queue queueSnapshot
+	// changes counts the writes a submission's live view shows (queued,
+	// leased, lines, verdict, review), so that event streams read the
+	// store only when something changed (Changes).
+	changes atomic.Uint64
 }
 
 // New returns a Service. A zero Config gets the defaults.
@@ -213,6 +218,7 @@ func (s *Service) checkAndStore(ctx context.Context, user *d5list.User, sha stri
 	if err := s.store.CreateSubmission(ctx, sub); err != nil {
 		return nil, err
 	}
+	s.changed()
 	// The queued entry shows on the boards that include unverified ones.
 	s.cache.Invalidate(bench.ID)
 	s.pool.wake()
@@ -238,8 +244,20 @@ func (s *Service) Leaderboard(ctx context.Context, benchmarkID string) (*d5list.
 
 // Lease hands a runner the next job it can run, or nil when there is none.
 func (s *Service) Lease(ctx context.Context, runnerID string, labels map[string]string) (*d5list.Lease, error) {
-	return s.store.LeaseJob(ctx, runnerID, labels, s.cfg.LeaseTTL)
+	lease, err := s.store.LeaseJob(ctx, runnerID, labels, s.cfg.LeaseTTL)
+	if lease != nil {
+		s.changed()
+	}
+	return lease, err
 }
+
+// Changes counts the writes that change what a submission's live view
+// shows. Every such write of this process goes through the service; what
+// it cannot see (a lease expiring, another process writing) a reader
+// catches by reading again now and then anyway.
+func (s *Service) Changes() uint64 { return s.changes.Load() }
+
+func (s *Service) changed() { s.changes.Add(1) }
 
 // Heartbeat extends a runner's lease; it fails once the job was cancelled.
 func (s *Service) Heartbeat(ctx context.Context, jobID int64, secret string) error {
@@ -258,6 +276,7 @@ func (s *Service) Fail(ctx context.Context, jobID int64, secret, message string)
 	if err := s.store.FailJob(ctx, jobID, secret, message); err != nil {
 		return err
 	}
+	s.changed()
 	// A job given up takes its submission off the boards that include
 	// unverified ones; the job does not say which benchmark it was.
 	s.cache.InvalidateAll()
@@ -291,6 +310,7 @@ func (s *Service) Complete(ctx context.Context, jobID int64, secret string, logs
 	if err := s.store.CompleteJob(ctx, jobID, secret, measured, status, reasons); err != nil {
 		return err
 	}
+	s.changed()
 	s.cache.Invalidate(bench.ID)
 	if s.cfg.OnJobEnd != nil {
 		s.cfg.OnJobEnd(string(status), time.Since(job.CreatedAt))

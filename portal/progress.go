@@ -71,7 +71,11 @@ func (s *Service) Progress(ctx context.Context, jobID int64, secret string, line
 	for i := range lines {
 		lines[i].Time = time.Time{}
 	}
-	return ps.AppendJobLog(ctx, jobID, secret, lines)
+	if err := ps.AppendJobLog(ctx, jobID, secret, lines); err != nil {
+		return err
+	}
+	s.changed()
+	return nil
 }
 
 // RunnerProgress is Progress for a remote runner: the job must be held

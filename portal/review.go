@@ -119,6 +119,7 @@ func (s *Service) Review(ctx context.Context, user *d5list.User, id int64, req d
 	if err != nil {
 		return nil, nil, err
 	}
+	s.changed()
 	s.cache.Invalidate(sub.BenchmarkID)
 	if ch.Rerun {
 		s.pool.wake()
@@ -214,6 +215,7 @@ func (s *Service) Rescore(ctx context.Context, user *d5list.User, benchmarkID st
 			return rep, err
 		}
 		if entry != nil {
+			s.changed()
 			rep.Changed = append(rep.Changed, *entry)
 		}
 	}

@@ -115,6 +115,7 @@ func (s *Service) giveBack(ctx context.Context, lease *d5list.Lease) {
 		s.log.Warn("giving back an undelivered lease", "job", lease.Job.ID, "runner", lease.Job.RunnerID, "err", err)
 		return
 	}
+	s.changed()
 	s.log.Info("undelivered lease given back", "job", lease.Job.ID, "runner", lease.Job.RunnerID)
 	s.pool.wake()
 }
@@ -223,6 +224,7 @@ func (s *Service) CancelJob(ctx context.Context, user *d5list.User, jobID int64)
 	if err := ps.CancelJob(ctx, jobID); err != nil {
 		return err
 	}
+	s.changed()
 	s.log.Info("job cancelled", "job", jobID, "by", user.Name)
 	return nil
 }

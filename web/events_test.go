@@ -7,21 +7,29 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/catalog"
 	"github.com/deep500/d5list/handlers"
+	"github.com/deep500/d5list/portal"
+	"github.com/deep500/d5list/store"
 	"github.com/deep500/d5list/web"
 )
 
 // A submission's event stream outlives the server's WriteTimeout (each
 // write moves the deadline), keeps quiet connections alive with comment
 // lines, reports the lease and new log lines as they happen, and ends
-// with the final status.
+// with the final status. The changes are written to the store directly,
+// as another process would, behind the service's back: the stream sees
+// them at its periodic refresh.
 func TestSubmissionEventsOutliveTheWriteTimeout(t *testing.T) {
-	defer func(poll, alive time.Duration) { handlers.EventsPoll, handlers.EventsKeepAlive = poll, alive }(handlers.EventsPoll, handlers.EventsKeepAlive)
-	handlers.EventsPoll, handlers.EventsKeepAlive = 20*time.Millisecond, 100*time.Millisecond
+	defer func(poll, alive, refresh time.Duration) {
+		handlers.EventsPoll, handlers.EventsKeepAlive, handlers.EventsRefresh = poll, alive, refresh
+	}(handlers.EventsPoll, handlers.EventsKeepAlive, handlers.EventsRefresh)
+	handlers.EventsPoll, handlers.EventsKeepAlive, handlers.EventsRefresh = 20*time.Millisecond, 100*time.Millisecond, 60*time.Millisecond
 	p := startReal(t)
 	srv := httptest.NewUnstartedServer(p.handler)
 	srv.Config.WriteTimeout = 300 * time.Millisecond
@@ -108,7 +116,8 @@ func TestSubmissionEventsOutliveTheWriteTimeout(t *testing.T) {
 	}
 }
 
-// Each open stream polls the database, so their number is bounded: one
+// Each open stream holds a connection and reads the store when something
+// changed, so their number is bounded: one
 // past the bound is refused with 503 and Retry-After (the page then polls
 // the JSON API), and a closed stream frees its place.
 func TestEventStreamsAreBounded(t *testing.T) {
@@ -142,5 +151,116 @@ func TestEventStreamsAreBounded(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the closed stream's place was not freed: %d", resp.StatusCode)
 		}
+	}
+}
+
+// readCounter is the real store, counting the reads of a submission's
+// live state.
+type readCounter struct {
+	store.Quota
+	reads atomic.Int64
+}
+
+func (c *readCounter) Submission(ctx context.Context, id int64) (*d5list.Submission, error) {
+	c.reads.Add(1)
+	return c.Quota.Submission(ctx, id)
+}
+
+// An idle stream does not read the store: it reads again when the service
+// reports a change (here a lease and output lines through the service),
+// which then shows at once.
+func TestIdleEventStreamsDoNotRead(t *testing.T) {
+	defer func(poll, alive, refresh time.Duration) {
+		handlers.EventsPoll, handlers.EventsKeepAlive, handlers.EventsRefresh = poll, alive, refresh
+	}(handlers.EventsPoll, handlers.EventsKeepAlive, handlers.EventsRefresh)
+	handlers.EventsPoll, handlers.EventsKeepAlive, handlers.EventsRefresh = 10*time.Millisecond, 50*time.Millisecond, time.Hour
+	ctx := context.Background()
+	db, err := store.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	bs, err := catalog.Benchmarks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.UpsertBenchmarks(ctx, bs); err != nil {
+		t.Fatal(err)
+	}
+	counted := &readCounter{Quota: store.Quota{DB: db}}
+	svc := portal.New(counted, blobAdapter{db.Blobs()}, portal.Config{LeaseTTL: time.Minute}, nil)
+	t.Cleanup(svc.StopWaiting)
+	srv := httptest.NewServer(web.New(web.Config{}, svc, nil))
+	t.Cleanup(srv.Close)
+	p := &realPortal{url: srv.URL, db: db}
+	owner, err := db.EnsureUser(ctx, "carl", d5list.RoleCompetitor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := p.queueSubmission(t, owner)
+	token, err := db.CreateToken(ctx, owner.ID, "events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/submissions/"+strconv.FormatInt(id, 10)+"/events", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	lines := make(chan string, 1000)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	next := func(prefix string) string {
+		t.Helper()
+		timeout := time.After(5 * time.Second)
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("the stream ended while waiting for %q", prefix)
+				}
+				if strings.HasPrefix(l, prefix) {
+					return l
+				}
+			case <-timeout:
+				t.Fatalf("no %q line within 5 s", prefix)
+			}
+		}
+	}
+	if !strings.Contains(next("data: "), `"job_state":"queued"`) {
+		t.Fatal("the first state is not queued")
+	}
+	// Three keep-alives: at least 15 ticks of the stream with nothing new.
+	afterFirst := counted.reads.Load()
+	for range 3 {
+		next(": keep-alive")
+	}
+	if idle := counted.reads.Load() - afterFirst; idle != 0 {
+		t.Fatalf("an idle stream read the submission %d times in 15 ticks, want none", idle)
+	}
+
+	lease, err := svc.Lease(ctx, "pool/r-0", map[string]string{})
+	if err != nil || lease == nil {
+		t.Fatalf("lease: %v %v", lease, err)
+	}
+	if l := next("data: "); !strings.Contains(l, `"job_state":"leased"`) {
+		t.Fatalf("after a lease through the service: %s", l)
+	}
+	if err := svc.Progress(ctx, lease.Job.ID, lease.Secret, []d5list.LogLine{{Stream: d5list.StreamStdout, Text: "step 1"}}); err != nil {
+		t.Fatal(err)
+	}
+	next("event: log")
+	if l := next("data: "); !strings.Contains(l, `"text":"step 1"`) {
+		t.Fatalf("log event data: %s", l)
+	}
+	if counted.reads.Load() == afterFirst {
+		t.Fatal("the stream showed the changes without reading them")
 	}
 }

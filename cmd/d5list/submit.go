@@ -59,6 +59,28 @@ func submitCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
+// getSubmission reads one submission as token's user.
+func getSubmission(ctx context.Context, url, token string) (*followedSubmission, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s answered %s", url, resp.Status)
+	}
+	var sub followedSubmission
+	if err := json.NewDecoder(resp.Body).Decode(&sub); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", url, err)
+	}
+	return &sub, nil
+}
+
 // submitPoll is how often `submit --wait` asks for the submission.
 var submitPoll = 2 * time.Second
 
@@ -78,26 +100,13 @@ func followSubmission(ctx context.Context, server, token string, id int64, every
 	url := fmt.Sprintf("%s/api/v1/submissions/%d", strings.TrimRight(server, "/"), id)
 	last := ""
 	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return nil, err
-		}
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := http.DefaultClient.Do(req)
+		sub, err := getSubmission(ctx, url, token)
 		if ctx.Err() != nil {
+			// The wait ran out, whichever step of the request it cut.
 			return nil, fmt.Errorf("no verdict yet: %w", ctx.Err())
 		}
 		if err != nil {
 			return nil, err
-		}
-		var sub followedSubmission
-		err = json.NewDecoder(resp.Body).Decode(&sub)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return nil, fmt.Errorf("%s answered %s", url, resp.Status)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", url, err)
 		}
 		line := string(sub.Status)
 		switch {
@@ -111,7 +120,7 @@ func followSubmission(ctx context.Context, server, token string, id int64, every
 			last = line
 		}
 		if sub.Final {
-			return &sub, nil
+			return sub, nil
 		}
 		select {
 		case <-ctx.Done():

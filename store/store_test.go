@@ -741,24 +741,6 @@ func TestConcurrentRunners(t *testing.T) {
 	}
 }
 
-// portalStore is the portal's Store interface as it stands; the build
-// breaks here, not in the portal, if the two drift apart.
-type portalStore interface {
-	Benchmarks(ctx context.Context) ([]d5list.Benchmark, error)
-	Benchmark(ctx context.Context, id string) (*d5list.Benchmark, error)
-	UserByToken(ctx context.Context, token string) (*d5list.User, error)
-	CreateSubmission(ctx context.Context, s *d5list.Submission) error
-	Submission(ctx context.Context, id int64) (*d5list.Submission, error)
-	Submissions(ctx context.Context, f d5list.SubmissionFilter) ([]d5list.Submission, error)
-	LeaseJob(ctx context.Context, runnerID string, labels map[string]string, ttl time.Duration) (*d5list.Lease, error)
-	HeartbeatJob(ctx context.Context, jobID int64, secret string, ttl time.Duration) error
-	CheckLease(ctx context.Context, jobID int64, secret string) (*d5list.Job, error)
-	CompleteJob(ctx context.Context, jobID int64, secret string, measured *d5list.Result, st d5list.Status, reasons []d5list.Reason) error
-	FailJob(ctx context.Context, jobID int64, secret string, message string) error
-}
-
-var _ portalStore = (*DB)(nil)
-
 // TestConcurrentOpenOfFreshFolder starts four handles on a new folder at
 // once, as a server and its admin command might: the migrations run once
 // and nobody sees a half-made schema.

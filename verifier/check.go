@@ -243,10 +243,7 @@ func Runnable(b *bundle.Bundle, bench *d5list.Benchmark, claimed *d5list.Result,
 		if len(r.Shapes) == 0 {
 			continue // no operator results at all: other checks say so
 		}
-		got := make([]string, len(r.Shapes))
-		for i, s := range r.Shapes {
-			got[i] = s.Shape
-		}
+		got := shapeNames(r.Shapes)
 		if strings.Join(got, ", ") != want {
 			// Check has every run measure the shapes of the first, so
 			// the first run that differs speaks for the others.

@@ -35,6 +35,7 @@ func (s blobAdapter) Remove(sha string) error            { return s.b.Remove(sha
 type realPortal struct {
 	url     string
 	db      *store.DB
+	svc     *portal.Service
 	handler http.Handler
 	users   map[string]*d5list.User
 }
@@ -42,6 +43,13 @@ type realPortal struct {
 var roleNames = []d5list.Role{d5list.RolePublic, d5list.RoleCompetitor, d5list.RoleOrganiser, d5list.RoleAdmin}
 
 func startReal(t *testing.T, tune ...func(*web.Config)) *realPortal {
+	t.Helper()
+	return startRealOn(t, func(q store.Quota) portal.Store { return q }, tune...)
+}
+
+// startRealOn is startReal with the portal's store made by wrap from the
+// real one (a test counts calls through it).
+func startRealOn(t *testing.T, wrap func(store.Quota) portal.Store, tune ...func(*web.Config)) *realPortal {
 	t.Helper()
 	ctx := context.Background()
 	db, err := store.Open(ctx, t.TempDir())
@@ -56,7 +64,8 @@ func startReal(t *testing.T, tune ...func(*web.Config)) *realPortal {
 	if err := db.UpsertBenchmarks(ctx, bs); err != nil {
 		t.Fatal(err)
 	}
-	svc := portal.New(store.Quota{DB: db}, blobAdapter{db.Blobs()}, portal.Config{}, nil)
+	svc := portal.New(wrap(store.Quota{DB: db}), blobAdapter{db.Blobs()}, portal.Config{}, nil)
+	t.Cleanup(svc.StopWaiting)
 	cfg := web.Config{Addr: "127.0.0.1:0", Browser: handlers.BrowserOptions{Accounts: db,
 		LoginRate: handlers.RateLimit{Burst: 1000, Every: time.Millisecond}}}
 	for _, f := range tune {
@@ -65,7 +74,7 @@ func startReal(t *testing.T, tune ...func(*web.Config)) *realPortal {
 	h := web.New(cfg, svc, nil)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	p := &realPortal{url: srv.URL, db: db, handler: h, users: map[string]*d5list.User{}}
+	p := &realPortal{url: srv.URL, db: db, svc: svc, handler: h, users: map[string]*d5list.User{}}
 	for _, r := range roleNames {
 		u, err := db.EnsureUser(ctx, string(r)+"-user", r)
 		if err == nil {

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	d5list "github.com/deep500/d5list"
-	"github.com/deep500/d5list/catalog"
 	"github.com/deep500/d5list/handlers"
 	"github.com/deep500/d5list/portal"
 	"github.com/deep500/d5list/store"
@@ -43,42 +42,7 @@ func TestSubmissionEventsOutliveTheWriteTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/submissions/"+strconv.FormatInt(id, 10)+"/events", nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
-		t.Fatalf("%d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
-	}
-	lines := make(chan string, 1000)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
-	// next returns the next line starting with prefix, failing after 5 s.
-	next := func(prefix string) string {
-		t.Helper()
-		timeout := time.After(5 * time.Second)
-		for {
-			select {
-			case l, ok := <-lines:
-				if !ok {
-					t.Fatalf("the stream ended while waiting for %q", prefix)
-				}
-				if strings.HasPrefix(l, prefix) {
-					return l
-				}
-			case <-timeout:
-				t.Fatalf("no %q line within 5 s", prefix)
-			}
-		}
-	}
+	lines, next := openEvents(t, srv.URL, id, token)
 	if !strings.Contains(next("data: "), `"job_state":"queued"`) {
 		t.Fatal("the first state is not queued")
 	}
@@ -175,40 +139,64 @@ func TestIdleEventStreamsDoNotRead(t *testing.T) {
 	}(handlers.EventsPoll, handlers.EventsKeepAlive, handlers.EventsRefresh)
 	handlers.EventsPoll, handlers.EventsKeepAlive, handlers.EventsRefresh = 10*time.Millisecond, 50*time.Millisecond, time.Hour
 	ctx := context.Background()
-	db, err := store.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	bs, err := catalog.Benchmarks()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.UpsertBenchmarks(ctx, bs); err != nil {
-		t.Fatal(err)
-	}
-	counted := &readCounter{Quota: store.Quota{DB: db}}
-	svc := portal.New(counted, blobAdapter{db.Blobs()}, portal.Config{LeaseTTL: time.Minute}, nil)
-	t.Cleanup(svc.StopWaiting)
-	srv := httptest.NewServer(web.New(web.Config{}, svc, nil))
-	t.Cleanup(srv.Close)
-	p := &realPortal{url: srv.URL, db: db}
-	owner, err := db.EnsureUser(ctx, "carl", d5list.RoleCompetitor)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var counted *readCounter
+	p := startRealOn(t, func(q store.Quota) portal.Store {
+		counted = &readCounter{Quota: q}
+		return counted
+	})
+	owner := p.users["competitor"]
 	id := p.queueSubmission(t, owner)
-	token, err := db.CreateToken(ctx, owner.ID, "events")
+	token, err := p.db.CreateToken(ctx, owner.ID, "events")
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/submissions/"+strconv.FormatInt(id, 10)+"/events", nil)
+	_, next := openEvents(t, p.url, id, token)
+	if !strings.Contains(next("data: "), `"job_state":"queued"`) {
+		t.Fatal("the first state is not queued")
+	}
+	// Three keep-alives: at least 15 ticks of the stream with nothing new.
+	afterFirst := counted.reads.Load()
+	for range 3 {
+		next(": keep-alive")
+	}
+	if idle := counted.reads.Load() - afterFirst; idle != 0 {
+		t.Fatalf("an idle stream read the submission %d times in 15 ticks, want none", idle)
+	}
+
+	lease, err := p.svc.Lease(ctx, "pool/r-0", map[string]string{})
+	if err != nil || lease == nil {
+		t.Fatalf("lease: %v %v", lease, err)
+	}
+	if l := next("data: "); !strings.Contains(l, `"job_state":"leased"`) {
+		t.Fatalf("after a lease through the service: %s", l)
+	}
+	if err := p.svc.Progress(ctx, lease.Job.ID, lease.Secret, []d5list.LogLine{{Stream: d5list.StreamStdout, Text: "step 1"}}); err != nil {
+		t.Fatal(err)
+	}
+	next("event: log")
+	if l := next("data: "); !strings.Contains(l, `"text":"step 1"`) {
+		t.Fatalf("log event data: %s", l)
+	}
+	if counted.reads.Load() == afterFirst {
+		t.Fatal("the stream showed the changes without reading them")
+	}
+}
+
+// openEvents opens a submission's event stream as token's user and returns
+// its lines as they come, and next: the next line starting with prefix,
+// failing the test after 5 s or when the stream ends first.
+func openEvents(t *testing.T, base string, id int64, token string) (<-chan string, func(prefix string) string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, base+"/submissions/"+strconv.FormatInt(id, 10)+"/events", nil)
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	t.Cleanup(func() { resp.Body.Close() })
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("%d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
 	lines := make(chan string, 1000)
 	go func() {
 		defer close(lines)
@@ -234,33 +222,5 @@ func TestIdleEventStreamsDoNotRead(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(next("data: "), `"job_state":"queued"`) {
-		t.Fatal("the first state is not queued")
-	}
-	// Three keep-alives: at least 15 ticks of the stream with nothing new.
-	afterFirst := counted.reads.Load()
-	for range 3 {
-		next(": keep-alive")
-	}
-	if idle := counted.reads.Load() - afterFirst; idle != 0 {
-		t.Fatalf("an idle stream read the submission %d times in 15 ticks, want none", idle)
-	}
-
-	lease, err := svc.Lease(ctx, "pool/r-0", map[string]string{})
-	if err != nil || lease == nil {
-		t.Fatalf("lease: %v %v", lease, err)
-	}
-	if l := next("data: "); !strings.Contains(l, `"job_state":"leased"`) {
-		t.Fatalf("after a lease through the service: %s", l)
-	}
-	if err := svc.Progress(ctx, lease.Job.ID, lease.Secret, []d5list.LogLine{{Stream: d5list.StreamStdout, Text: "step 1"}}); err != nil {
-		t.Fatal(err)
-	}
-	next("event: log")
-	if l := next("data: "); !strings.Contains(l, `"text":"step 1"`) {
-		t.Fatalf("log event data: %s", l)
-	}
-	if counted.reads.Load() == afterFirst {
-		t.Fatal("the stream showed the changes without reading them")
-	}
+	return lines, next
 }

@@ -170,6 +170,18 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	return err
 }
 
+// The portal asks its store for most of these by type assertion, so a
+// method that drifted apart would switch a feature off without a word; the
+// build checks them here, where the two are wired together.
+var (
+	_ portal.Store         = store.Quota{}
+	_ portal.PoolStore     = store.Quota{}
+	_ portal.DispatchStore = store.Quota{}
+	_ portal.ProgressStore = store.Quota{}
+	_ portal.ReviewStore   = store.Quota{}
+	_ portal.EditionStore  = store.Quota{}
+)
+
 // blobStore adapts the store's blob folder to the portal's interface.
 type blobStore struct{ b *store.Blobs }
 

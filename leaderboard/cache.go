@@ -19,14 +19,14 @@ type Cache struct {
 	boards  map[cacheKey][]d5list.Entry
 	gens    map[string]uint64 // per benchmark, bumped by Invalidate
 	allGen  uint64            // bumped by InvalidateAll
-	flights map[cacheKey]*flight
+	flights map[cacheKey]*flight[[]d5list.Entry]
 
 	// Scored submissions per benchmark and rendered answers
 	// (render_cache.go), dropped with the boards.
 	scored        map[string]*Scored
-	scoredFlights map[string]*scoredFlight
+	scoredFlights map[string]*flight[*Scored]
 	pages         map[pageKey]*Rendered
-	pageFlights   map[pageKey]*pageFlight
+	pageFlights   map[pageKey]*flight[*Rendered]
 	pageBytes     int64 // sum of the cached answers' sizes
 	maxBytes      int64 // pageBytes stays at or under this
 }
@@ -36,12 +36,12 @@ type cacheKey struct {
 	opt       Options
 }
 
-// flight lets concurrent requests for one missing board share a single
-// computation instead of each querying the store.
-type flight struct {
-	done    chan struct{}
-	entries []d5list.Entry
-	err     error
+// flight lets concurrent requests for one missing value share a single
+// computation instead of each querying the store or rendering.
+type flight[V any] struct {
+	done  chan struct{}
+	value V
+	err   error
 }
 
 var errComputePanicked = errors.New("leaderboard: computing the board panicked")
@@ -51,12 +51,12 @@ func NewCache() *Cache {
 	return &Cache{
 		boards:  map[cacheKey][]d5list.Entry{},
 		gens:    map[string]uint64{},
-		flights: map[cacheKey]*flight{},
+		flights: map[cacheKey]*flight[[]d5list.Entry]{},
 
 		scored:        map[string]*Scored{},
-		scoredFlights: map[string]*scoredFlight{},
+		scoredFlights: map[string]*flight[*Scored]{},
 		pages:         map[pageKey]*Rendered{},
-		pageFlights:   map[pageKey]*pageFlight{},
+		pageFlights:   map[pageKey]*flight[*Rendered]{},
 		maxBytes:      DefaultMaxRenderedBytes,
 	}
 }
@@ -66,35 +66,47 @@ func NewCache() *Cache {
 // The caller gets its own copy of the entries.
 func (c *Cache) Get(benchmarkID string, opt Options, compute func() ([]d5list.Entry, error)) ([]d5list.Entry, error) {
 	key := cacheKey{benchmarkID, opt.normalized()}
+	entries, err := load(c, benchmarkID, key, c.boards, c.flights,
+		func(e []d5list.Entry) { c.boards[key] = e }, compute)
+	return slices.Clone(entries), err
+}
+
+// load is the one lookup path of boards, scored submissions and rendered
+// answers: a hit in kept is returned; concurrent misses of one key share
+// one compute; an error, or a value computed while its benchmark (or
+// everything) was invalidated, is returned but not kept. keep stores a
+// value, with c.mu held.
+func load[K comparable, V any](c *Cache, benchmarkID string, key K, kept map[K]V, flights map[K]*flight[V],
+	keep func(V), compute func() (V, error)) (V, error) {
 	c.mu.Lock()
-	if b, ok := c.boards[key]; ok {
+	if v, ok := kept[key]; ok {
 		c.mu.Unlock()
-		return slices.Clone(b), nil
+		return v, nil
 	}
-	if f, ok := c.flights[key]; ok {
+	if f, ok := flights[key]; ok {
 		c.mu.Unlock()
 		<-f.done
-		return slices.Clone(f.entries), f.err
+		return f.value, f.err
 	}
-	f := &flight{done: make(chan struct{})}
-	c.flights[key] = f
+	f := &flight[V]{done: make(chan struct{})}
+	flights[key] = f
 	gen, allGen := c.gens[benchmarkID], c.allGen
 	c.mu.Unlock()
 
 	defer func() {
 		c.mu.Lock()
-		delete(c.flights, key)
+		delete(flights, key)
 		if f.err == nil && c.gens[benchmarkID] == gen && c.allGen == allGen {
-			c.boards[key] = f.entries
+			keep(f.value)
 		}
 		c.mu.Unlock()
 		close(f.done)
 	}()
 	// If compute panics the deferred release still runs; the waiters must
-	// then see a failure, not an empty board, and nothing is cached.
+	// then see a failure, not an empty value, and nothing is kept.
 	f.err = errComputePanicked
-	f.entries, f.err = compute()
-	return slices.Clone(f.entries), f.err
+	f.value, f.err = compute()
+	return f.value, f.err
 }
 
 // Invalidate drops every cached board of one benchmark, and every answer

@@ -56,12 +56,6 @@ type pageKey struct {
 	variant   string
 }
 
-type pageFlight struct {
-	done chan struct{}
-	page *Rendered
-	err  error
-}
-
 // Render returns the cached answer of benchmarkID's board for variant, or
 // renders it with render and keeps it. variant must name everything the
 // bytes depend on besides the board's data: the format, the normalised
@@ -75,33 +69,11 @@ type pageFlight struct {
 // not cached. Answers larger than a quarter of the bound are not kept.
 func (c *Cache) Render(benchmarkID, variant string, render func() (*Rendered, error)) (*Rendered, error) {
 	key := pageKey{benchmarkID, variant}
-	c.mu.Lock()
-	if p, ok := c.pages[key]; ok {
-		c.mu.Unlock()
-		return p, nil
-	}
-	if f, ok := c.pageFlights[key]; ok {
-		c.mu.Unlock()
-		<-f.done
-		return f.page, f.err
-	}
-	f := &pageFlight{done: make(chan struct{})}
-	c.pageFlights[key] = f
-	gen, allGen := c.gens[benchmarkID], c.allGen
-	c.mu.Unlock()
-
-	defer func() {
-		c.mu.Lock()
-		delete(c.pageFlights, key)
-		if f.err == nil && f.page != nil && c.gens[benchmarkID] == gen && c.allGen == allGen {
-			c.keepPage(key, f.page)
+	return load(c, benchmarkID, key, c.pages, c.pageFlights, func(p *Rendered) {
+		if p != nil {
+			c.keepPage(key, p)
 		}
-		c.mu.Unlock()
-		close(f.done)
-	}()
-	f.err = errComputePanicked
-	f.page, f.err = render()
-	return f.page, f.err
+	}, render)
 }
 
 // keepPage stores p, dropping other answers while the bound would be
@@ -155,42 +127,14 @@ func (c *Cache) RenderedLen() (n int, bytes int64) {
 // that select the same board give the same string.
 func (o Options) Variant() string { return o.normalized().Query().Encode() }
 
-type scoredFlight struct {
-	done   chan struct{}
-	scored *Scored
-	err    error
-}
-
 // Scored returns benchmarkID's scored submissions, computing them with
 // compute on a miss: the one store read and sort that every board of the
 // benchmark (any Options) is then made from in one pass. It is kept and
 // dropped like the boards.
 func (c *Cache) Scored(benchmarkID string, compute func() (*Scored, error)) (*Scored, error) {
-	c.mu.Lock()
-	if s, ok := c.scored[benchmarkID]; ok {
-		c.mu.Unlock()
-		return s, nil
-	}
-	if f, ok := c.scoredFlights[benchmarkID]; ok {
-		c.mu.Unlock()
-		<-f.done
-		return f.scored, f.err
-	}
-	f := &scoredFlight{done: make(chan struct{})}
-	c.scoredFlights[benchmarkID] = f
-	gen, allGen := c.gens[benchmarkID], c.allGen
-	c.mu.Unlock()
-
-	defer func() {
-		c.mu.Lock()
-		delete(c.scoredFlights, benchmarkID)
-		if f.err == nil && f.scored != nil && c.gens[benchmarkID] == gen && c.allGen == allGen {
-			c.scored[benchmarkID] = f.scored
+	return load(c, benchmarkID, benchmarkID, c.scored, c.scoredFlights, func(s *Scored) {
+		if s != nil {
+			c.scored[benchmarkID] = s
 		}
-		c.mu.Unlock()
-		close(f.done)
-	}()
-	f.err = errComputePanicked
-	f.scored, f.err = compute()
-	return f.scored, f.err
+	}, compute)
 }

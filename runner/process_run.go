@@ -206,16 +206,22 @@ type layout struct {
 	bundle, run, result, scratch, data string
 }
 
-func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64) ([]byte, error) {
-	runDir := filepath.Join(job, fmt.Sprintf("run-%d", i))
-	host := layout{
+// hostLayout is run i's folders on the host, with its scratch folder made.
+func hostLayout(job, dataDir string, i int) (layout, error) {
+	run := filepath.Join(job, fmt.Sprintf("run-%d", i))
+	l := layout{
 		bundle:  filepath.Join(job, "bundle"),
-		run:     runDir,
-		result:  filepath.Join(runDir, "result.txt"),
-		scratch: filepath.Join(runDir, "scratch"),
-		data:    p.opts.DataDir,
+		run:     run,
+		result:  filepath.Join(run, "result.txt"),
+		scratch: filepath.Join(run, "scratch"),
+		data:    dataDir,
 	}
-	if err := os.MkdirAll(host.scratch, 0o755); err != nil {
+	return l, os.MkdirAll(l.scratch, 0o755)
+}
+
+func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64) ([]byte, error) {
+	host, err := hostLayout(job, p.opts.DataDir, i)
+	if err != nil {
 		return nil, err
 	}
 	dropUID := p.bwrap != "" && os.Geteuid() == 0

@@ -61,23 +61,16 @@ func (s *Slurm) Execute(ctx context.Context, spec d5list.JobSpec) ([]d5list.RunL
 func (s *Slurm) run(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64) ([]byte, error) {
 	deadline, _ := ctx.Deadline()
 	left := time.Until(deadline)
-	runDir := filepath.Join(job, fmt.Sprintf("run-%d", i))
-	l := layout{
-		bundle:  filepath.Join(job, "bundle"),
-		run:     runDir,
-		result:  filepath.Join(runDir, "result.txt"),
-		scratch: filepath.Join(runDir, "scratch"),
-		data:    s.opts.DataDir,
-	}
-	if err := os.MkdirAll(l.scratch, 0o755); err != nil {
+	l, err := hostLayout(job, s.opts.DataDir, i)
+	if err != nil {
 		return nil, err
 	}
 	argv, err := entryArgv(filepath.Join(l.bundle, filepath.FromSlash(entry)), mode)
 	if err != nil {
 		return nil, err
 	}
-	script := filepath.Join(runDir, "batch.sh")
-	output := filepath.Join(runDir, "slurm.out")
+	script := filepath.Join(l.run, "batch.sh")
+	output := filepath.Join(l.run, "slurm.out")
 	if err := os.WriteFile(script, []byte(batchScript(runEnv(spec, l, i, seed), l.bundle, argv)), 0o755); err != nil {
 		return nil, err
 	}

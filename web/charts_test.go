@@ -13,10 +13,19 @@ import (
 	"github.com/deep500/d5list/static"
 )
 
-// TestChartsDrawInECharts runs static/js/charts.js and the vendored ECharts
-// under Node on the options the pages carry: the JSON blocks must be what
-// ECharts draws, axis names included. Skipped where node is not installed.
-func TestChartsDrawInECharts(t *testing.T) {
+// drawnChart is what web/testdata/draw_charts.js reports for one chart.
+type drawnChart struct {
+	ID     string `json:"id"`
+	Series int    `json:"series"`
+	SVG    string `json:"svg"`
+}
+
+// newChartDrawer copies static/js/charts.js and the vendored ECharts into a
+// temp dir and returns a function that hands every chart of a page to them
+// under Node: it returns the charts drawn and how many the page carries. It
+// skips the test where node is not installed, before any server is built.
+func newChartDrawer(t *testing.T) func(*goquery.Document) (drawn []drawnChart, onPage int) {
+	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skip("node is not installed")
@@ -31,6 +40,46 @@ func TestChartsDrawInECharts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return func(doc *goquery.Document) ([]drawnChart, int) {
+		t.Helper()
+		type block struct {
+			ID        string `json:"id"`
+			OptionsID string `json:"options_id"`
+			Text      string `json:"text"`
+		}
+		var blocks []block
+		doc.Find("[data-chart]").Each(func(_ int, el *goquery.Selection) {
+			id, _ := el.Attr("id")
+			optionsID, _ := el.Attr("data-chart")
+			blocks = append(blocks, block{id, optionsID, doc.Find("#" + optionsID).Text()})
+		})
+		blocksFile := filepath.Join(dir, "blocks.json")
+		data, _ := json.Marshal(blocks)
+		if err := os.WriteFile(blocksFile, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(node, filepath.Join("testdata", "draw_charts.js"),
+			filepath.Join(dir, "echarts.min.js"), filepath.Join(dir, "charts.js"), blocksFile).Output()
+		if err != nil {
+			var stderr string
+			if ee, ok := err.(*exec.ExitError); ok {
+				stderr = string(ee.Stderr)
+			}
+			t.Fatalf("node: %v\n%s", err, stderr)
+		}
+		var drawn []drawnChart
+		if err := json.Unmarshal(out, &drawn); err != nil {
+			t.Fatalf("node printed %.200s: %v", out, err)
+		}
+		return drawn, len(blocks)
+	}
+}
+
+// TestChartsDrawInECharts runs static/js/charts.js and the vendored ECharts
+// under Node on the options the pages carry: the JSON blocks must be what
+// ECharts draws, axis names included. Skipped where node is not installed.
+func TestChartsDrawInECharts(t *testing.T) {
+	draw := newChartDrawer(t)
 	s := newServer(t, 0)
 	tests := []struct {
 		path   string
@@ -43,40 +92,7 @@ func TestChartsDrawInECharts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
-			doc := page(t, s, tt.path)
-			type block struct {
-				ID        string `json:"id"`
-				OptionsID string `json:"options_id"`
-				Text      string `json:"text"`
-			}
-			var blocks []block
-			doc.Find("[data-chart]").Each(func(_ int, el *goquery.Selection) {
-				id, _ := el.Attr("id")
-				optionsID, _ := el.Attr("data-chart")
-				blocks = append(blocks, block{id, optionsID, doc.Find("#" + optionsID).Text()})
-			})
-			blocksFile := filepath.Join(dir, "blocks.json")
-			data, _ := json.Marshal(blocks)
-			if err := os.WriteFile(blocksFile, data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			out, err := exec.Command(node, filepath.Join("testdata", "draw_charts.js"),
-				filepath.Join(dir, "echarts.min.js"), filepath.Join(dir, "charts.js"), blocksFile).Output()
-			if err != nil {
-				var stderr string
-				if ee, ok := err.(*exec.ExitError); ok {
-					stderr = string(ee.Stderr)
-				}
-				t.Fatalf("node: %v\n%s", err, stderr)
-			}
-			var drawn []struct {
-				ID     string `json:"id"`
-				Series int    `json:"series"`
-				SVG    string `json:"svg"`
-			}
-			if err := json.Unmarshal(out, &drawn); err != nil {
-				t.Fatalf("node printed %.200s: %v", out, err)
-			}
+			drawn, _ := draw(page(t, s, tt.path))
 			if len(drawn) != 1 || drawn[0].ID != tt.chart || drawn[0].Series != tt.series {
 				t.Fatalf("charts.js drew %+v, want %s with %d series", drawn, tt.chart, tt.series)
 			}

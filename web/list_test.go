@@ -8,9 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -21,7 +18,6 @@ import (
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/leaderboard"
 	"github.com/deep500/d5list/portal"
-	"github.com/deep500/d5list/static"
 	"github.com/deep500/d5list/store"
 	"github.com/deep500/d5list/web"
 )
@@ -337,56 +333,11 @@ func itoa64(i int64) string { return strconv.FormatInt(i, 10) }
 // static/js/charts.js and the vendored ECharts under Node, as
 // TestChartsDrawInECharts does for the other pages.
 func TestListChartsDrawInECharts(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed")
-	}
-	dir := t.TempDir()
-	for _, name := range []string{"vendor/echarts.min.js", "js/charts.js"} {
-		data, err := static.FS.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, filepath.Base(name)), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	draw := newChartDrawer(t)
 	s := newListServer(t)
-	doc := s.doc(t, "/benchmarks/l2-digits-mlp-cpu")
-	type block struct {
-		ID        string `json:"id"`
-		OptionsID string `json:"options_id"`
-		Text      string `json:"text"`
-	}
-	var blocks []block
-	doc.Find("[data-chart]").Each(func(_ int, el *goquery.Selection) {
-		id, _ := el.Attr("id")
-		optionsID, _ := el.Attr("data-chart")
-		blocks = append(blocks, block{id, optionsID, doc.Find("#" + optionsID).Text()})
-	})
-	blocksFile := filepath.Join(dir, "blocks.json")
-	data, _ := json.Marshal(blocks)
-	if err := os.WriteFile(blocksFile, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(node, filepath.Join("testdata", "draw_charts.js"),
-		filepath.Join(dir, "echarts.min.js"), filepath.Join(dir, "charts.js"), blocksFile).Output()
-	if err != nil {
-		var stderr string
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
-		t.Fatalf("node: %v\n%s", err, stderr)
-	}
-	var drawn []struct {
-		ID  string `json:"id"`
-		SVG string `json:"svg"`
-	}
-	if err := json.Unmarshal(out, &drawn); err != nil {
-		t.Fatal(err)
-	}
-	if len(drawn) != len(blocks) {
-		t.Fatalf("drew %d of %d charts", len(drawn), len(blocks))
+	drawn, onPage := draw(s.doc(t, "/benchmarks/l2-digits-mlp-cpu"))
+	if len(drawn) != onPage {
+		t.Fatalf("drew %d of %d charts", len(drawn), onPage)
 	}
 	wants := map[string][]string{
 		"ranking-chart":             {"time to train (s)", "#1 First Lab · box-a"},

@@ -1,5 +1,7 @@
 package d5list
 
+import "strconv"
+
 // Direction says whether a smaller or a larger metric value is better.
 type Direction string
 
@@ -102,12 +104,15 @@ type VerifyPolicy struct {
 	// give again: equal as logged, within AccuracyTolerance.
 	Reproduce []string `json:"reproduce,omitempty" yaml:"reproduce"`
 	// Timed lists the per-run metrics whose claimed values are held against
-	// the re-run's under TimingTolerance, each in its TimingDirection.
-	// Empty means time_to_train_s, the training levels' clock.
+	// the re-run's, each in its TimingDirection. Empty means
+	// time_to_train_s, the training levels' clock.
 	Timed []string `json:"timed,omitempty" yaml:"timed"`
-	// TimingTolerance is the allowed relative amount by which a claimed time
-	// may be faster than the measured one (0.5 = claims up to 50 % faster pass).
-	TimingTolerance float64 `json:"timing_tolerance" yaml:"timing_tolerance"`
+	// TimingPrecision is the precision the portal promises for this
+	// benchmark's timing: on a quiet runner, a claim more than this share
+	// faster than its re-run is a discrepancy. The verifier widens it by the
+	// noise the runner measured during the re-run (docs/timing.md); zero
+	// means DefaultTimingPrecision.
+	TimingPrecision float64 `json:"timing_precision,omitempty" yaml:"timing_precision"`
 	// SameHardware lists the runner labels that must equal the declared
 	// system's for timing to be verified.
 	SameHardware []string `json:"same_hardware,omitempty" yaml:"same_hardware"`
@@ -120,6 +125,37 @@ type VerifyPolicy struct {
 	// follow each other in one process set a small bound, well below the
 	// duration of one run.
 	MaxRunGapSeconds float64 `json:"max_run_gap_s,omitempty" yaml:"max_run_gap_s"`
+}
+
+// DefaultTimingPrecision is the timing precision of a benchmark that
+// states none.
+const DefaultTimingPrecision = 0.10
+
+// Precision is the benchmark's promised timing precision.
+func (v VerifyPolicy) Precision() float64 {
+	if v.TimingPrecision > 0 {
+		return v.TimingPrecision
+	}
+	return DefaultTimingPrecision
+}
+
+// RemeasuredOn reports whether a re-run on a runner with these labels
+// measured sub's timing: the runner matches the declared system in every
+// label the benchmark names (a benchmark that names none times on any
+// runner). Only then is the portal's measurement the submission's value.
+func (b *Benchmark) RemeasuredOn(sub *Submission, runner map[string]string) bool {
+	declared := map[string]string{
+		"cpu_model":         sub.HostCPU,
+		"accelerator_model": sub.Accelerator,
+		"accelerator_count": strconv.Itoa(sub.Accelerators),
+	}
+	for _, label := range b.Verify.SameHardware {
+		want, ok := declared[label]
+		if !ok || want == "" || runner[label] != want {
+			return false
+		}
+	}
+	return true
 }
 
 // ConvergencePoint is a reference: runs at this global batch size need

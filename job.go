@@ -46,9 +46,43 @@ type JobSpec struct {
 	BundleSHA256 string    `json:"bundle_sha256"`
 }
 
-// RunLog is the MLLOG text of one re-run.
+// RunLog is the MLLOG text of one re-run, and what the runner's own clocks
+// said of it.
 type RunLog struct {
-	Index int    `json:"index"`
-	Seed  int64  `json:"seed"`
-	Log   []byte `json:"log"`
+	Index int       `json:"index"`
+	Seed  int64     `json:"seed"`
+	Log   []byte    `json:"log"`
+	Clock *RunClock `json:"clock,omitempty"`
+}
+
+// RunClock is what a runner measured of one run with its own clocks, never
+// with the timestamps the run wrote: the noise a timing verdict must allow
+// for, and a check on the run's own log.
+type RunClock struct {
+	// WallS is the runner's monotonic clock from the start of the run
+	// (before any set-up) to its end.
+	WallS float64 `json:"wall_s"`
+	// CPUS is the CPU time the run spent (its thread for the builtin
+	// workloads, the whole process tree for the process executor).
+	CPUS float64 `json:"cpu_s"`
+	// WaitS is the time the run was ready to run but waited for a CPU
+	// (the kernel's run-queue delay), where the executor can read it; 0
+	// where it cannot, which corrects nothing.
+	WaitS float64 `json:"wait_s"`
+}
+
+// Availability is the share of the run's wall time it was not kept
+// waiting for a CPU by other work on the machine: 1 on a quiet machine, or
+// where the wait is unknown.
+func (c *RunClock) Availability() float64 {
+	if c == nil || !(c.WallS > 0) || !(c.WaitS > 0) {
+		return 1
+	}
+	a := 1 - c.WaitS/c.WallS
+	if a < 0.05 {
+		// A run that waited for 95 % of its time says nothing reliable
+		// about its speed; do not let it scale a time twentyfold.
+		a = 0.05
+	}
+	return a
 }

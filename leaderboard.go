@@ -24,14 +24,37 @@ type Entry struct {
 	Status       Status    `json:"status"`
 	Flag         string    `json:"flag,omitempty"`
 	Metric       string    `json:"metric"`
-	Value        float64   `json:"value"` // the olympic mean over runs
+	Value        float64   `json:"value"` // the olympic mean over runs, of Basis
 	Min          float64   `json:"min"`   // fastest/lowest run
 	Max          float64   `json:"max"`
 	Runs         int       `json:"runs"`
+	// Basis says whose runs Value is the olympic mean of: BasisMeasured,
+	// the portal's re-run on the declared hardware, or BasisClaimed, the
+	// submitted logs, not re-measured.
+	Basis string `json:"basis"`
+	// Claimed is the submitted logs' olympic mean beside a measured Value,
+	// for the reader to see what was claimed (0 when it had none).
+	Claimed float64 `json:"claimed,omitempty"`
 	CreatedAt    time.Time `json:"created_at"`
 	// PrevRank is the rank of the same system in the previous edition, 0
 	// when it was not listed there; New marks such an entry. Both are
 	// unset when there is no previous edition to compare with.
 	PrevRank int  `json:"prev_rank,omitempty"`
 	New      bool `json:"new,omitempty"`
+}
+
+// The bases of an entry's value.
+const (
+	BasisMeasured = "measured"
+	BasisClaimed  = "claimed"
+)
+
+// ClaimRatio is the claimed value over the measured one (0 where the entry
+// is not measured or claimed nothing): below 1, the claim was faster or
+// smaller than the portal measured.
+func (e *Entry) ClaimRatio() float64 {
+	if e.Basis != BasisMeasured || e.Claimed == 0 || e.Value == 0 {
+		return 0
+	}
+	return e.Claimed / e.Value
 }

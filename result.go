@@ -31,6 +31,8 @@ type RunMetrics struct {
 	// Extra holds them folded over the shapes.
 	Shapes []ShapeMetrics `json:"shapes,omitempty"`
 	Evals  []EvalPoint    `json:"evals"`
+	// Clock is the runner's own measurement of a re-run (nil in a claim).
+	Clock *RunClock `json:"clock,omitempty"`
 }
 
 // ShapeMetrics are the results of one operator shape (MLLOG

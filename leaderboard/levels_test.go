@@ -23,7 +23,7 @@ func TestRankOperatorAndInference(t *testing.T) {
 				res.Runs = append(res.Runs, run(i, map[string]float64{d5list.MetricLatencyP50: 0.007}, v))
 			}
 		}
-		return d5list.Submission{ID: id, Submitter: "lab", SystemName: system, Status: d5list.StatusVerified, Claimed: res, CreatedAt: t0}
+		return d5list.Submission{ID: id, Submitter: "lab", SystemName: system, Status: d5list.StatusVerified, Claimed: res, Measured: res, CreatedAt: t0}
 	}
 	op := &d5list.Benchmark{ID: "l0-gemm-cpu", Level: 0, Runs: 3,
 		Quality: d5list.QualityTarget{Metric: d5list.MetricOpRelL2Error, Target: 1e-12, Mode: "final", Direction: d5list.LowerIsBetter},

@@ -17,8 +17,10 @@ import (
 // verified submissions only, each system's best entry, no filters.
 type Options struct {
 	// IncludeUnverified adds submissions still being checked or re-run
-	// (checking, queued, running), those that need review, and flagged
-	// ones. Rejected, failed and discrepancy submissions are never listed.
+	// (checking, queued, running), those that need review, flagged ones,
+	// and accepted ones whose timing no runner of their hardware
+	// re-measured. Rejected, failed and discrepancy submissions are never
+	// listed.
 	IncludeUnverified bool
 	// AllPerSystem lists every entry instead of each system's best.
 	AllPerSystem bool
@@ -38,7 +40,14 @@ func listed(s *d5list.Submission, includeUnverified bool) bool {
 	return listedStatus(s.Status, s.Flag, includeUnverified)
 }
 
+// listedEntry is listed for its status, but a value the portal did not
+// re-measure is never on the default board, whatever an organiser decided:
+// accepted, it is shown (marked) only in the view that includes unverified
+// entries.
 func listedEntry(e *d5list.Entry, includeUnverified bool) bool {
+	if e.Basis == d5list.BasisClaimed && !includeUnverified {
+		return false
+	}
 	return listedStatus(e.Status, e.Flag, includeUnverified)
 }
 
@@ -67,9 +76,10 @@ type candidate struct {
 }
 
 // Rank orders the submissions of bench and numbers them 1..n. The value of
-// each is recomputed from its claimed runs (d5list.OlympicScore), so a
-// stored score can never be stale; submissions without a valid score are
-// left out. Rules(bench) states the same rules in words.
+// each is recomputed from its runs (d5list.OlympicScore), so a stored score
+// can never be stale: the portal's re-run where it ran on the declared
+// hardware, else the claimed runs (rankedRuns); submissions without a valid
+// score are left out. Rules(bench) states the same rules in words.
 func Rank(bench *d5list.Benchmark, subs []d5list.Submission, opt Options) []d5list.Entry {
 	return Score(bench, subs).Rank(opt)
 }
@@ -101,7 +111,8 @@ func Score(bench *d5list.Benchmark, subs []d5list.Submission) *Scored {
 		if !listed(s, true) || s.Claimed == nil || len(s.Claimed.Runs) == 0 {
 			continue
 		}
-		score := d5list.OlympicScore(s.Claimed.Runs, metric, dir)
+		runs, basis := rankedRuns(bench, s)
+		score := d5list.OlympicScore(runs, metric, dir)
 		if !score.Valid || math.IsNaN(score.Value) || math.IsInf(score.Value, 0) {
 			continue
 		}
@@ -122,11 +133,17 @@ func Score(bench *d5list.Benchmark, subs []d5list.Submission) *Scored {
 			Value:        score.Value,
 			Min:          score.Min,
 			Max:          score.Max,
-			Runs:         len(s.Claimed.Runs),
+			Runs:         len(runs),
+			Basis:        basis,
 			CreatedAt:    s.CreatedAt,
 		}, system: systemKey(s.Submitter, s.SystemName)}
+		if basis == d5list.BasisMeasured {
+			if cs := d5list.OlympicScore(s.Claimed.Runs, metric, dir); cs.Valid && !math.IsInf(cs.Value, 0) {
+				c.entry.Claimed = cs.Value
+			}
+		}
 		if secMetric != "" {
-			sec := d5list.OlympicScore(s.Claimed.Runs, secMetric, secDir)
+			sec := d5list.OlympicScore(runs, secMetric, secDir)
 			c.secondary, c.secValid = sec.Value, sec.Valid
 		}
 		c.place = len(cands)
@@ -160,6 +177,18 @@ func Score(bench *d5list.Benchmark, subs []d5list.Submission) *Scored {
 		return cmp.Compare(a.place, b.place)
 	})
 	return &Scored{order: order}
+}
+
+// rankedRuns are the runs a submission is ranked by: what the portal
+// measured, where its re-run ran on the hardware the submission declares,
+// since a claim is a hypothesis and a forged clock must buy nothing. Where
+// it could not (no runner of that hardware, or no re-run yet) the claim is
+// all there is, and the entry says so.
+func rankedRuns(bench *d5list.Benchmark, s *d5list.Submission) ([]d5list.RunMetrics, string) {
+	if m := s.Measured; m != nil && len(m.Runs) > 0 && bench.RemeasuredOn(s, m.Runner) {
+		return m.Runs, d5list.BasisMeasured
+	}
+	return s.Claimed.Runs, d5list.BasisClaimed
 }
 
 // Rank is the board opt selects: the order does not depend on the
@@ -239,7 +268,8 @@ func Rules(bench *d5list.Benchmark) string {
 	if r.Unit != "" {
 		unit = ", in " + r.Unit
 	}
-	fmt.Fprintf(&b, "Ranked by %s (%s%s), computed from the submitted logs: ", r.Metric, better(dir), unit)
+	fmt.Fprintf(&b, "Ranked by %s (%s%s) as the portal measured it when it re-ran the submission on the hardware the submission declares; the claimed value is shown beside it. ", r.Metric, better(dir), unit)
+	b.WriteString("The value is ")
 	runs := "its runs"
 	if bench.Runs > 0 {
 		runs = fmt.Sprintf("its %d runs", bench.Runs)
@@ -257,7 +287,7 @@ func Rules(bench *d5list.Benchmark) string {
 		target = fmt.Sprintf("%s %s %v", q.Metric, cmp, q.Target)
 	}
 	fmt.Fprintf(&b, "A run that does not reach %s counts as the worst run and is the one dropped; a submission with two or more such runs is not ranked. ", target)
-	b.WriteString("Only verified submissions are listed; the \"include unverified\" view adds those still being checked or re-run, those needing review and flagged ones, never rejected, failed or discrepant ones. ")
+	b.WriteString("Only verified submissions are listed; the \"include unverified\" view adds those still being checked or re-run, those needing review, flagged ones, and accepted ones that no runner of their hardware could re-measure (marked \"claimed, not re-measured\", ranked by their claim), never rejected, failed or discrepant ones. ")
 	b.WriteString("Equal values are ordered ")
 	if r.Secondary != "" {
 		fmt.Fprintf(&b, "by %s (olympic mean, %s), then ", r.Secondary, better(direction(r.Secondary, r.SecondaryDirection)))

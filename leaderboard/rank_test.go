@@ -64,8 +64,14 @@ func sub(s subSpec) d5list.Submission {
 	if status == "" {
 		status = d5list.StatusVerified
 	}
+	// A verdict comes from a re-run; these measure what was claimed.
+	var measured *d5list.Result
+	if status.Final() {
+		measured = &d5list.Result{Runs: slices.Clone(res.Runs)}
+	}
 	return d5list.Submission{
-		ID: s.id, BenchmarkID: "l2-digits-mlp-cpu",
+		Measured: measured,
+		ID:       s.id, BenchmarkID: "l2-digits-mlp-cpu",
 		Submitter: s.submitter, SystemName: s.system,
 		Division: def(s.division, "closed"), Availability: def(s.avail, "available"),
 		Accelerator: s.acc_, Framework: def(s.fw, "numpy"),
@@ -246,6 +252,7 @@ func TestRankHigherIsBetterAndOtherBenchmarks(t *testing.T) {
 		s := sub(subSpec{id: id, submitter: fmt.Sprint("S", id), system: "x", times: five(10), acc: 0.93})
 		for i := range s.Claimed.Runs {
 			s.Claimed.Runs[i].Throughput = thr + float64(i)
+			s.Measured.Runs[i].Throughput = thr + float64(i)
 		}
 		s.BenchmarkID = benchID
 		return s
@@ -284,5 +291,57 @@ func TestRules(t *testing.T) {
 	bench.Ranking.Secondary = ""
 	if r := Rules(bench); strings.Contains(r, "final_accuracy") || !strings.Contains(r, "ordered by the earlier submission") {
 		t.Errorf("without a secondary metric: %s", r)
+	}
+}
+
+// TestRankByMeasuredValue: where the portal re-ran a submission on the
+// hardware it declares, the board ranks what the portal measured, so a
+// forged clock buys nothing; where no runner of that hardware re-ran it,
+// the accepted claim is marked and kept off the default board.
+func TestRankByMeasuredValue(t *testing.T) {
+	bench := testBench()
+	bench.Verify.SameHardware = []string{"cpu_model"}
+	onCPU := func(s d5list.Submission, cpu string, measured float64) d5list.Submission {
+		s.HostCPU = "AMD EPYC 9654"
+		s.Measured = &d5list.Result{Runner: map[string]string{"cpu_model": cpu}}
+		for _, r := range s.Claimed.Runs {
+			r.TimeToTrain = measured
+			s.Measured.Runs = append(s.Measured.Runs, r)
+		}
+		return s
+	}
+	honest := onCPU(sub(subSpec{id: 1, submitter: "Honest", system: "a", times: five(1.03), acc: 0.95}), "AMD EPYC 9654", 1.05)
+	// The clock of every run ×0.6: claimed 0.6 s, re-run 0.9 s.
+	forged := onCPU(sub(subSpec{id: 2, submitter: "Forger", system: "b", times: five(0.6), acc: 0.95}), "AMD EPYC 9654", 0.9)
+	// Re-run elsewhere: the claim (0.5 s) was not re-measured.
+	elsewhere := onCPU(sub(subSpec{id: 3, submitter: "Far", system: "c", times: five(0.5), acc: 0.95}), "Intel Xeon 8480", 2.0)
+
+	board := Rank(bench, []d5list.Submission{honest, forged, elsewhere}, Options{})
+	var got []string
+	for _, e := range board {
+		got = append(got, fmt.Sprintf("%d:%g:%s:%g", e.SubmissionID, e.Value, e.Basis, e.Claimed))
+	}
+	want := []string{"2:0.9:measured:0.6", "1:1.05:measured:1.03"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("default board %v, want %v (measured values, the claim beside; the unmeasured entry left out)", got, want)
+	}
+	if r := board[0].ClaimRatio(); math.Abs(r-0.6/0.9) > 1e-12 {
+		t.Errorf("claim ratio %g, want %g", r, 0.6/0.9)
+	}
+
+	all := Rank(bench, []d5list.Submission{honest, forged, elsewhere}, Options{IncludeUnverified: true})
+	got = got[:0]
+	for _, e := range all {
+		got = append(got, fmt.Sprintf("%d:%g:%s", e.SubmissionID, e.Value, e.Basis))
+	}
+	want = []string{"3:0.5:claimed", "2:0.9:measured", "1:1.05:measured"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("board with unverified entries %v, want %v", got, want)
+	}
+	if all[0].ClaimRatio() != 0 {
+		t.Errorf("an unmeasured entry has a claim ratio %g", all[0].ClaimRatio())
+	}
+	if !strings.Contains(Rules(bench), "as the portal measured it") {
+		t.Errorf("the rules do not say the board ranks measured values: %s", Rules(bench))
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -335,6 +336,15 @@ func Measure(bench *d5list.Benchmark, logs []d5list.RunLog) (*d5list.Result, err
 			return nil, err
 		}
 		run, _ := mllog.Derive(events, bench.Quality, file, l.Index)
+		if l.Clock != nil {
+			c := *l.Clock
+			for _, v := range []float64{c.WallS, c.CPUS, c.WaitS} {
+				if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+					return nil, d5list.Errorf(d5list.EINVALID, "run %d: clock: wall, CPU and wait times must be finite and not negative", l.Index)
+				}
+			}
+			run.Clock = &c
+		}
 		res.Runs = append(res.Runs, run)
 	}
 	res.Score = d5list.OlympicScore(res.Runs, bench.Ranking.Metric, bench.Ranking.Direction)
@@ -344,16 +354,5 @@ func Measure(bench *d5list.Benchmark, logs []d5list.RunLog) (*d5list.Result, err
 // SameHardware reports whether the runner matches the declared system in
 // every label the benchmark names, so that timing can be compared.
 func SameHardware(bench *d5list.Benchmark, sub *d5list.Submission, runner map[string]string) bool {
-	declared := map[string]string{
-		"cpu_model":         sub.HostCPU,
-		"accelerator_model": sub.Accelerator,
-		"accelerator_count": itoa(sub.Accelerators),
-	}
-	for _, label := range bench.Verify.SameHardware {
-		want, ok := declared[label]
-		if !ok || want == "" || runner[label] != want {
-			return false
-		}
-	}
-	return true
+	return bench.RemeasuredOn(sub, runner)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/workloads"
@@ -31,14 +32,24 @@ func (Builtin) Execute(ctx context.Context, spec d5list.JobSpec) ([]d5list.RunLo
 			lines = &lineWriter{w: &buf, run: i, stream: d5list.StreamMLLOG, onLine: onLine}
 			w = lines
 		}
-		err := work(ctx, &spec.Benchmark, &spec.Recipe, seed, w)
+		clock, err := timedRun(func() error { return work(ctx, &spec.Benchmark, &spec.Recipe, seed, w) })
 		if lines != nil {
 			lines.flush()
 		}
 		if err != nil {
 			return nil, fmt.Errorf("run %d (seed %d): %w", i, seed, err)
 		}
-		logs = append(logs, d5list.RunLog{Index: i, Seed: seed, Log: buf.Bytes()})
+		logs = append(logs, d5list.RunLog{Index: i, Seed: seed, Log: buf.Bytes(), Clock: clock})
 	}
 	return logs, nil
+}
+
+// timedRun runs one builtin run on a thread of its own, so that the
+// thread's CPU time and run-queue wait are the run's.
+func timedRun(run func() error) (*d5list.RunClock, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	clock := startThreadClock()
+	err := run()
+	return clock.stop(), err
 }

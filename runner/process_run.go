@@ -101,7 +101,7 @@ type jobSetup struct {
 
 // runFunc runs one seed of the entrypoint (mode: its file mode) in job and
 // returns that run's MLLOG.
-type runFunc func(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64) ([]byte, error)
+type runFunc func(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64) ([]byte, *d5list.RunClock, error)
 
 // execute checks the entrypoint, extracts the bundle, and runs each seed in
 // order under the benchmark's time limit.
@@ -127,14 +127,21 @@ func (s jobSetup) execute(ctx context.Context, spec d5list.JobSpec, run runFunc)
 	}
 	logs := make([]d5list.RunLog, 0, len(spec.Seeds))
 	for i, seed := range spec.Seeds {
-		log, err := run(ctx, spec, job, entry, info.Mode(), i, seed)
+		start := time.Now()
+		log, clock, err := run(ctx, spec, job, entry, info.Mode(), i, seed)
 		if err != nil {
 			if c := context.Cause(ctx); c != nil {
 				return nil, fmt.Errorf("run %d (seed %d): %w", i, seed, c)
 			}
 			return nil, fmt.Errorf("run %d (seed %d): %w", i, seed, err)
 		}
-		logs = append(logs, d5list.RunLog{Index: i, Seed: seed, Log: log})
+		// The runner's clock, not the entrypoint's: the log's timestamps
+		// are the run's claim about itself.
+		if clock == nil {
+			clock = &d5list.RunClock{}
+		}
+		clock.WallS = time.Since(start).Seconds()
+		logs = append(logs, d5list.RunLog{Index: i, Seed: seed, Log: log, Clock: clock})
 	}
 	return logs, nil
 }
@@ -219,19 +226,19 @@ func hostLayout(job, dataDir string, i int) (layout, error) {
 	return l, os.MkdirAll(l.scratch, 0o755)
 }
 
-func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64) ([]byte, error) {
+func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64) ([]byte, *d5list.RunClock, error) {
 	host, err := hostLayout(job, p.opts.DataDir, i)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	dropUID := p.bwrap != "" && os.Geteuid() == 0
 	if dropUID {
 		if err := traversable(job); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, d := range []string{host.run, host.scratch} {
 			if err := os.Chown(d, sandboxUID, sandboxUID); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
@@ -244,7 +251,7 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	}
 	argv, err := entryArgv(path.Join(in.bundle, entry), mode)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	env := runEnv(spec, in, i, seed)
 	if len(p.opts.ExtraPath) > 0 {
@@ -272,9 +279,11 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	err = runGroup(ctx, cmd, p.opts.KillGrace, i, tail, bothLines(p.opts.OnLine, LinesFrom(ctx)), p.opts.OnStart)
 	stopMLLOG()
 	if err != nil {
-		return nil, fmt.Errorf("%w%s", err, tail.String())
+		return nil, nil, fmt.Errorf("%w%s", err, tail.String())
 	}
-	return readResult(host.result, p.opts.Limits.MaxResultBytes, tail)
+	clock := &d5list.RunClock{CPUS: processCPU(cmd.ProcessState)}
+	log, err := readResult(host.result, p.opts.Limits.MaxResultBytes, tail)
+	return log, clock, err
 }
 
 // traversable checks that the sandbox user can reach dir, since bwrap,

@@ -58,25 +58,25 @@ func (s *Slurm) Execute(ctx context.Context, spec d5list.JobSpec) ([]d5list.RunL
 
 // run submits one seed as a batch job whose Slurm time limit is what is
 // left of the job's.
-func (s *Slurm) run(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64) ([]byte, error) {
+func (s *Slurm) run(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64) ([]byte, *d5list.RunClock, error) {
 	deadline, _ := ctx.Deadline()
 	left := time.Until(deadline)
 	l, err := hostLayout(job, s.opts.DataDir, i)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	argv, err := entryArgv(filepath.Join(l.bundle, filepath.FromSlash(entry)), mode)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	script := filepath.Join(l.run, "batch.sh")
 	output := filepath.Join(l.run, "slurm.out")
 	if err := os.WriteFile(script, []byte(batchScript(runEnv(spec, l, i, seed), l.bundle, argv)), 0o755); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	id, err := s.submit(ctx, s.sbatchArgs(spec, i, left, output, l.bundle, script))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	s.opts.Log.Info("slurm job submitted", "job", spec.JobID, "run", i, "slurm_job", id)
 	// The output (one file for both streams, reported as stdout) and, for
@@ -93,12 +93,15 @@ func (s *Slurm) run(ctx context.Context, spec d5list.JobSpec, job, entry string,
 		stop()
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if state != "COMPLETED" {
-		return nil, fmt.Errorf("slurm job %s ended %s%s", id, state, outputTail(output))
+		return nil, nil, fmt.Errorf("slurm job %s ended %s%s", id, state, outputTail(output))
 	}
-	return readResult(l.result, s.opts.Limits.MaxResultBytes, newTail(0))
+	// The runner's clock covers the queue wait too; the job's CPU time is
+	// on the compute node, where sacct would have to be asked.
+	log, err := readResult(l.result, s.opts.Limits.MaxResultBytes, newTail(0))
+	return log, nil, err
 }
 
 // sbatchArgs asks for the benchmark's accelerators and the time left to the

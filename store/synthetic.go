@@ -35,9 +35,9 @@ func (db *DB) InsertSynthetic(ctx context.Context, subs []d5list.Submission) err
 		part := subs[start:min(start+batch, len(subs))]
 		err := db.writeTx(ctx, func(tx *sql.Tx) error {
 			stmt, err := tx.PrepareContext(ctx, `INSERT INTO submissions (benchmark_id, division, availability,
-					submitter, system_name, framework, accelerator, accelerators, host_cpu, status, claimed, reasons,
+					submitter, system_name, framework, accelerator, accelerators, host_cpu, status, claimed, measured, reasons,
 					created_at, updated_at, code_url, cost_per_hour)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`)
 			if err != nil {
 				return err
 			}
@@ -48,13 +48,17 @@ func (db *DB) InsertSynthetic(ctx context.Context, subs []d5list.Submission) err
 				if err != nil {
 					return err
 				}
+				measured, err := encodeResult(s.Measured)
+				if err != nil {
+					return err
+				}
 				reasons, err := encodeReasons(s.Reasons)
 				if err != nil {
 					return err
 				}
 				t := s.CreatedAt.UnixNano()
 				if err := stmt.QueryRowContext(ctx, s.BenchmarkID, s.Division, s.Availability, s.Submitter, s.SystemName,
-					s.Framework, s.Accelerator, s.Accelerators, s.HostCPU, string(d5list.StatusVerified), claimed, reasons,
+					s.Framework, s.Accelerator, s.Accelerators, s.HostCPU, string(d5list.StatusVerified), claimed, measured, reasons,
 					t, t, s.CodeURL, s.CostPerHour).Scan(&s.ID); err != nil {
 					return err
 				}

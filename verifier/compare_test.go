@@ -248,7 +248,7 @@ func TestCompare(t *testing.T) {
 					scaleTimes(&c.Runs[i], 0.7, true)
 				}
 			},
-			want:         d5list.StatusDiscrepancy,
+			want: d5list.StatusDiscrepancy,
 			wantFindings: []compareFinding{
 				{CodeTimingMismatch, -1, -1},
 				{CodeEpochTimeMismatch, 0, -1}, {CodeRunTimingMismatch, 0, -1},
@@ -268,7 +268,7 @@ func TestCompare(t *testing.T) {
 					scaleTimes(&m.Runs[i], 1.5, true)
 				}
 			},
-			want:         d5list.StatusDiscrepancy,
+			want: d5list.StatusDiscrepancy,
 			wantFindings: []compareFinding{
 				{CodeTimingMismatch, -1, -1},
 				{CodeEpochTimeMismatch, 0, -1}, {CodeRunTimingMismatch, 0, -1},

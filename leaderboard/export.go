@@ -17,7 +17,7 @@ import (
 var csvHeader = []string{
 	"rank", "submission_id", "benchmark", "submitter", "system_name", "framework", "division", "availability",
 	"accelerator", "accelerators", "status", "flag", "metric", "value", "min", "max", "runs", "created_at",
-	"prev_rank", "new", "cost_per_hour", "submission_url", "code_url", "system_url",
+	"prev_rank", "new", "cost_per_hour", "submission_url", "code_url", "system_url", "basis", "claimed",
 }
 
 // SubmissionPath is the stable link of a submission's page.
@@ -71,6 +71,7 @@ func WriteCSV(w io.Writer, board *d5list.Leaderboard, base string) error {
 			e.Metric, f(e.Value), f(e.Min), f(e.Max), strconv.Itoa(e.Runs), e.CreatedAt.UTC().Format(time.RFC3339Nano),
 			strconv.Itoa(e.PrevRank), strconv.FormatBool(e.New), f(e.CostPerHour),
 			base + SubmissionPath(e.SubmissionID), e.CodeURL, base + SystemPath(e.SubmissionID),
+			e.Basis, f(e.Claimed),
 		})
 		if err != nil {
 			return err
@@ -132,7 +133,7 @@ func ReadCSV(r io.Reader) ([]d5list.Entry, error) {
 			Division: col(6), Availability: col(7), Accelerator: col(8), Accelerators: int(integer(9)),
 			Status: d5list.Status(col(10)), Flag: col(11), Metric: col(12), Value: num(13), Min: num(14), Max: num(15),
 			Runs: int(integer(16)), CreatedAt: created, PrevRank: int(integer(18)), New: isNew, CostPerHour: num(20),
-			CodeURL: col(22),
+			CodeURL: col(22), Basis: col(24), Claimed: num(25),
 		}
 		if perr != nil {
 			return nil, perr

@@ -3,6 +3,7 @@ package templates
 import (
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 
 	d5list "github.com/deep500/d5list"
@@ -122,9 +123,27 @@ func statusBadge(e d5list.Entry) string {
 		return "flagged"
 	}
 	if e.Status == d5list.StatusVerified {
+		if e.Basis == d5list.BasisClaimed {
+			return "claimed, not re-measured"
+		}
 		return ""
 	}
 	return strings.ReplaceAll(string(e.Status), "_", " ")
+}
+
+// badgeClass makes a badge's words a CSS class name.
+func badgeClass(words string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '-'
+	}, strings.ReplaceAll(strings.ToLower(words), ", ", "-"))
+}
+
+// formatRatio prints a claimed-over-measured ratio as a factor.
+func formatRatio(r float64) string {
+	return strconv.FormatFloat(r, 'f', 2, 64) + "×"
 }
 
 // Distinct lists the distinct non-empty values of f over entries, sorted.

@@ -136,6 +136,7 @@ func digitsBenchmark() d5list.Benchmark {
 		Quality: d5list.QualityTarget{Metric: "eval_accuracy", Target: 0.97, Mode: "first", Direction: d5list.HigherIsBetter},
 		Ranking: d5list.RankingRule{Metric: d5list.MetricTimeToTrain, Direction: d5list.LowerIsBetter, Unit: "s"},
 		Timing:  "run_start to run_stop",
+		Verify:  d5list.VerifyPolicy{SameHardware: []string{"cpu_model"}},
 	}
 }
 

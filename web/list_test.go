@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 
@@ -76,13 +77,11 @@ func newListServer(t *testing.T) *listServer {
 		}
 		sub := &d5list.Submission{BenchmarkID: bench.ID, Division: "closed", Availability: "available", Submitter: s.submitter,
 			SystemName: s.system, Framework: s.fw, Accelerator: s.acc, Accelerators: s.count, CostPerHour: s.cost,
-			CodeURL: "https://example.org/" + s.system, Claimed: res}
+			CodeURL: "https://example.org/" + s.system, Claimed: res, HostCPU: testCPU}
 		if err := db.CreateSubmission(ctx, sub); err != nil {
 			t.Fatal(err)
 		}
-		if err := db.SetSubmissionStatus(ctx, sub.ID, s.status, nil); err != nil {
-			t.Fatal(err)
-		}
+		completeOnDeclaredHardware(t, db, res, s.status)
 		ls.ids[s.system] = sub.ID
 	}
 	srv := httptest.NewServer(web.New(web.Config{}, svc, nil))
@@ -353,5 +352,25 @@ func TestListChartsDrawInECharts(t *testing.T) {
 				t.Errorf("%s: the drawing lacks %q", d.ID, w)
 			}
 		}
+	}
+}
+
+// testCPU is the processor the fixtures' systems declare and their runner
+// has, so that the re-runs measured their timing.
+const testCPU = "AMD EPYC 9654 96-Core Processor"
+
+// completeOnDeclaredHardware gives the next queued job the verdict status,
+// as a runner of the declared CPU that measured what was claimed.
+func completeOnDeclaredHardware(t *testing.T, db *store.DB, claimed *d5list.Result, status d5list.Status) {
+	t.Helper()
+	ctx := context.Background()
+	l, err := db.LeaseJob(ctx, "r1", nil, time.Minute)
+	if err != nil || l == nil {
+		t.Fatalf("lease: %v %v", l, err)
+	}
+	measured := *claimed
+	measured.Runner = map[string]string{"cpu_model": testCPU}
+	if err := db.CompleteJob(ctx, l.Job.ID, l.Secret, &measured, status, nil); err != nil {
+		t.Fatal(err)
 	}
 }

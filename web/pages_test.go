@@ -132,7 +132,7 @@ func TestBenchmarkPage(t *testing.T) {
 		if href, _ := row.Find(testid("entry-link")).Attr("href"); href != "/submissions/"+strconv.FormatInt(e.SubmissionID, 10) {
 			t.Errorf("row %d links to %q", i, href)
 		}
-		if got := row.Find(testid("entry-value")).Text(); !strings.HasSuffix(got, " s") {
+		if got := row.Find(testid("entry-score")).Text(); !strings.HasSuffix(got, " s") {
 			t.Errorf("row %d value %q has no unit", i, got)
 		}
 	})

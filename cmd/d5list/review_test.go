@@ -106,7 +106,7 @@ func seedVerdict(t *testing.T, db *store.DB, st d5list.Status) int64 {
 	claimed.Score = d5list.OlympicScore(claimed.Runs, d5list.MetricTimeToTrain, d5list.LowerIsBetter)
 	sub := &d5list.Submission{BenchmarkID: "l2-digits-mlp-cpu", Division: d5list.DivisionClosed,
 		Availability: d5list.AvailabilityAvailable, Submitter: "Lab " + string(st), SystemName: "box-" + string(st),
-		Framework: "go", Claimed: claimed}
+		Framework: "go", Claimed: claimed, HostCPU: "AMD EPYC 9654"}
 	if err := db.CreateSubmission(ctx, sub); err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,10 @@ func seedVerdict(t *testing.T, db *store.DB, st d5list.Status) int64 {
 		run := 2
 		reasons = []d5list.Reason{{Code: "seeded", Message: "run 2: seeded finding", Run: &run}}
 	}
-	if err := db.CompleteJob(ctx, lease.Job.ID, lease.Secret, claimed, st, reasons); err != nil {
+	// Re-run on the declared CPU, measuring what was claimed.
+	measured := *claimed
+	measured.Runner = map[string]string{"cpu_model": sub.HostCPU}
+	if err := db.CompleteJob(ctx, lease.Job.ID, lease.Secret, &measured, st, reasons); err != nil {
 		t.Fatal(err)
 	}
 	return sub.ID

@@ -307,7 +307,7 @@ func (s *Service) Complete(ctx context.Context, jobID int64, secret string, logs
 		return err
 	}
 	measured.Runner = runner
-	status, reasons := verifier.Compare(bench, sub.Claimed, measured, SameHardware(bench, sub, runner))
+	status, reasons := verifier.Compare(bench, sub.Claimed, measured, bench.RemeasuredOn(sub, runner))
 	if err := s.store.CompleteJob(ctx, jobID, secret, measured, status, reasons); err != nil {
 		return err
 	}
@@ -349,10 +349,4 @@ func Measure(bench *d5list.Benchmark, logs []d5list.RunLog) (*d5list.Result, err
 	}
 	res.Score = d5list.OlympicScore(res.Runs, bench.Ranking.Metric, bench.Ranking.Direction)
 	return res, nil
-}
-
-// SameHardware reports whether the runner matches the declared system in
-// every label the benchmark names, so that timing can be compared.
-func SameHardware(bench *d5list.Benchmark, sub *d5list.Submission, runner map[string]string) bool {
-	return bench.RemeasuredOn(sub, runner)
 }

@@ -42,7 +42,7 @@ func TestSameHardware(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			bench := *b
 			bench.Verify.SameHardware = tt.labels
-			if got := SameHardware(&bench, sub, tt.runner); got != tt.want {
+			if got := bench.RemeasuredOn(sub, tt.runner); got != tt.want {
 				t.Fatalf("SameHardware = %v, want %v", got, tt.want)
 			}
 		})

@@ -203,7 +203,7 @@ func (s *Service) Rescore(ctx context.Context, user *d5list.User, benchmarkID st
 		case len(checkReasons) > 0:
 			ch.ToStatus, ch.Reasons = d5list.StatusNeedsReview, &checkReasons
 		default:
-			st, reasons := verifier.Compare(bench, claimed, sub.Measured, SameHardware(bench, sub, sub.Measured.Runner))
+			st, reasons := verifier.Compare(bench, claimed, sub.Measured, bench.RemeasuredOn(sub, sub.Measured.Runner))
 			ch.ToStatus, ch.Reasons = st, &reasons
 		}
 		entry, err := rs.ApplyReview(ctx, ch)

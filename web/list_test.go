@@ -363,13 +363,19 @@ const testCPU = "AMD EPYC 9654 96-Core Processor"
 // as a runner of the declared CPU that measured what was claimed.
 func completeOnDeclaredHardware(t *testing.T, db *store.DB, claimed *d5list.Result, status d5list.Status) {
 	t.Helper()
+	completeOn(t, db, *claimed, testCPU, status)
+}
+
+// completeOn gives the next queued job the verdict status, as a runner
+// with the CPU cpu that measured measured.
+func completeOn(t *testing.T, db *store.DB, measured d5list.Result, cpu string, status d5list.Status) {
+	t.Helper()
 	ctx := context.Background()
 	l, err := db.LeaseJob(ctx, "r1", nil, time.Minute)
 	if err != nil || l == nil {
 		t.Fatalf("lease: %v %v", l, err)
 	}
-	measured := *claimed
-	measured.Runner = map[string]string{"cpu_model": testCPU}
+	measured.Runner = map[string]string{"cpu_model": cpu}
 	if err := db.CompleteJob(ctx, l.Job.ID, l.Secret, &measured, status, nil); err != nil {
 		t.Fatal(err)
 	}

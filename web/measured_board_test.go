@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/PuerkitoBio/goquery"
 
@@ -25,15 +24,7 @@ func TestBoardShowsMeasuredValueAndMarksUnmeasured(t *testing.T) {
 		if err := s.db.CreateSubmission(ctx, sub); err != nil {
 			t.Fatal(err)
 		}
-		l, err := s.db.LeaseJob(ctx, "r1", nil, time.Minute)
-		if err != nil || l == nil {
-			t.Fatalf("lease: %v %v", l, err)
-		}
-		measured := result(measuredBase, 5)
-		measured.Runner = map[string]string{"cpu_model": runnerCPU}
-		if err := s.db.CompleteJob(ctx, l.Job.ID, l.Secret, measured, status, nil); err != nil {
-			t.Fatal(err)
-		}
+		completeOn(t, s.db, *result(measuredBase, 5), runnerCPU, status)
 		return sub.ID
 	}
 	// Claims 6 s, the re-run on its CPU took 15 s: ranked at 15 s, after

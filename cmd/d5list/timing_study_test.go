@@ -118,11 +118,9 @@ func TestTimingStudy(t *testing.T) {
 // derives the result the portal would.
 func studyRun(ctx context.Context, t *testing.T, bench *d5list.Benchmark, seeds []int64) *d5list.Result {
 	t.Helper()
-	plan, err := bundleRecipeDefaults(bench)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs, err := runner.Builtin{}.Execute(ctx, d5list.JobSpec{Benchmark: *bench, Recipe: plan, Seeds: seeds})
+	// The recipe `d5list init` writes: the division's values as they are.
+	recipe := d5list.Recipe{Fixed: bench.Division.Fixed, Mutable: bench.Division.Mutable}
+	logs, err := runner.Builtin{}.Execute(ctx, d5list.JobSpec{Benchmark: *bench, Recipe: recipe, Seeds: seeds})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,12 +129,6 @@ func studyRun(ctx context.Context, t *testing.T, bench *d5list.Benchmark, seeds 
 		t.Fatal(err)
 	}
 	return res
-}
-
-// bundleRecipeDefaults is the recipe `d5list init` writes: the division's
-// fixed and mutable values as they are.
-func bundleRecipeDefaults(bench *d5list.Benchmark) (d5list.Recipe, error) {
-	return d5list.Recipe{Fixed: bench.Division.Fixed, Mutable: bench.Division.Mutable}, nil
 }
 
 // speedUp is a claim whose every timestamp was multiplied by f about its

@@ -73,6 +73,11 @@ func startPortal(t *testing.T, runners int) *portalUnderTest {
 type testWriter struct{ t *testing.T }
 
 func (w testWriter) Write(p []byte) (int, error) {
+	// A request line per poll drowns the lines that explain a failure in
+	// CI's shortened output; the verdicts and the job log stay.
+	if bytes.Contains(p, []byte("level=INFO msg=request ")) {
+		return len(p), nil
+	}
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
 }

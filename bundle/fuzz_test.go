@@ -2,6 +2,8 @@ package bundle
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"testing"
 
 	d5list "github.com/deep500/d5list"
@@ -40,6 +42,12 @@ func FuzzParseRecipePy(f *testing.F) {
 	f.Add([]byte("FIXED = {'a': dict(b=[1, (2, 3.5e-1)], c=None)}\nMUTABLE = {'x': d5.Y(1, 'z', k=True)}\nMETRICS = [(d5.TestAccuracy(), None)]\n"))
 	f.Add([]byte("from . import (a, b,)\nimport x.y as z\nENTRYPOINT = r'code/run.sh'\nFIXED = {\n  'k': '''multi\nline''' \\\n}\n"))
 	f.Add([]byte("if __name__ == '__main__':\n    run()\nFIXED = {0x10: -0o7}\n"))
+	f.Add([]byte("@dec\ndef f(a: int) -> None:\n    global FIXED\nFIXED: dict = {}\nx, y = 1, 2\nif __name__ == '__main__':\n    pass\nelse:\n    MUTABLE['a'] += 1\n"))
+	for _, name := range []string{"cifar10_resnet44.py", "imagenet_resnet50.py"} {
+		if data, err := os.ReadFile(filepath.Join(deep500Recipes, name)); err == nil {
+			f.Add(data)
+		}
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_, err := ParseRecipe("recipe.py", data)
 		checkFuzzErr(t, err)

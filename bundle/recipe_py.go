@@ -11,9 +11,13 @@ import (
 
 // A Deep500 recipe.py is read, never run: a tokenizer and a
 // recursive-descent parser accept module-level assignments of literals,
-// dotted names and calls to FIXED, MUTABLE, METRICS and ENTRYPOINT, plus
-// imports, comments, a module docstring and the `if __name__ == '__main__':`
-// block Deep500's own recipes end with (skipped: it only runs the recipe).
+// dotted names and calls to FIXED, MUTABLE, METRICS and ENTRYPOINT, read
+// as values. Everything else a published recipe holds is skipped: imports
+// anywhere, helper functions and classes, other names and the
+// `if __name__ == '__main__':` block Deep500's recipes end with (it only
+// runs the recipe). A statement that changes a section after its
+// assignment is refused with its line, since only running Python could
+// tell the section's final value.
 
 type pyTokKind int
 
@@ -526,23 +530,30 @@ func (pp *pyParser) statement(secs map[string]section, first bool) {
 		}
 		pp.endOfStatement() // the module docstring
 	case t.kind == pyName && t.text == "if" && pp.isMainGuard():
-		pp.skipLine()
-		if pp.toks[pp.pos-2].kind == pyOp && pp.toks[pp.pos-2].text == ":" {
-			if nt := pp.peek(); nt.kind == pyEOF || nt.col == 0 {
-				pp.fail(t.line, "expected an indented block after 'if __name__ == \"__main__\":'")
-			}
+		// What runs the recipe, and its else branch: not part of it, but
+		// read for changes to the sections, since `python recipe.py` runs
+		// it before Deep500 reads them.
+		pp.skipStatement()
+		for nt := pp.peek(); nt.kind == pyName && (nt.text == "else" || nt.text == "elif"); nt = pp.peek() {
+			pp.skipStatement()
 		}
-		pp.skipIndented()
-	case t.kind == pyName && !pyKeywords[t.text]:
+	case t.kind == pyOp && t.text == "@",
+		t.kind == pyName && (t.text == "def" || t.text == "class" || t.text == "async"):
+		// Helpers the recipe's values may name (a gradient modifier): their
+		// bodies run only when Deep500 calls them, never while it reads
+		// FIXED, MUTABLE and METRICS.
+		pp.skipStatement()
+	case t.kind == pyName && pySections[t.text] != "":
 		pp.next()
+		if pp.isOp(":") { // an annotation: FIXED: dict = {...}
+			pp.next()
+			pp.expr(0)
+		}
 		if !pp.isOp("=") {
-			pp.fail(t.line, "only assignments to FIXED, MUTABLE, METRICS and ENTRYPOINT, imports and comments may appear in recipe.py")
+			pp.fail(t.line, "%s is changed here after or instead of its assignment; recipe.py must assign it once, whole, for its value to be read without running Python", t.text)
 		}
 		pp.next()
-		key, ok := pySections[t.text]
-		if !ok {
-			pp.fail(t.line, "assignment to %s: only FIXED, MUTABLE, METRICS and ENTRYPOINT may be assigned in recipe.py", t.text)
-		}
+		key := pySections[t.text]
 		if prev, dup := secs[key]; dup {
 			pp.fail(t.line, "%s assigned twice (also on line %d)", t.text, prev.line)
 		}
@@ -554,8 +565,72 @@ func (pp *pyParser) statement(secs map[string]section, first bool) {
 		pp.endOfStatement()
 		secs[key] = section{n: v, line: t.line}
 	default:
-		pp.fail(t.line, "unsupported statement starting with %s: recipe.py may hold only imports and assignments to FIXED, MUTABLE, METRICS and ENTRYPOINT", t)
+		// Anything else (a helper constant, a print, a loop) is skipped, as
+		// long as it leaves the sections alone: a statement that assigns
+		// or changes one would need Python to evaluate the recipe.
+		pp.skipStatement()
 	}
+}
+
+// skipStatement skips a top-level statement that is not an import or an
+// assignment to a section, with the block it opens, and refuses it if any
+// of its lines assigns, deletes or changes FIXED, MUTABLE, METRICS or
+// ENTRYPOINT (FIXED['epochs'] = 1, FIXED.update(...), a section assigned
+// inside an if or a loop), which reading the file cannot follow.
+func (pp *pyParser) skipStatement() {
+	for {
+		line := pp.logicalLine()
+		if name, ok := changesSection(line); ok {
+			pp.fail(line[0].line, "%s is changed here, outside its own assignment; recipe.py must assign it once, whole, at the top level for its value to be read without running Python", name)
+		}
+		if nt := pp.peek(); nt.kind == pyEOF || nt.col == 0 {
+			return
+		}
+	}
+}
+
+// logicalLine returns the tokens up to the end of the current logical line
+// and moves past it.
+func (pp *pyParser) logicalLine() []pyTok {
+	start := pp.pos
+	pp.skipLine()
+	return pp.toks[start:pp.pos]
+}
+
+// changesSection reports whether a logical line changes a section: it
+// starts with the section's name (after del or global) followed by an
+// assignment, an augmented assignment, a subscript or an attribute.
+func changesSection(line []pyTok) (string, bool) {
+	if len(line) > 1 && line[0].kind == pyName && (line[0].text == "del" || line[0].text == "global" || line[0].text == "nonlocal") {
+		return sectionNamed(line[1:])
+	}
+	if len(line) > 1 && line[0].kind == pyName && pySections[line[0].text] != "" {
+		if op := line[1]; op.kind == pyOp && op.text != "(" && op.text != ")" && op.text != "," {
+			if op.text == "=" && len(line) > 2 && line[2].kind == pyOp && line[2].text == "=" {
+				return "", false // FIXED == ...: a comparison
+			}
+			return line[0].text, true
+		}
+	}
+	// A section among the targets of an assignment: a, FIXED = ...
+	for j, tk := range line {
+		if tk.kind == pyOp && tk.text == "=" && (j+1 >= len(line) || line[j+1].text != "=") && (j == 0 || !strings.Contains("=!<>", line[j-1].text)) {
+			if name, ok := sectionNamed(line[:j]); ok {
+				return name, true
+			}
+			break
+		}
+	}
+	return "", false
+}
+
+func sectionNamed(toks []pyTok) (string, bool) {
+	for _, tk := range toks {
+		if tk.kind == pyName && pySections[tk.text] != "" {
+			return tk.text, true
+		}
+	}
+	return "", false
 }
 
 // isMainGuard recognises if __name__ == '__main__' (either quote).

@@ -65,9 +65,11 @@ type RunClock struct {
 	// CPUS is the CPU time the run spent (its thread for the builtin
 	// workloads, the whole process tree for the process executor).
 	CPUS float64 `json:"cpu_s"`
-	// WaitS is the time the run was ready to run but waited for a CPU
-	// (the kernel's run-queue delay), where the executor can read it; 0
-	// where it cannot, which corrects nothing.
+	// WaitS is the time other work on the machine kept the run waiting
+	// for a CPU (the kernel's run-queue delay), where the executor can
+	// read it; 0 where it cannot, which corrects nothing. For a run with
+	// helper processes it is the share of the run that foreign work
+	// delayed them by, times WallS (docs/timing.md).
 	WaitS float64 `json:"wait_s"`
 }
 

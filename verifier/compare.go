@@ -82,7 +82,9 @@ const TimingConfidence = 0.95
 //     where delta is the catalogue's promised precision
 //     (Verify.TimingPrecision) plus the re-run's own spread: half the range
 //     of its runs' corrected work units (an epoch for training, the run for
-//     Levels 0 and 1) over their median, a nonparametric measure. Then,
+//     Levels 0 and 1) over their median, a nonparametric measure, taken
+//     over the runs the olympic drop keeps for the score (whose noise is
+//     theirs) and over all runs for one run on its own. Then,
 //     with r = claimed / corrected measured (measured over claimed for a
 //     rate, so r below 1 always means the claim is faster):
 //     a. the claim's olympic mean over the re-run's: below the bound is a
@@ -94,7 +96,8 @@ const TimingConfidence = 0.95
 //     c. each run's r, and each run's median epoch duration against the
 //     faster of its re-run's and the pooled re-run's (this catches
 //     evaluation timestamps edited apart from run_stop), held to the wider
-//     bound 1 - 2 delta, since one run's noise is not averaged.
+//     bound 1 - 2 (precision + the spread of all runs), since one run's
+//     noise is not averaged.
 //     A claim slower than its re-run is never a discrepancy. A re-run whose
 //     spread exceeds maxTimingSpread cannot judge timing: needs_review
 //     (timing_too_noisy). A re-run that was slower without having waited
@@ -603,19 +606,21 @@ const maxTimingSpread = 0.4
 type timingNoise struct {
 	precision float64 // the catalogue's promise
 	spread    float64 // half the relative range of the re-run's work units
+	kept      float64 // the same over the units the olympic drop keeps
 	waited    float64 // the largest share of a re-run's time spent waiting for a CPU
 }
 
-// delta is how much faster than the re-run a claim may be: the promised
-// precision widened by the spread the re-run itself showed.
-func (n timingNoise) delta() float64 { return n.precision + n.spread }
+// delta is how much faster than the re-run a claim's olympic mean may be:
+// the promised precision widened by the spread of the re-run's runs that
+// its own olympic mean keeps.
+func (n timingNoise) delta() float64 { return n.precision + n.kept }
 
 // runDelta is the same for one run on its own, whose noise is not averaged
-// over runs.
-func (n timingNoise) runDelta() float64 { return 2 * n.delta() }
+// over runs: twice the precision and the spread of all runs.
+func (n timingNoise) runDelta() float64 { return 2 * (n.precision + n.spread) }
 
 func (n timingNoise) words() string {
-	w := fmt.Sprintf("precision %.0f %% + the re-run's own spread %.1f %%", n.precision*100, n.spread*100)
+	w := fmt.Sprintf("precision %.0f %% + the re-run's own spread %.1f %% (%.1f %% over the runs its olympic mean keeps)", n.precision*100, n.spread*100, n.kept*100)
 	if n.waited > 0.005 {
 		w += fmt.Sprintf("; re-run times corrected for up to %.1f %% of waiting for a CPU", n.waited*100)
 	}
@@ -664,14 +669,18 @@ func (c *comparison) measureNoise(metric string, measured []d5list.RunMetrics) t
 		units = append(units, workUnit(m, corrected(v, m.Clock, rate), metric))
 		n.waited = math.Max(n.waited, 1-m.Clock.Availability())
 	}
-	if len(units) >= 2 {
-		lo, hi := slices.Min(units), slices.Max(units)
-		if med := stats.Median(units); med > 0 {
-			n.spread = (hi - lo) / (2 * med)
+	if med := stats.Median(units); len(units) >= 2 && med > 0 {
+		n.spread = halfRange(units) / med
+		n.kept = n.spread
+		if len(units) >= 3 {
+			kept := slices.Sorted(slices.Values(units))
+			n.kept = halfRange(kept[1:len(kept)-1]) / med
 		}
 	}
 	return n
 }
+
+func halfRange(v []float64) float64 { return (slices.Max(v) - slices.Min(v)) / 2 }
 
 // olympicMean drops the best and the worst of three or more values and
 // averages the rest: the score's own rule, on plain values.

@@ -168,7 +168,7 @@ func TestCompare(t *testing.T) {
 				{CodeEpochTimeMismatch, 3, -1}, {CodeRunTimingMismatch, 3, -1},
 				{CodeEpochTimeMismatch, 4, -1}, {CodeRunTimingMismatch, 4, -1},
 			},
-			wantWords: "time to train: the logs' olympic mean is 20.65 s, 0.5 of the re-run's 41.3 s on the declared hardware; claims down to 0.881 of the re-run pass (precision 10 % + the re-run's own spread 1.9 %)",
+			wantWords: "time to train: the logs' olympic mean is 20.65 s, 0.5 of the re-run's 41.3 s on the declared hardware; claims down to 0.89 of the re-run pass (precision 10 % + the re-run's own spread 1.9 % (1.0 % over the runs its olympic mean keeps))",
 		},
 		{
 			// Precision 10 % plus the re-run's spread of 1.9 %: 15 % is out.

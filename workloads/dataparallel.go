@@ -451,6 +451,12 @@ func trainDataParallel(ctx context.Context, cfg DPConfig, data DigitsConfig, see
 	buf := make([]byte, 8*sum.Params)
 	cmdTrain := []byte{workerCommandTrain}
 	var epochSeconds []float64
+	report := foreignDelayFrom(ctx)
+	var clock0 helperClock
+	clocked := false
+	if report != nil {
+		clock0, clocked = readHelperClock(workers)
+	}
 	w.Start(mllog.KeyRunStart, nil, nil)
 	start := time.Now()
 	for epoch := 1; epoch <= mcfg.MaxEpochs; epoch++ {
@@ -506,6 +512,11 @@ func trainDataParallel(ctx context.Context, cfg DPConfig, data DigitsConfig, see
 	w.Point(KeyScalingEfficiency, sum.ScalingEfficiency, map[string]any{"workers": cfg.Workers,
 		"single_worker_epoch_s": sum.SingleWorkerEpochSeconds, "epoch_s": sum.EpochSeconds})
 	w.End(mllog.KeyRunStop, nil, map[string]any{keyStatus: sum.Status, keyEpochNum: sum.Epochs})
+	if clocked {
+		if clock1, ok := readHelperClock(workers); ok {
+			report(clock0.foreignDelayShare(clock1))
+		}
+	}
 	finished = true
 	if err := finishWorkers(workers); err != nil {
 		return sum, err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -82,36 +83,58 @@ func TestTimingStudy(t *testing.T) {
 				if stop != nil {
 					stop()
 				}
-				flagged := 0
-				var flags []string
-				for k := range trials {
-					status, reasons := verifier.Compare(bench, claims[k], measured[k], true)
-					if status != d5list.StatusVerified {
-						flagged++
-						flags = append(flags, fmt.Sprintf("%s %s", status, reasons[0].Code))
-					}
-				}
-				caughtAt := 0.0
-				var rates []string
-				for _, f := range []float64{0.95, 0.90, 0.85, 0.80, 0.75, 0.70, 0.65, 0.60, 0.50} {
-					caught := 0
+				for _, precision := range studyPrecisions(t, bench) {
+					judged := *bench
+					judged.Verify.TimingPrecision = precision
+					bench := &judged
+					flagged := 0
+					var flags []string
 					for k := range trials {
-						status, _ := verifier.Compare(bench, speedUp(claims[k], f), measured[k], true)
-						if status == d5list.StatusDiscrepancy {
-							caught++
+						status, reasons := verifier.Compare(bench, claims[k], measured[k], true)
+						if status != d5list.StatusVerified {
+							flagged++
+							flags = append(flags, fmt.Sprintf("%s %s", status, reasons[0].Code))
 						}
 					}
-					rates = append(rates, fmt.Sprintf("%.0f%%:%d/%d", (1-f)*100, caught, trials))
-					if caught == trials && caughtAt == 0 {
-						caughtAt = 1 - f
+					caughtAt := 0.0
+					var rates []string
+					for _, f := range []float64{0.95, 0.90, 0.85, 0.80, 0.75, 0.70, 0.65, 0.60, 0.50} {
+						caught := 0
+						for k := range trials {
+							status, _ := verifier.Compare(bench, speedUp(claims[k], f), measured[k], true)
+							if status == d5list.StatusDiscrepancy {
+								caught++
+							}
+						}
+						rates = append(rates, fmt.Sprintf("%.0f%%:%d/%d", (1-f)*100, caught, trials))
+						if caught == trials && caughtAt == 0 {
+							caughtAt = 1 - f
+						}
 					}
+					t.Logf("STUDY %s | precision %.0f %% | %s | trials %d | honest flagged %d %v | smallest uniform speed-up caught in every trial %.0f %% | caught per speed-up %s | largest wait share %.1f %%",
+						bench.ID, precision*100, condition, trials, flagged, flags, caughtAt*100, strings.Join(rates, " "), waited*100)
 				}
-				t.Logf("STUDY %s | %s | trials %d | honest flagged %d %v | smallest uniform speed-up caught in every trial %.0f %% | caught per speed-up %s | largest wait share %.1f %%",
-					bench.ID, condition, trials, flagged, flags, caughtAt*100, strings.Join(rates, " "), waited*100)
 			}
 			t.Logf("%s: %s", bench.ID, time.Since(start).Round(time.Second))
 		})
 	}
+}
+
+// studyPrecisions are the catalogue's timing precision for bench and any
+// others D5LIST_TIMING_STUDY_PRECISIONS lists (comma-separated fractions),
+// each judged on the same claims and re-runs.
+func studyPrecisions(t *testing.T, bench *d5list.Benchmark) []float64 {
+	ps := []float64{bench.Verify.Precision()}
+	for _, f := range strings.FieldsFunc(os.Getenv("D5LIST_TIMING_STUDY_PRECISIONS"), func(r rune) bool { return r == ',' }) {
+		p, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(p > 0 && p < 1) {
+			t.Fatalf("D5LIST_TIMING_STUDY_PRECISIONS: %q is not a fraction between 0 and 1", f)
+		}
+		if !slices.Contains(ps, p) {
+			ps = append(ps, p)
+		}
+	}
+	return ps
 }
 
 // studyRun runs the seeds with the builtin runner, as a re-run does, and

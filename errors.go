@@ -31,7 +31,9 @@ type Error struct {
 	Reasons []Reason
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("d5list: %s: %s", e.Code, e.Message) }
+// Error is the code and the message; the command line names the program
+// once in front of whatever error it prints.
+func (e *Error) Error() string { return fmt.Sprintf("%s: %s", e.Code, e.Message) }
 
 // Errorf returns an *Error with the given code and a formatted message.
 func Errorf(code, format string, args ...any) *Error {

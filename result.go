@@ -1,5 +1,10 @@
 package d5list
 
+import (
+	"encoding/json"
+	"math"
+)
+
 // Result is the set of metrics derived from the N run logs of a submission,
 // either as claimed (the uploaded logs) or as measured (the portal's re-run).
 type Result struct {
@@ -81,4 +86,46 @@ type Score struct {
 	Min     float64 `json:"min"`
 	Max     float64 `json:"max"`
 	Note    string  `json:"note,omitempty"`
+}
+
+// scoreJSON is Score on the wire: JSON has no infinity, and an invalid
+// score's value (a run that never converged counts as infinitely slow) is
+// null there, beside "valid": false and the note saying why.
+type scoreJSON struct {
+	Metric  string   `json:"metric"`
+	Value   *float64 `json:"value"`
+	Valid   bool     `json:"valid"`
+	Dropped []int    `json:"dropped,omitempty"`
+	Min     *float64 `json:"min"`
+	Max     *float64 `json:"max"`
+	Note    string   `json:"note,omitempty"`
+}
+
+func finiteOrNil(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+func (s Score) MarshalJSON() ([]byte, error) {
+	return json.Marshal(scoreJSON{Metric: s.Metric, Value: finiteOrNil(s.Value), Valid: s.Valid, Dropped: s.Dropped,
+		Min: finiteOrNil(s.Min), Max: finiteOrNil(s.Max), Note: s.Note})
+}
+
+// UnmarshalJSON reads a null value back as NaN: no number, and never a
+// rank (an invalid score is not ranked whatever its value).
+func (s *Score) UnmarshalJSON(data []byte) error {
+	var w scoreJSON
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	orNaN := func(p *float64) float64 {
+		if p == nil {
+			return math.NaN()
+		}
+		return *p
+	}
+	*s = Score{Metric: w.Metric, Value: orNaN(w.Value), Valid: w.Valid, Dropped: w.Dropped, Min: orNaN(w.Min), Max: orNaN(w.Max), Note: w.Note}
+	return nil
 }

@@ -1,7 +1,10 @@
 package d5list
 
 import (
+	"encoding/json"
 	"math"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -36,5 +39,41 @@ func TestOlympicScore(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// An invalid score is +Inf (a run that never converged is infinitely
+// slow); JSON has no infinity, so the wire says null beside valid: false,
+// and a reader gets NaN back, never a number that could rank.
+func TestScoreJSONWithoutInfinity(t *testing.T) {
+	runs := []RunMetrics{{Index: 0}, {Index: 1}, {Index: 2, Converged: true, TimeToTrain: 3}}
+	s := OlympicScore(runs, MetricTimeToTrain, LowerIsBetter)
+	if s.Valid || !math.IsInf(s.Value, 1) {
+		t.Fatalf("score %+v, want invalid +Inf", s)
+	}
+	data, err := json.Marshal(Result{Runs: runs, Score: s})
+	if err != nil {
+		t.Fatalf("marshal: %v", err)
+	}
+	if !strings.Contains(string(data), `"score":{"metric":"time_to_train_s","value":null,"valid":false,"min":0,"max":0,"note":"more than one run did not converge"}`) {
+		t.Fatalf("JSON %s", data)
+	}
+	var back Result
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Score.Valid || !math.IsNaN(back.Score.Value) || back.Score.Note != s.Note {
+		t.Fatalf("read back %+v", back.Score)
+	}
+	s.Min = math.Inf(1)
+	if data, err = json.Marshal(s); err != nil || !strings.Contains(string(data), `"min":null`) {
+		t.Fatalf("infinite min: %s %v", data, err)
+	}
+
+	valid := Score{Metric: MetricTimeToTrain, Value: 2.5, Valid: true, Dropped: []int{0, 4}, Min: 1, Max: 4}
+	data, _ = json.Marshal(valid)
+	var again Score
+	if err := json.Unmarshal(data, &again); err != nil || !reflect.DeepEqual(again, valid) {
+		t.Fatalf("valid score %s read back %+v (%v)", data, again, err)
 	}
 }

@@ -32,7 +32,10 @@ Competitors:
   d5list run     [--runs N] DIR       run the recipe as a runner would, into DIR/results
   d5list pack    DIR -o bundle.tar.gz
   d5list check   DIR|BUNDLE [--json]  every check the portal applies on upload
-  d5list check   --mlperf DIR         score an MLPerf results folder
+  d5list check   RECIPE [--json]      the FIXED, MUTABLE and METRICS a recipe file holds
+  d5list check   --mlperf [--round X.Y] DIR
+                                      check and score an MLPerf Training results folder
+                                      as MLPerf's own tools would
   d5list submit  DIR|BUNDLE --server URL --token T [--wait]   --wait follows it to the verdict
 `
 
@@ -47,11 +50,14 @@ func main() {
 	stop()
 	if err != nil {
 		if err != errSilent {
-			fmt.Fprintln(os.Stderr, "d5list:", err)
+			fmt.Fprintln(os.Stderr, errorLine(err))
 		}
 		os.Exit(1)
 	}
 }
+
+// errorLine is what the command prints for err, named for the program.
+func errorLine(err error) string { return "d5list: " + err.Error() }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {

@@ -31,12 +31,15 @@ const marker = ":::MLLOG"
 
 // Parse reads MLLOG events from r. Lines without ":::MLLOG" are ignored, as
 // is anything before it on a line. A payload that is not one JSON object with
-// a non-empty "key" and a numeric "time_ms" makes the whole file invalid: the
-// error is a *d5list.Error (EINVALID) whose Reasons name file and line of
-// each bad line (the first 20).
+// a non-empty "key" and a numeric "time_ms" is a bad line: the error is a
+// *d5list.Error (EINVALID) whose Reasons name file and line of each bad
+// line (the first 20), and the events of the good lines are returned with
+// it, so a caller can judge the rest of the file.
 //
 // Numbers in value and metadata decode to int64 when they are integers that
-// fit, float64 otherwise, so seeds and sample counts stay exact.
+// fit, float64 otherwise, so seeds and sample counts stay exact. NaN,
+// Infinity and -Infinity, which Python's json module writes, decode to the
+// floats they name; Float refuses them as numbers.
 func Parse(r io.Reader, file string) ([]Event, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), MaxLineBytes)
@@ -76,7 +79,7 @@ func Parse(r io.Reader, file string) ([]Event, error) {
 	if len(reasons) > 0 {
 		e := d5list.Errorf(d5list.EINVALID, "%s: line %d: unreadable MLLOG line: %s", file, reasons[0].Line, reasons[0].Message)
 		e.Reasons = reasons
-		return nil, e
+		return events, e
 	}
 	return events, nil
 }
@@ -94,7 +97,7 @@ func decodePayload(p []byte) (Event, error) {
 	if len(p) == 0 {
 		return Event{}, errors.New("nothing after :::MLLOG")
 	}
-	dec := json.NewDecoder(bytes.NewReader(p))
+	dec := json.NewDecoder(bytes.NewReader(pythonConstants(p)))
 	dec.UseNumber()
 	var raw rawEvent
 	if err := dec.Decode(&raw); err != nil {
@@ -137,9 +140,85 @@ func timeMS(n json.Number) (int64, error) {
 	return int64(math.Round(f)), nil
 }
 
-// normalize turns json.Number into int64 or float64, recursively.
+// MLPerf's logger writes with Python's json module, which writes a float
+// that is not finite as a bare NaN, Infinity or -Infinity: not JSON, but
+// what the field's logs hold (a loss that diverged). pythonConstants
+// rewrites each such token outside a string as a string that normalize
+// turns back into the float. The NUL inside keeps it from any string a log
+// would write.
+const constantPrefix = "\x00mllog:"
+
+var pythonConstantTokens = []struct {
+	token string
+	value float64
+}{
+	{"-Infinity", math.Inf(-1)},
+	{"Infinity", math.Inf(1)},
+	{"NaN", math.NaN()},
+}
+
+func pythonConstants(p []byte) []byte {
+	if !bytes.Contains(p, []byte("NaN")) && !bytes.Contains(p, []byte("Infinity")) {
+		return p
+	}
+	var out bytes.Buffer
+	inString, escaped := false, false
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if inString {
+			out.WriteByte(c)
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		if c == '"' {
+			inString = true
+			out.WriteByte(c)
+			continue
+		}
+		replaced := false
+		for _, k := range pythonConstantTokens {
+			if bytes.HasPrefix(p[i:], []byte(k.token)) && !identChar(p, i-1) && !identChar(p, i+len(k.token)) {
+				out.WriteString(`"\u0000mllog:` + k.token + `"`)
+				i += len(k.token) - 1
+				replaced = true
+				break
+			}
+		}
+		if !replaced {
+			out.WriteByte(c)
+		}
+	}
+	return out.Bytes()
+}
+
+func identChar(p []byte, i int) bool {
+	if i < 0 || i >= len(p) {
+		return false
+	}
+	c := p[i]
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// normalize turns json.Number into int64 or float64, recursively, and the
+// strings pythonConstants wrote back into NaN or an infinity.
 func normalize(v any) any {
 	switch x := v.(type) {
+	case string:
+		if rest, ok := strings.CutPrefix(x, constantPrefix); ok {
+			for _, k := range pythonConstantTokens {
+				if rest == k.token {
+					return k.value
+				}
+			}
+		}
+		return x
 	case json.Number:
 		if !strings.ContainsAny(x.String(), ".eE") {
 			if i, err := x.Int64(); err == nil {
@@ -162,21 +241,21 @@ func normalize(v any) any {
 	return v
 }
 
-// Float returns v as a float64 if it is a number (int64, float64, int,
-// json.Number).
+// Float returns v as a float64 if it is a finite number (int64, float64,
+// int, json.Number): a NaN or an infinity a log wrote is no measurement.
 func Float(v any) (float64, bool) {
 	switch x := v.(type) {
 	case float64:
-		return x, true
+		return x, !math.IsNaN(x) && !math.IsInf(x, 0)
 	case int64:
 		return float64(x), true
 	case int:
 		return float64(x), true
 	case float32:
-		return float64(x), true
+		return float64(x), !math.IsNaN(float64(x)) && !math.IsInf(float64(x), 0)
 	case json.Number:
 		f, err := x.Float64()
-		return f, err == nil
+		return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
 	}
 	return 0, false
 }

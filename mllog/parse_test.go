@@ -251,3 +251,56 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// Python's json module writes a float that is not finite as a bare NaN,
+// Infinity or -Infinity, and MLPerf's logger uses it: the line is read,
+// the value is that float, and Float refuses it as a measurement.
+func TestParsePythonConstants(t *testing.T) {
+	in := strings.Join([]string{
+		`:::MLLOG {"namespace": "", "time_ms": 1000, "event_type": "POINT_IN_TIME", "key": "train_loss", "value": NaN, "metadata": {"epoch_num": 1, "lr": Infinity, "min": -Infinity}}`,
+		`:::MLLOG {"namespace": "", "time_ms": 1001, "event_type": "POINT_IN_TIME", "key": "note", "value": "NaN Infinity stays text", "metadata": {"NaN": [NaN, 1]}}`,
+	}, "\n")
+	evs, err := Parse(strings.NewReader(in), "r.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 2 {
+		t.Fatalf("%d events, want 2", len(evs))
+	}
+	if v, ok := evs[0].Value.(float64); !ok || !math.IsNaN(v) {
+		t.Errorf("value %#v, want NaN", evs[0].Value)
+	}
+	if v := evs[0].Meta("lr"); v != math.Inf(1) {
+		t.Errorf("lr %#v, want +Inf", v)
+	}
+	if v := evs[0].Meta("min"); v != math.Inf(-1) {
+		t.Errorf("min %#v, want -Inf", v)
+	}
+	if _, ok := Float(evs[0].Value); ok {
+		t.Error("Float accepted NaN as a number")
+	}
+	if evs[1].Value != "NaN Infinity stays text" {
+		t.Errorf("string value %#v", evs[1].Value)
+	}
+	if list, ok := evs[1].Meta("NaN").([]any); !ok || len(list) != 2 || !math.IsNaN(list[0].(float64)) || list[1] != int64(1) {
+		t.Errorf("metadata key NaN: %#v", evs[1].Meta("NaN"))
+	}
+}
+
+// One bad line is a reason naming it; the good lines of the file are still
+// returned beside the error.
+func TestParseKeepsTheGoodLines(t *testing.T) {
+	in := strings.Join([]string{
+		`:::MLLOG {"time_ms": 1000, "key": "run_start", "value": null}`,
+		`:::MLLOG {"time_ms": 1500, "key": "eval_accuracy", "value": 0.5, `,
+		`:::MLLOG {"time_ms": 2000, "key": "run_stop", "value": null, "metadata": {"status": "success"}}`,
+	}, "\n")
+	evs, err := Parse(strings.NewReader(in), "r.txt")
+	rs := d5list.ErrorReasons(err)
+	if len(rs) != 1 || rs[0].Line != 2 || rs[0].File != "r.txt" || rs[0].Code != CodeSyntax {
+		t.Fatalf("reasons %+v, want one naming r.txt line 2", rs)
+	}
+	if len(evs) != 2 || evs[0].Key != "run_start" || evs[1].Key != "run_stop" || evs[1].Line != 3 {
+		t.Fatalf("events %+v, want run_start and run_stop", evs)
+	}
+}

@@ -3,9 +3,14 @@ package bundle
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+
+	d5list "github.com/deep500/d5list"
 )
 
 // System is an MLPerf-style system description (systems/<name>.json).
@@ -30,6 +35,10 @@ type System struct {
 	OperatingSystem           string         `json:"operating_system"`
 	CostPerHour               string         `json:"cost_per_hour,omitempty"` // d5list extension, USD
 	Extra                     map[string]any `json:"-"`
+	// Warnings are what MLPerf's own checker lets through but a reader
+	// should see: an empty field, a count that is not a whole number (a
+	// per-node list such as "Node1: 128, Node2: 64"), a repeated key.
+	Warnings []d5list.Reason `json:"-"`
 }
 
 // systemFields maps the JSON keys of System to their fields.
@@ -53,14 +62,24 @@ var requiredSystemFields = []string{"submitter", "system_name", "number_of_nodes
 // host_processors_per_node empty at times, the required ones never.
 var countSystemFields = []string{"number_of_nodes", "host_processors_per_node", "host_processor_core_count", "accelerators_per_node"}
 
-// ParseSystem parses an MLPerf-style system description. Fields MLPerf
-// writes as strings may also be given as JSON numbers; fields this portal
-// does not know are kept in Extra.
+// ParseSystem parses an MLPerf-style system description as MLPerf's tools
+// read one: fields MLPerf writes as strings may also be JSON numbers, a
+// repeated key keeps its last value, and fields this portal does not know
+// are kept in Extra. A required field that is missing, or a value that is
+// neither a string nor a number, is refused; an empty field or a count
+// that is not a whole number is a warning (System.Warnings), since MLPerf
+// accepts both and publishes such files.
 func ParseSystem(name string, data []byte) (System, error) {
 	var s System
-	vals, lines, order, err := jsonTopKeys(name, data)
+	vals, lines, order, repeated, err := jsonTopKeysRepeated(name, data, true)
 	if err != nil {
 		return s, retag(err, CodeSystem)
+	}
+	warn := func(line int, format string, args ...any) {
+		s.Warnings = append(s.Warnings, d5list.Reason{Code: CodeSystem, File: name, Line: line, Message: fmt.Sprintf(format, args...)})
+	}
+	for _, r := range repeated {
+		warn(r.line, "field %q given twice (also on line %d); the later value is read, as MLPerf's checker reads it", r.key, r.firstLine)
 	}
 	var rs reasons
 	fields := s.fields()
@@ -99,12 +118,13 @@ func ParseSystem(name string, data []byte) (System, error) {
 		}
 	}
 	for _, k := range requiredSystemFields {
-		if *fields[k] == "" {
-			if _, ok := vals[k]; ok {
-				rs.add(CodeSystem, name, lines[k], "field %q is empty", k)
-			} else {
-				rs.add(CodeSystem, name, 0, "missing field %q", k)
-			}
+		if *fields[k] != "" {
+			continue
+		}
+		if _, ok := vals[k]; ok {
+			warn(lines[k], "field %q is empty", k)
+		} else {
+			rs.add(CodeSystem, name, 0, "missing field %q", k)
 		}
 	}
 	for _, k := range countSystemFields {
@@ -112,16 +132,94 @@ func ParseSystem(name string, data []byte) (System, error) {
 		if v == "" {
 			continue
 		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			rs.add(CodeSystem, name, lines[k], "field %q is %q, not a whole number", k, v)
-		} else if n == 0 && k == "number_of_nodes" {
+		n, ok := wholeNumber(v)
+		switch {
+		case !ok:
+			warn(lines[k], "field %q is %q, not a whole number: read as unknown", k, v)
+		case n == 0 && k == "number_of_nodes":
 			rs.add(CodeSystem, name, lines[k], "number_of_nodes must be at least 1")
+		default:
+			*fields[k] = strconv.Itoa(n) // "1.0" nodes is 1 node
 		}
 	}
 	if s.CostPerHour != "" {
 		if f, err := strconv.ParseFloat(s.CostPerHour, 64); err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
 			rs.add(CodeSystem, name, lines["cost_per_hour"], "cost_per_hour %q is not a price in USD", s.CostPerHour)
+		}
+	}
+	return s, rs.err("")
+}
+
+// wholeNumber reads a count written as 8, "8" or "8.0".
+func wholeNumber(v string) (int, bool) {
+	if n, err := strconv.Atoi(v); err == nil {
+		return n, n >= 0
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f < 0 || f != math.Trunc(f) || f > math.MaxInt32 {
+		return 0, false
+	}
+	return int(f), true
+}
+
+// mlperfSystemFields are the fields MLPerf's system description checker
+// (mlcommons/logging system_desc_checker.py) requires to be present, empty
+// or not.
+var mlperfSystemFields = []string{
+	"submitter", "division", "status", "system_name", "number_of_nodes", "host_processors_per_node",
+	"host_processor_model_name", "host_processor_core_count", "host_processor_vcpu_count",
+	"host_processor_frequency", "host_processor_caches", "host_processor_interconnect", "host_memory_capacity",
+	"host_storage_type", "host_storage_capacity", "host_networking", "host_networking_topology",
+	"host_memory_configuration", "accelerators_per_node", "accelerator_model_name",
+	"accelerator_host_interconnect", "accelerator_frequency", "accelerator_on-chip_memories",
+	"accelerator_memory_configuration", "accelerator_memory_capacity", "accelerator_interconnect",
+	"accelerator_interconnect_topology", "cooling", "hw_notes", "framework", "other_software_stack",
+	"operating_system", "sw_notes",
+}
+
+// mlperfAvailability is the status a system description must have from
+// MLPerf Training 4.0 on.
+var mlperfAvailability = []string{"Available on-premise", "Available cloud", "Research, Development, or Internal (RDI)", "Preview"}
+
+// CheckMLPerfSystem applies MLPerf's system description checker for a
+// round ("3.1") on top of ParseSystem: every field it lists present, and
+// from round 4.1 on a status from its list. What MLPerf refuses is an
+// error naming the field; what it accepts comes back with ParseSystem's
+// warnings.
+func CheckMLPerfSystem(name string, data []byte, round string) (System, error) {
+	s, err := ParseSystem(name, data)
+	var rs reasons
+	if err != nil {
+		de := &d5list.Error{}
+		if !errors.As(err, &de) {
+			return s, err
+		}
+		for _, r := range de.Reasons {
+			if strings.HasPrefix(r.Message, "missing field") {
+				continue // said again below, with MLPerf's whole list
+			}
+			rs.add(r.Code, r.File, r.Line, "%s", r.Message)
+		}
+	}
+	vals, lines, _, _, jerr := jsonTopKeysRepeated(name, data, true)
+	if jerr != nil {
+		return s, retag(jerr, CodeSystem)
+	}
+	for _, k := range mlperfSystemFields {
+		if _, ok := vals[k]; !ok {
+			rs.add(CodeSystem, name, 0, "missing field %q, which MLPerf's system description checker requires (empty is allowed)", k)
+		}
+	}
+	// From round 4.1 on, as mlcommons/logging 191ed2c says it meant ("start
+	// at v4.1 instead of v4.0"; its condition reads major >= 4, which
+	// would refuse the published v4.0 descriptions whose status is
+	// "available").
+	major, minor, _ := strings.Cut(round, ".")
+	ma, err1 := strconv.Atoi(major)
+	mi, err2 := strconv.Atoi(minor)
+	if err1 == nil && err2 == nil && (ma > 4 || ma == 4 && mi >= 1) {
+		if _, ok := vals["status"]; ok && !slices.Contains(mlperfAvailability, s.Status) {
+			rs.add(CodeSystem, name, lines["status"], "status %q is not one of MLPerf Training %s's: %s", s.Status, round, strings.Join(mlperfAvailability, "; "))
 		}
 	}
 	return s, rs.err("")

@@ -6,7 +6,10 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/bundle"
@@ -18,18 +21,22 @@ import (
 func checkCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("check", stderr)
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	mlperf := fs.Bool("mlperf", false, "score an MLPerf results folder (result_*.txt) the MLPerf way")
+	mlperf := fs.Bool("mlperf", false, "check and score an MLPerf Training results folder (result_*.txt) the way MLPerf's tools do")
+	round := fs.String("round", "", "with --mlperf: the MLPerf Training round (3.1, 4.1, ...); default: the folder name's vX.Y- prefix, else the newest round with the benchmark")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return fmt.Errorf("usage: d5list check DIR|BUNDLE [--json]  or  d5list check --mlperf DIR")
+		return fmt.Errorf("usage: d5list check DIR|BUNDLE|RECIPE [--json]  or  d5list check --mlperf [--round X.Y] DIR")
 	}
 	if *mlperf {
-		return checkMLPerf(pos[0], *asJSON, stdout)
+		return checkMLPerf(pos[0], *round, *asJSON, stdout)
 	}
-	claimed, reasons, err := checkBundle(pos[0])
+	if isRecipeFile(pos[0]) {
+		return checkRecipe(pos[0], *asJSON, stdout, stderr)
+	}
+	recipe, claimed, reasons, err := checkBundle(pos[0])
 	if err != nil {
 		reasons = d5list.ErrorReasons(err)
 		if len(reasons) == 0 {
@@ -39,10 +46,11 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(map[string]any{"ok": len(reasons) == 0, "reasons": nonNil(reasons), "claimed": claimed}); err != nil {
+		if err := enc.Encode(map[string]any{"ok": len(reasons) == 0, "reasons": nonNil(reasons), "recipe": recipe, "claimed": claimed}); err != nil {
 			return err
 		}
 	} else if len(reasons) == 0 {
+		printRecipe(stdout, recipe)
 		printResult(stdout, claimed)
 	} else {
 		for _, r := range reasons {
@@ -56,11 +64,12 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// checkBundle applies the portal's upload checks to a folder or archive.
-func checkBundle(path string) (*d5list.Result, []d5list.Reason, error) {
+// checkBundle applies the portal's upload checks to a folder or archive,
+// and returns the recipe it read with the claimed result.
+func checkBundle(path string) (*d5list.Recipe, *d5list.Result, []d5list.Reason, error) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var b *bundle.Bundle
 	if st.IsDir() {
@@ -69,19 +78,161 @@ func checkBundle(path string) (*d5list.Result, []d5list.Reason, error) {
 		b, err = bundle.Open(path, bundle.DefaultLimits())
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	bs, err := catalog.Benchmarks()
 	if err != nil {
-		return nil, nil, err
+		return &b.Recipe, nil, nil, err
 	}
 	bench, err := catalog.Lookup(bs, b.Manifest.Benchmark)
 	if err != nil {
-		return nil, []d5list.Reason{{Code: "unknown_benchmark", File: b.ManifestFile, Message: d5list.ErrorMessage(err)}}, nil
+		return &b.Recipe, nil, []d5list.Reason{{Code: "unknown_benchmark", File: b.ManifestFile, Message: d5list.ErrorMessage(err)}}, nil
 	}
 	claimed, reasons := verifier.Check(b, bench)
 	reasons = append(reasons, verifier.Runnable(b, bench, claimed, workloads.PlanRecipe)...)
-	return claimed, reasons, nil
+	return &b.Recipe, claimed, reasons, nil
+}
+
+// isRecipeFile tells a recipe checked on its own (recipe.py, a published
+// Deep500 recipe such as cifar10_resnet44.py, recipe.yaml or recipe.json)
+// from a bundle folder or archive.
+func isRecipeFile(path string) bool {
+	if st, err := os.Stat(path); err != nil || st.IsDir() {
+		return false
+	}
+	switch base := filepath.Base(path); {
+	case filepath.Ext(base) == ".py", base == "recipe.yaml", base == "recipe.yml", base == "recipe.json":
+		return true
+	}
+	return false
+}
+
+// checkRecipe reads one recipe file as the portal would, without running
+// it, and prints the FIXED, MUTABLE and METRICS it read.
+func checkRecipe(path string, asJSON bool, stdout, stderr io.Writer) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	name := filepath.Base(path)
+	if filepath.Ext(name) == ".py" {
+		name = "recipe.py" // a published recipe is named for what it trains
+	}
+	recipe, err := bundle.ParseRecipe(name, data)
+	reasons := d5list.ErrorReasons(err)
+	if err != nil && len(reasons) == 0 {
+		return err
+	}
+	for i := range reasons {
+		reasons[i].File = path
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		var r *d5list.Recipe
+		if err == nil {
+			r = &recipe
+		}
+		if err := enc.Encode(map[string]any{"ok": err == nil, "reasons": nonNil(reasons), "recipe": r}); err != nil {
+			return err
+		}
+	} else if err == nil {
+		printRecipe(stdout, &recipe)
+	}
+	if err != nil {
+		if !asJSON {
+			for _, r := range reasons {
+				fmt.Fprintln(stdout, formatReason(r))
+			}
+		}
+		fmt.Fprintf(stderr, "%d problem(s) found\n", len(reasons))
+		return errSilent
+	}
+	return nil
+}
+
+// printRecipe prints a recipe's sections the way Deep500 would receive
+// them, in Python notation with sorted keys.
+func printRecipe(w io.Writer, r *d5list.Recipe) {
+	if r == nil {
+		return
+	}
+	section := func(name string, m map[string]any) {
+		fmt.Fprintln(w, name)
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			fmt.Fprintf(w, "  %s: %s\n", k, pyValue(m[k]))
+		}
+	}
+	section("FIXED", r.Fixed)
+	section("MUTABLE", r.Mutable)
+	fmt.Fprintln(w, "METRICS")
+	for _, m := range r.Metrics {
+		call := m.Name
+		if len(m.Args) > 0 {
+			call += "(" + pyKwargs(m.Args) + ")"
+		}
+		switch {
+		case m.Acceptable == nil:
+			fmt.Fprintf(w, "  %s, reported\n", call)
+		case m.Direction == d5list.LowerIsBetter:
+			fmt.Fprintf(w, "  %s <= %s\n", call, pyValue(*m.Acceptable))
+		default:
+			fmt.Fprintf(w, "  %s >= %s\n", call, pyValue(*m.Acceptable))
+		}
+	}
+	if r.Entrypoint != "" {
+		fmt.Fprintf(w, "ENTRYPOINT %s\n", r.Entrypoint)
+	}
+}
+
+// pyValue writes a recipe value in Python notation.
+func pyValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "None"
+	case bool:
+		if x {
+			return "True"
+		}
+		return "False"
+	case string:
+		return strconv.Quote(x)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = pyValue(e)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case map[string]any:
+		parts := make([]string, 0, len(x))
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			parts = append(parts, strconv.Quote(k)+": "+pyValue(x[k]))
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	case d5list.Symbol:
+		if !x.Call {
+			return x.Name
+		}
+		args := make([]string, 0, len(x.Args)+1)
+		for _, a := range x.Args {
+			args = append(args, pyValue(a))
+		}
+		if len(x.Kwargs) > 0 {
+			args = append(args, pyKwargs(x.Kwargs))
+		}
+		return x.Name + "(" + strings.Join(args, ", ") + ")"
+	}
+	return fmt.Sprint(v)
+}
+
+func pyKwargs(m map[string]any) string {
+	parts := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, k+"="+pyValue(m[k]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func formatReason(r d5list.Reason) string {
@@ -136,23 +287,29 @@ func printResult(w io.Writer, res *d5list.Result) {
 	}
 }
 
-func checkMLPerf(dir string, asJSON bool, w io.Writer) error {
-	rep, err := verifier.CheckMLPerf(dir)
+func checkMLPerf(dir, round string, asJSON bool, w io.Writer) error {
+	rep, err := verifier.CheckMLPerfRound(dir, round)
 	if err != nil {
 		return err
 	}
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+		if !rep.Accepted {
+			return errSilent
+		}
+		return nil
 	}
-	fmt.Fprintf(w, "benchmark %s, quality target %.4f\n", rep.Benchmark, rep.Target)
+	fmt.Fprintf(w, "MLPerf Training %s, benchmark %s, %s division, quality target %s\n", rep.Round, rep.Benchmark, rep.Division, rep.Quality)
 	for _, r := range rep.Runs {
 		verdict := "SUCCESS"
-		if len(r.Problems) > 0 || !r.Converged {
+		if !r.Compliant {
 			verdict = "FAILED"
 		}
-		fmt.Fprintf(w, "%-14s seed %-8d %-8s %10.3f s  final %.5f  %s\n", r.File, r.Seed, r.Status, r.Seconds, r.FinalAccuracy, verdict)
+		fmt.Fprintf(w, "%-14s seed %-12d %-8s %10.3f s  final %-9.5g %s\n", r.File, r.Seed, r.Status, r.Seconds, r.FinalAccuracy, verdict)
 		for _, p := range r.Problems {
 			fmt.Fprintln(w, "    "+formatReason(p))
 		}
@@ -160,12 +317,24 @@ func checkMLPerf(dir string, asJSON bool, w io.Writer) error {
 	for _, p := range rep.Reasons {
 		fmt.Fprintln(w, formatReason(p))
 	}
-	if rep.Score.Valid {
-		fmt.Fprintf(w, "score: %.3f s (%.2f min), olympic mean, runs %v dropped\n", rep.Score.Value, rep.Score.Value/60, rep.Score.Dropped)
-		return nil
+	for _, p := range rep.Warnings {
+		fmt.Fprintln(w, "warning: "+formatReason(p))
 	}
-	fmt.Fprintf(w, "score: invalid: %s\n", rep.Score.Note)
-	return errSilent
+	if rep.Minutes != nil {
+		scaling := ""
+		if rep.ScalingFactor != 1 {
+			scaling = fmt.Sprintf(" x RCP scaling %.4f", rep.ScalingFactor)
+		}
+		fmt.Fprintf(w, "score: %.3f minutes (olympic mean %.3f s of the compliant runs, runs %v dropped%s)\n", *rep.Minutes, rep.Score.Value, rep.Score.Dropped, scaling)
+	} else {
+		fmt.Fprintf(w, "score: invalid: %s\n", rep.Score.Note)
+	}
+	if !rep.Accepted {
+		fmt.Fprintln(w, "verdict: MLPerf's package checker would refuse this folder")
+		return errSilent
+	}
+	fmt.Fprintln(w, "verdict: accepted")
+	return nil
 }
 
 func nonNil(r []d5list.Reason) []d5list.Reason {

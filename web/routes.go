@@ -28,6 +28,7 @@ func routes(r chi.Router, h *handlers.Handler, assets http.Handler) {
 	r.With(h.RequireRole(d5list.RoleCompetitor)).Post("/account/tokens", h.CreateAPIToken)
 	r.With(h.RequireRole(d5list.RoleCompetitor)).Post("/account/tokens/{id}/revoke", h.RevokeAPIToken)
 	r.With(h.RequireRole(d5list.RoleCompetitor)).Get("/upload", h.UploadPage)
+	r.With(h.RequireRole(d5list.RoleCompetitor)).Get("/mlperf", h.MLPerfCheckPage)
 	r.With(h.RequireRole(d5list.RoleCompetitor)).Get("/my/submissions", h.MySubmissionsPage)
 	r.Route("/console", func(r chi.Router) {
 		r.Use(h.RequireRole(d5list.RoleOrganiser))
@@ -61,6 +62,8 @@ func routes(r chi.Router, h *handlers.Handler, assets http.Handler) {
 	// JSON API.
 	r.Route("/api/v1", func(r chi.Router) {
 		r.With(h.RequireRole(d5list.RoleCompetitor), h.LimitUploads).Post("/submissions", h.CreateSubmission)
+		// An MLPerf result folder checked as check --mlperf checks it (issue 13).
+		r.With(h.RequireRole(d5list.RoleCompetitor), h.LimitUploads).Post("/mlperf/check", h.CheckMLPerf)
 		r.Get("/submissions/{id}", h.ShowSubmission)
 		r.Get("/leaderboards/{benchmark}", h.ShowLeaderboard)
 		r.Get("/benchmarks", h.ListBenchmarks)

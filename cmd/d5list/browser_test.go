@@ -202,11 +202,38 @@ func TestBrowser(t *testing.T) {
 		t.Fatalf("after log-in the header names %q, want carol", who)
 	}
 
+	// 1b. An MLPerf result folder checked in the browser gets the answer
+	// of check --mlperf: accepted, with the score MLPerf publishes.
+	if folder := "../../../shared/peer-data/mlperf-rounds/v4.1-cisco-ssd"; dirExists(folder) {
+		archive := filepath.Join(work, "v4.1-cisco-ssd.tar.gz")
+		if err := os.WriteFile(archive, tarGzFolder(t, folder, "v4.1-cisco-ssd"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var accepted, score string
+		var compliant int
+		b.step("mlperf-check",
+			chromedp.Click(`[data-testid="nav-mlperf"]`, chromedp.ByQuery),
+			chromedp.WaitVisible(`[data-testid="mlperf-form"]`, chromedp.ByQuery),
+			chromedp.SetUploadFiles(`#mlperf-file`, []string{archive}, chromedp.ByQuery),
+			chromedp.WaitEnabled(`[data-testid="mlperf-submit"]`, chromedp.ByQuery),
+			chromedp.Click(`[data-testid="mlperf-submit"]`, chromedp.ByQuery),
+			chromedp.WaitVisible(`[data-testid="mlperf-verdict"]`, chromedp.ByQuery),
+			chromedp.AttributeValue(`[data-testid="mlperf-verdict"]`, "data-accepted", &accepted, nil, chromedp.ByQuery),
+			chromedp.Text(`[data-testid="mlperf-score"]`, &score, chromedp.ByQuery),
+			chromedp.Evaluate(`document.querySelectorAll('[data-testid="mlperf-run"][data-compliant="true"]').length`, &compliant),
+		)
+		if accepted != "true" || !strings.Contains(score, "36.271 minutes") || compliant != 5 {
+			t.Fatalf("the MLPerf check page shows accepted=%q, %q, %d compliant runs; check --mlperf says accepted, 36.271 minutes, 5", accepted, score, compliant)
+		}
+	}
+
 	// 2. Upload through the page; every progress text is recorded in
 	// sessionStorage, which outlives the move to the submission page.
 	var progress []string
 	var subURL string
 	b.step("upload",
+		chromedp.Navigate(p.url+"/upload"),
+		chromedp.WaitVisible(`[data-testid="upload-form"]`, chromedp.ByQuery),
 		chromedp.Evaluate(`(function(){
 			sessionStorage.setItem('progress', '[]');
 			var t = document.getElementById('progress-text');

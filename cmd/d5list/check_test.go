@@ -1,12 +1,15 @@
 package main
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -128,4 +131,113 @@ func TestCheckMLPerfJSONWithAnInvalidScore(t *testing.T) {
 	if err == nil {
 		t.Fatal("exit 0 for an invalid score")
 	}
+}
+
+// The portal answers an uploaded MLPerf folder exactly as check --mlperf
+// answers the folder on disk: a published folder (accepted, its score)
+// and the same folder one run short (refused, the run count named).
+func TestPortalChecksMLPerfAsTheCLIDoes(t *testing.T) {
+	src := "../../../shared/peer-data/mlperf-rounds/v4.1-cisco-ssd"
+	if _, err := os.Stat(src); err != nil {
+		t.Skip("shared/peer-data not beside the repository")
+	}
+	p := startPortal(t, 0)
+	short := filepath.Join(t.TempDir(), "v4.1-cisco-ssd")
+	if err := os.MkdirAll(short, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(src, "*"))
+	for _, f := range files {
+		if filepath.Base(f) == "result_4.txt" {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(short, filepath.Base(f)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		dir      string
+		accepted bool
+	}{{src, true}, {short, false}} {
+		var cli bytes.Buffer
+		err := run(context.Background(), []string{"check", "--mlperf", "--json", "--round", "4.1", c.dir}, &cli, io.Discard)
+		if (err == nil) != c.accepted {
+			t.Fatalf("%s: check exit %v, want accepted %v", c.dir, err, c.accepted)
+		}
+		archive := tarGzFolder(t, c.dir, "v4.1-cisco-ssd")
+		req, _ := http.NewRequest(http.MethodPost, p.url+"/api/v1/mlperf/check?round=4.1", bytes.NewReader(archive))
+		req.Header.Set("Content-Type", "application/gzip")
+		req.Header.Set("Authorization", "Bearer "+p.token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		web, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d %s", c.dir, resp.StatusCode, web)
+		}
+		var fromCLI, fromWeb map[string]any
+		if err := json.Unmarshal(cli.Bytes(), &fromCLI); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(web, &fromWeb); err != nil {
+			t.Fatal(err)
+		}
+		if fromWeb["accepted"] != c.accepted {
+			t.Errorf("%s: the portal says accepted=%v", c.dir, fromWeb["accepted"])
+		}
+		// The same report but for where the folder lay: a path on disk for
+		// the command line, the upload for the portal.
+		for _, rep := range []map[string]any{fromCLI, fromWeb} {
+			for _, r := range rep["reasons"].([]any) {
+				if reason := r.(map[string]any); reason["file"] != "system.json" && !strings.HasPrefix(fmt.Sprint(reason["file"]), "result_") {
+					reason["file"] = "(the folder)"
+				}
+			}
+		}
+		a, _ := json.Marshal(fromCLI)
+		b, _ := json.Marshal(fromWeb)
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s: the portal and the command line differ:\n cli %s\n web %s", c.dir, a, b)
+		}
+	}
+}
+
+// tarGzFolder packs the regular files of dir into a .tar.gz, inside a
+// folder named wrapper, as `tar czf x.tar.gz wrapper` would.
+func tarGzFolder(t *testing.T, dir, wrapper string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	files, _ := filepath.Glob(filepath.Join(dir, "*"))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: wrapper + "/" + filepath.Base(f), Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func dirExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
 }

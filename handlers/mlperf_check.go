@@ -1,0 +1,102 @@
+package handlers
+
+import (
+	"context"
+	"io"
+	"mime"
+	"net/http"
+	"regexp"
+
+	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/templates"
+	"github.com/deep500/d5list/verifier"
+)
+
+// MLPerfChecker is the part of the service that checks MLPerf result
+// folders; a service without it answers 503.
+type MLPerfChecker interface {
+	CheckMLPerf(ctx context.Context, body io.Reader, round string) (*verifier.MLPerfReport, error)
+}
+
+var roundParam = regexp.MustCompile(`^[0-9]+\.[0-9]+$`)
+
+// CheckMLPerf is POST /api/v1/mlperf/check[?round=X.Y]: an MLPerf Training
+// result folder as a .tar.gz or .zip (the raw body, or the multipart field
+// "bundle"), answered with the report `d5list check --mlperf` prints as
+// JSON. A folder MLPerf would refuse is still a 200: "accepted" says the
+// verdict; 400 is for an upload that cannot be read.
+func (h *Handler) CheckMLPerf(w http.ResponseWriter, r *http.Request) {
+	checker, ok := h.svc.(MLPerfChecker)
+	if !ok {
+		h.Error(w, r, d5list.Errorf(d5list.EUNAVAILABLE, "this server does not check MLPerf folders"))
+		return
+	}
+	round := r.URL.Query().Get("round")
+	if round != "" && !roundParam.MatchString(round) {
+		h.Error(w, r, d5list.Errorf(d5list.EINVALID, "round %q: give an MLPerf Training round such as 4.1", round))
+		return
+	}
+	if r.ContentLength > h.opts.MaxUploadBytes {
+		h.Error(w, r, d5list.Errorf(d5list.ETOOLARGE, "the request body is %d bytes; the limit is %d", r.ContentLength, h.opts.MaxUploadBytes))
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, h.opts.MaxUploadBytes)
+	body, err := archiveBody(r)
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	rep, err := checker.CheckMLPerf(r.Context(), body, round)
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, rep)
+}
+
+// archiveBody is the uploaded archive: the raw body, or the multipart
+// field "bundle".
+func archiveBody(r *http.Request) (io.Reader, error) {
+	mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil {
+		return nil, d5list.Errorf(eUnsupportedMedia, "Content-Type is missing or wrong: send the archive as application/gzip or application/zip, or multipart/form-data with a %q field", "bundle")
+	}
+	if rawBundleTypes[mediaType] {
+		return r.Body, nil
+	}
+	if mediaType != "multipart/form-data" {
+		return nil, d5list.Errorf(eUnsupportedMedia, "Content-Type %s is not accepted: send the archive as application/gzip or application/zip, or multipart/form-data with a %q field", mediaType, "bundle")
+	}
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return nil, d5list.Errorf(d5list.EINVALID, "multipart body: %v", err)
+	}
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			return nil, d5list.Errorf(d5list.EINVALID, "the multipart body has no field named %q", "bundle")
+		}
+		if err != nil {
+			return nil, bodyError("multipart body", err)
+		}
+		if part.FormName() == "bundle" {
+			return part, nil
+		}
+	}
+}
+
+// MLPerfCheckPage is GET /mlperf: the same check in the browser;
+// static/js/mlperf.js posts the archive to POST /api/v1/mlperf/check and
+// shows the report.
+func (h *Handler) MLPerfCheckPage(w http.ResponseWriter, r *http.Request) {
+	rounds, err := verifier.MLPerfRounds()
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	names := make([]string, len(rounds))
+	for i, rd := range rounds {
+		names[i] = rd.Round
+	}
+	h.render(w, r, http.StatusOK, templates.MLPerfCheckPage(names, h.opts.MaxUploadBytes))
+}

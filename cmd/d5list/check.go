@@ -36,20 +36,29 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	if isRecipeFile(pos[0]) {
 		return checkRecipe(pos[0], *asJSON, stdout, stderr)
 	}
-	recipe, claimed, reasons, err := checkBundle(pos[0])
+	b, claimed, reasons, err := checkBundle(pos[0])
 	if err != nil {
 		reasons = d5list.ErrorReasons(err)
 		if len(reasons) == 0 {
 			return err
 		}
 	}
+	var recipe *d5list.Recipe
+	var warnings []d5list.Reason
+	if b != nil {
+		recipe, warnings = &b.Recipe, b.System.Warnings
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(map[string]any{"ok": len(reasons) == 0, "reasons": nonNil(reasons), "recipe": recipe, "claimed": claimed}); err != nil {
+		if err := enc.Encode(map[string]any{"ok": len(reasons) == 0, "reasons": nonNil(reasons), "warnings": nonNil(warnings),
+			"recipe": recipe, "claimed": claimed}); err != nil {
 			return err
 		}
 	} else if len(reasons) == 0 {
+		for _, w := range warnings {
+			fmt.Fprintln(stdout, "warning: "+formatReason(w))
+		}
 		printRecipe(stdout, recipe)
 		printResult(stdout, claimed)
 	} else {
@@ -65,8 +74,8 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 }
 
 // checkBundle applies the portal's upload checks to a folder or archive,
-// and returns the recipe it read with the claimed result.
-func checkBundle(path string) (*d5list.Recipe, *d5list.Result, []d5list.Reason, error) {
+// and returns the bundle it read with the claimed result.
+func checkBundle(path string) (*bundle.Bundle, *d5list.Result, []d5list.Reason, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, nil, nil, err
@@ -82,15 +91,15 @@ func checkBundle(path string) (*d5list.Recipe, *d5list.Result, []d5list.Reason, 
 	}
 	bs, err := catalog.Benchmarks()
 	if err != nil {
-		return &b.Recipe, nil, nil, err
+		return b, nil, nil, err
 	}
 	bench, err := catalog.Lookup(bs, b.Manifest.Benchmark)
 	if err != nil {
-		return &b.Recipe, nil, []d5list.Reason{{Code: "unknown_benchmark", File: b.ManifestFile, Message: d5list.ErrorMessage(err)}}, nil
+		return b, nil, []d5list.Reason{{Code: "unknown_benchmark", File: b.ManifestFile, Message: d5list.ErrorMessage(err)}}, nil
 	}
 	claimed, reasons := verifier.Check(b, bench)
 	reasons = append(reasons, verifier.Runnable(b, bench, claimed, workloads.PlanRecipe)...)
-	return &b.Recipe, claimed, reasons, nil
+	return b, claimed, reasons, nil
 }
 
 // isRecipeFile tells a recipe checked on its own (recipe.py, a published

@@ -151,6 +151,8 @@ var minRole = map[string]string{
 	"POST /account/tokens":                        "competitor",
 	"POST /account/tokens/{id}/revoke":            "competitor",
 	"GET /upload":                                 "competitor",
+	"GET /mlperf":                                 "competitor",
+	"POST /api/v1/mlperf/check":                   "competitor",
 	"GET /my/submissions":                         "competitor",
 	"GET /console/":                               "organiser",
 	"POST /console/users/{id}/role":               "organiser",

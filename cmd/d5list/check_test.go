@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -240,4 +241,96 @@ func tarGzFolder(t *testing.T, dir, wrapper string) []byte {
 func dirExists(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && st.IsDir()
+}
+
+// mlperfOwnVerdicts is what MLPerf's own tools say of each published
+// folder in mlperf-rounds, not d5list: mlcommons/logging at 7bbf792, run
+// here on 2026-11-24 over these files: the compliance checker on every
+// file with its round's rules (the files it fails), the result
+// summarizer's _compute_strong_score_standalone (the score in minutes,
+// scaling.json applied), and the seed checker. Every folder was
+// published, so the package checker accepted each; v3.1 GigaComputing
+// dlrm_dcnv2 logs no seed and passed only because its review bypassed the
+// seed checker, which the round's data says (seed_optional).
+var mlperfOwnVerdicts = []struct {
+	folder  string
+	failed  []string
+	minutes float64
+}{
+	{"v2.1-inspur-ssd", nil, 64.0193388888889},
+	{"v2.1-krai-resnet", []string{"result_1.txt"}, 319.09158333333335},
+	{"v3.1-azure-bert", nil, 5.4298618481028225},
+	{"v3.1-dell-resnet", []string{"result_2.txt"}, 26.923871902128372},
+	{"v3.1-gigacomputing-dlrm_dcnv2", nil, 4.073520300729754},
+	{"v3.1-habana-gpt3", nil, 223.90986666666666},
+	{"v3.1-lenovo-rnnt", nil, 31.50324583333333},
+	{"v3.1-nvidia-unet3d", []string{"result_04.txt", "result_07.txt", "result_27.txt", "result_38.txt"}, 0.7726755208333334},
+	{"v4.1-cisco-ssd", nil, 36.271449999999994},
+	{"v4.1-dell-gnn", nil, 11.301652083333334},
+	{"v4.1-nvidia-stable_diffusion", []string{"result_6.txt"}, 1.7057029806259314},
+	{"v4.1-supermicro-llama2_70b_lora", nil, 27.536346153846154},
+	{"v5.0-cisco-bert", []string{"result_5.txt"}, 0.8868854166666666},
+	{"v5.0-qct-rgat", nil, 8.1278625},
+	{"v5.0-tinycorp-retinanet", []string{"result_4.txt"}, 803.5947444444446},
+	{"v5.1-cisco-dlrm_dcnv2", []string{"result_1.txt"}, 1.5591873491523456},
+}
+
+// TestCheckMLPerfEveryPublishedFolder runs `d5list check --mlperf --json`
+// over every published folder of five MLPerf Training rounds in
+// mlperf-rounds and asserts what MLPerf's own tools say of it: which files
+// fail the compliance checks, the score MLPerf publishes, and that the
+// package checker accepts the folder (exit status 0).
+func TestCheckMLPerfEveryPublishedFolder(t *testing.T) {
+	const rounds = "../../../shared/peer-data/mlperf-rounds"
+	if !dirExists(rounds) {
+		t.Skip("shared/peer-data not beside the repository")
+	}
+	for _, want := range mlperfOwnVerdicts {
+		t.Run(want.folder, func(t *testing.T) {
+			var out bytes.Buffer
+			err := run(context.Background(), []string{"check", "--mlperf", "--json", filepath.Join(rounds, want.folder)}, &out, io.Discard)
+			var rep struct {
+				Round     string   `json:"round"`
+				Benchmark string   `json:"benchmark"`
+				Minutes   *float64 `json:"minutes"`
+				Accepted  bool     `json:"accepted"`
+				Runs      []struct {
+					File      string          `json:"file"`
+					Compliant bool            `json:"compliant"`
+					Problems  []d5list.Reason `json:"problems"`
+				} `json:"runs"`
+				Reasons []d5list.Reason `json:"reasons"`
+			}
+			if jerr := json.Unmarshal(out.Bytes(), &rep); jerr != nil {
+				t.Fatalf("not JSON (%v): %s", jerr, out.String())
+			}
+			if err != nil || !rep.Accepted {
+				t.Errorf("refused a published folder (%v): %+v", err, rep.Reasons)
+			}
+			round := strings.TrimPrefix(strings.SplitN(want.folder, "-", 2)[0], "v")
+			if rep.Round != round || !strings.HasSuffix(want.folder, "-"+rep.Benchmark) {
+				t.Errorf("round %s benchmark %s", rep.Round, rep.Benchmark)
+			}
+			var failed []string
+			for _, r := range rep.Runs {
+				if !r.Compliant {
+					failed = append(failed, r.File)
+					if len(r.Problems) == 0 {
+						t.Errorf("%s failed without a reason", r.File)
+					}
+				}
+				for _, p := range r.Problems {
+					if p.File != r.File || p.Line <= 0 {
+						t.Errorf("%s: a problem that names no file and line: %+v", r.File, p)
+					}
+				}
+			}
+			if strings.Join(failed, " ") != strings.Join(want.failed, " ") {
+				t.Errorf("non-compliant files %v, MLPerf's checker fails %v", failed, want.failed)
+			}
+			if rep.Minutes == nil || math.Abs(*rep.Minutes-want.minutes) > 1e-9*want.minutes {
+				t.Errorf("score %v minutes, MLPerf's summarizer gives %v", rep.Minutes, want.minutes)
+			}
+		})
+	}
 }

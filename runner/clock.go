@@ -1,13 +1,12 @@
 package runner
 
 import (
-	"bytes"
 	"os"
-	"strconv"
 	"syscall"
 	"time"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/sysinfo"
 )
 
 // threadClock measures one run of a builtin workload on the OS thread the
@@ -43,23 +42,10 @@ func (c threadClock) stop() *d5list.RunClock {
 	return rc
 }
 
-// threadSchedstat reads /proc/thread-self/schedstat: nanoseconds on a CPU,
-// nanoseconds waiting on a run queue, and time slices.
+// threadSchedstat reads /proc/thread-self/schedstat: nanoseconds on a CPU
+// and waiting on a run queue.
 func threadSchedstat() (cpu, wait time.Duration, ok bool) {
-	data, err := os.ReadFile("/proc/thread-self/schedstat")
-	if err != nil {
-		return 0, 0, false
-	}
-	f := bytes.Fields(data)
-	if len(f) < 2 {
-		return 0, 0, false
-	}
-	c, err1 := strconv.ParseInt(string(f[0]), 10, 64)
-	w, err2 := strconv.ParseInt(string(f[1]), 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, 0, false
-	}
-	return time.Duration(c), time.Duration(w), true
+	return sysinfo.Schedstat("/proc/thread-self/schedstat")
 }
 
 // threadCPU is the calling thread's CPU time (user and system).

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/deep500/d5list/sysinfo"
 )
 
 type foreignDelayKey struct{}
@@ -58,7 +60,7 @@ func readHelperClock(workers []*worker) (helperClock, bool) {
 		c.helperCPU += cpu
 		c.helperWait += wait
 	}
-	cpu, _, ok := schedstat("/proc/thread-self/schedstat")
+	cpu, _, ok := sysinfo.Schedstat("/proc/thread-self/schedstat")
 	if !ok {
 		return c, false
 	}
@@ -100,7 +102,7 @@ func processSchedstat(pid int) (cpu, wait time.Duration, ok bool) {
 		return 0, 0, false
 	}
 	for _, path := range tasks {
-		c, w, ok := schedstat(path)
+		c, w, ok := sysinfo.Schedstat(path)
 		if !ok {
 			continue // a thread that ended between the listing and the read
 		}
@@ -108,23 +110,6 @@ func processSchedstat(pid int) (cpu, wait time.Duration, ok bool) {
 		wait += w
 	}
 	return cpu, wait, true
-}
-
-func schedstat(path string) (cpu, wait time.Duration, ok bool) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return 0, 0, false
-	}
-	f := bytes.Fields(data)
-	if len(f) < 2 {
-		return 0, 0, false
-	}
-	c, err1 := strconv.ParseInt(string(f[0]), 10, 64)
-	w, err2 := strconv.ParseInt(string(f[1]), 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, 0, false
-	}
-	return time.Duration(c), time.Duration(w), true
 }
 
 // clockTicks is USER_HZ, the unit of /proc/stat: 100 on every Linux

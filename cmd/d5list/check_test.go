@@ -1,9 +1,7 @@
 package main
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -213,29 +211,16 @@ func TestPortalChecksMLPerfAsTheCLIDoes(t *testing.T) {
 // folder named wrapper, as `tar czf x.tar.gz wrapper` would.
 func tarGzFolder(t *testing.T, dir, wrapper string) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	files, _ := filepath.Glob(filepath.Join(dir, "*"))
-	for _, f := range files {
+	files := map[string]string{}
+	paths, _ := filepath.Glob(filepath.Join(dir, "*"))
+	for _, f := range paths {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := tw.WriteHeader(&tar.Header{Name: wrapper + "/" + filepath.Base(f), Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write(data); err != nil {
-			t.Fatal(err)
-		}
+		files[wrapper+"/"+filepath.Base(f)] = string(data)
 	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := gz.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return tarGz(t, files)
 }
 
 func dirExists(path string) bool {

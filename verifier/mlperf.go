@@ -64,14 +64,13 @@ type MLPerfReport struct {
 
 // Codes of CheckMLPerf's reasons beyond the bundle checks' own.
 const (
-	CodeMLPerfMissingKey   = "mlperf_missing_key"
-	CodeMLPerfRepeatedKey  = "mlperf_repeated_key"
-	CodeMLPerfValue        = "mlperf_value_out_of_rule"
-	CodeMLPerfTarget       = "target_not_reached"
-	CodeMLPerfNoStatus     = "missing_run_status"
-	CodeMLPerfInitTooLong  = "init_too_long"
-	CodeMLPerfFailedFiles  = "too_many_failed_files"
-	CodeMLPerfUnknownRound = "unknown_round"
+	CodeMLPerfMissingKey  = "mlperf_missing_key"
+	CodeMLPerfRepeatedKey = "mlperf_repeated_key"
+	CodeMLPerfValue       = "mlperf_value_out_of_rule"
+	CodeMLPerfTarget      = "target_not_reached"
+	CodeMLPerfNoStatus    = "missing_run_status"
+	CodeMLPerfInitTooLong = "init_too_long"
+	CodeMLPerfFailedFiles = "too_many_failed_files"
 )
 
 // CheckMLPerf checks an MLPerf Training result folder (result_*.txt, and
@@ -568,13 +567,4 @@ func readScalingFactor(dir string) (float64, bool, error) {
 		return 1, false, errors.New("scaling_factor missing or not a positive number")
 	}
 	return *sc.Factor, true, nil
-}
-
-func lastEvalLine(evs []mllog.Event, metric string, fallback int) int {
-	for i := len(evs) - 1; i >= 0; i-- {
-		if evs[i].Key == metric {
-			return evs[i].Line
-		}
-	}
-	return fallback
 }

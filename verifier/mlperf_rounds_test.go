@@ -169,3 +169,27 @@ func copyFolder(t *testing.T, from, to string) {
 		}
 	}
 }
+
+// The round files load, oldest first, and a mistake in one is named.
+func TestMLPerfRoundData(t *testing.T) {
+	rounds, err := MLPerfRounds()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range rounds {
+		names = append(names, r.Round)
+	}
+	if strings.Join(names, " ") != "2.1 3.1 4.0 4.1 5.0 5.1" {
+		t.Errorf("rounds %v", names)
+	}
+	for _, c := range []struct{ yaml, msg string }{
+		{"ruleset: 9.0.0\nround: \"9.0\"\nbenchmarks:\n  x: {runs: 5, quality: [{min: 1}]}\nfuture_key: 1\n", "future_key"},
+		{"ruleset: 9.0.0\nround: \"9.0\"\nbenchmarks:\n  x: {runs: 0, quality: [{min: 1}]}\n", "benchmark x needs runs"},
+		{"ruleset: 9.0.0\nround: \"9.0\"\ncommon:\n  - {key: seed, req: once}\nbenchmarks:\n  x: {runs: 5, quality: [{min: 1}]}\n", `rule for "seed": req must be`},
+	} {
+		if _, err := parseMLPerfRound("training_9.0.0.yaml", []byte(c.yaml)); err == nil || !strings.Contains(err.Error(), c.msg) || !strings.Contains(err.Error(), "training_9.0.0.yaml") {
+			t.Errorf("%q: %v, want %q", c.yaml, err, c.msg)
+		}
+	}
+}

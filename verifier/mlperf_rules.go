@@ -215,13 +215,25 @@ func parseMLPerfRound(name string, data []byte) (*MLPerfRound, error) {
 	if r.Round == "" || r.Ruleset == "" || len(r.Benchmarks) == 0 {
 		return nil, fmt.Errorf("%s: round, ruleset and benchmarks are required", name)
 	}
+	keyRules := slices.Concat(r.Common, r.ClosedCommon)
 	for b, rules := range r.Benchmarks {
 		if rules.Runs < 1 || len(rules.Quality) == 0 {
 			return nil, fmt.Errorf("%s: benchmark %s needs runs and a quality target", name, b)
 		}
+		keyRules = append(keyRules, rules.Closed...)
+		if rules.ClosedBy != nil {
+			for _, rs := range rules.ClosedBy.Rules {
+				keyRules = append(keyRules, rs...)
+			}
+		}
 		if rules.MaxFailed == 0 {
 			rules.MaxFailed = 1
 			r.Benchmarks[b] = rules
+		}
+	}
+	for _, k := range keyRules {
+		if k.Key == "" || (k.Req != reqExactlyOne && k.Req != reqAtLeastOne) {
+			return nil, fmt.Errorf("%s: rule for %q: req must be %s or %s", name, k.Key, reqExactlyOne, reqAtLeastOne)
 		}
 	}
 	return &r, nil

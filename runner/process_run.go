@@ -344,9 +344,13 @@ func runEnv(spec d5list.JobSpec, l layout, i int, seed int64) []string {
 	return env
 }
 
-// readResult reads the MLLOG file a run wrote.
+// readResult reads the MLLOG file a run wrote, through openRunFile: a link,
+// FIFO or device in its place fails the run, with what it was.
 func readResult(name string, max int64, tail *lineTail) ([]byte, error) {
-	f, err := os.Open(name)
+	f, err := openRunFile(name)
+	if errors.Is(err, errNotRegular) {
+		return nil, fmt.Errorf("$D5_RESULT_LOG: %v; the runner reads back only a regular file the run wrote%s", err, tail.String())
+	}
 	if err != nil {
 		return nil, fmt.Errorf("the entrypoint exited without writing $D5_RESULT_LOG%s", tail.String())
 	}

@@ -410,3 +410,53 @@ func TestCheckEntrypoint(t *testing.T) {
 		}
 	}
 }
+
+// TestProcessReadsBackOnlyRegularFiles runs entrypoints that put something
+// other than a log where $D5_RESULT_LOG points: a link to a secret outside
+// the run, a link to /dev/zero, a FIFO. Each re-run fails at once with
+// what it found, and the secret appears nowhere; the honest entrypoint of
+// the same bundle passes (TestProcessRunsEntrypointPerSeed).
+func TestProcessReadsBackOnlyRegularFiles(t *testing.T) {
+	needBwrap(t)
+	secretDir := workDir(t)
+	secret := filepath.Join(secretDir, "runner.env")
+	const secretText = "D5_RUNNER_TOKEN=d5r_do_not_leak"
+	if err := os.WriteFile(secret, []byte(secretText+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ name, script, want string }{
+		{"a link to the runner's secret", "#!/bin/sh\nln -sf " + secret + " \"$D5_RESULT_LOG\"\n", "symbolic link"},
+		{"a link to /dev/zero", "#!/bin/sh\nln -sf /dev/zero \"$D5_RESULT_LOG\"\n", "symbolic link"},
+		{"a FIFO", "#!/bin/sh\nmkfifo \"$D5_RESULT_LOG\"\n", "a FIFO"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var lines []string
+			p, err := NewProcess(ProcessOptions{Fetch: fixtureBundle(t, c.script), WorkDir: workDir(t),
+				OnLine: func(run int, stream, line string) {
+					mu.Lock()
+					defer mu.Unlock()
+					lines = append(lines, line)
+				}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			_, err = p.Execute(context.Background(), testSpec(1))
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "D5_RESULT_LOG") {
+				t.Fatalf("got %v, want a failed re-run naming %q", err, c.want)
+			}
+			if d := time.Since(start); d > 30*time.Second {
+				t.Errorf("the re-run took %v to fail", d)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, s := range append(lines, err.Error()) {
+				if strings.Contains(s, "d5r_do_not_leak") {
+					t.Fatalf("the secret leaked: %q", s)
+				}
+			}
+		})
+	}
+}

@@ -258,7 +258,9 @@ func tailFile(path string, run int, stream string, onLine LineFunc, poll time.Du
 		read := func() {
 			if f == nil {
 				var err error
-				if f, err = os.Open(path); err != nil {
+				// The file is the run's to replace: read it as readResult
+				// does, never through a link or into a FIFO.
+				if f, err = openRunFile(path); err != nil {
 					return
 				}
 			}

@@ -231,7 +231,7 @@ func (s *Slurm) cancel(id string) {
 
 func outputTail(output string) string {
 	t := newTail(50)
-	if f, err := os.Open(output); err == nil {
+	if f, err := openRunFile(output); err == nil {
 		readLines(f, func(line string) { t.add("output", line) })
 		f.Close()
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	d5list "github.com/deep500/d5list"
@@ -66,11 +67,11 @@ func WriteCSV(w io.Writer, board *d5list.Leaderboard, base string) error {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, e := range board.Entries {
 		err := cw.Write([]string{
-			strconv.Itoa(e.Rank), strconv.FormatInt(e.SubmissionID, 10), board.Benchmark.ID, e.Submitter, e.SystemName,
-			e.Framework, e.Division, e.Availability, e.Accelerator, strconv.Itoa(e.Accelerators), string(e.Status), e.Flag,
+			strconv.Itoa(e.Rank), strconv.FormatInt(e.SubmissionID, 10), board.Benchmark.ID, csvText(e.Submitter), csvText(e.SystemName),
+			csvText(e.Framework), csvText(e.Division), csvText(e.Availability), csvText(e.Accelerator), strconv.Itoa(e.Accelerators), string(e.Status), csvText(e.Flag),
 			e.Metric, f(e.Value), f(e.Min), f(e.Max), strconv.Itoa(e.Runs), e.CreatedAt.UTC().Format(time.RFC3339Nano),
 			strconv.Itoa(e.PrevRank), strconv.FormatBool(e.New), f(e.CostPerHour),
-			base + SubmissionPath(e.SubmissionID), e.CodeURL, base + SystemPath(e.SubmissionID),
+			base + SubmissionPath(e.SubmissionID), csvText(e.CodeURL), base + SystemPath(e.SubmissionID),
 			e.Basis, f(e.Claimed),
 		})
 		if err != nil {
@@ -79,6 +80,27 @@ func WriteCSV(w io.Writer, board *d5list.Leaderboard, base string) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// csvText neutralises a cell a competitor wrote (a submitter or system
+// name, a code URL) that a spreadsheet would run as a formula: one that
+// starts with = + - @, a tab or a carriage return gets a leading
+// apostrophe, which spreadsheets show as text (OWASP's advice for CSV
+// injection). A cell that starts with an apostrophe gets one more, so
+// that readCSVText can always take exactly one off.
+func csvText(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r'", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}
+
+// readCSVText undoes csvText.
+func readCSVText(s string) string {
+	if len(s) >= 2 && s[0] == '\'' && strings.ContainsRune("=+-@\t\r'", rune(s[1])) {
+		return s[1:]
+	}
+	return s
 }
 
 // ReadCSV parses what WriteCSV wrote back into entries. An error names the
@@ -105,7 +127,7 @@ func ReadCSV(r io.Reader) ([]d5list.Entry, error) {
 			return nil, fmt.Errorf("csv line %d: %w", line, err)
 		}
 		var perr error
-		col := func(i int) string { return rec[i] }
+		col := func(i int) string { return readCSVText(rec[i]) }
 		num := func(i int) float64 {
 			v, err := strconv.ParseFloat(rec[i], 64)
 			if err != nil && perr == nil {

@@ -20,5 +20,5 @@ func (h *Handler) ListBenchmarks(w http.ResponseWriter, r *http.Request) {
 	if benchmarks == nil {
 		benchmarks = []d5list.Benchmark{}
 	}
-	writeJSON(w, http.StatusOK, benchmarksJSON{Benchmarks: benchmarks})
+	h.writeJSON(w, r, http.StatusOK, benchmarksJSON{Benchmarks: benchmarks})
 }

@@ -36,7 +36,7 @@ func (h *Handler) FreezeEdition(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Location", "/editions/"+ed.Name)
-	writeJSON(w, http.StatusCreated, ed)
+	h.writeJSON(w, r, http.StatusCreated, ed)
 }
 
 // ListEditions is GET /api/v1/editions.
@@ -51,7 +51,7 @@ func (h *Handler) ListEditions(w http.ResponseWriter, r *http.Request) {
 		h.Error(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, list)
+	h.writeJSON(w, r, http.StatusOK, list)
 }
 
 // ShowEdition is GET /api/v1/editions/{name}: every board of the edition.
@@ -66,7 +66,7 @@ func (h *Handler) ShowEdition(w http.ResponseWriter, r *http.Request) {
 		h.Error(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, ed)
+	h.writeJSON(w, r, http.StatusOK, ed)
 }
 
 // ShowEditionBoard is GET /api/v1/editions/{name}/benchmarks/{id}, JSON or

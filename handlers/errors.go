@@ -69,7 +69,7 @@ func (h *Handler) Error(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="d5list"`)
 	}
 	if wantsJSON(r) {
-		writeJSON(w, status, errorBody{errorJSON{Code: code, Message: msg, Reasons: reasons}})
+		h.writeJSON(w, r, status, errorBody{errorJSON{Code: code, Message: msg, Reasons: reasons}})
 		return
 	}
 	h.render(w, r, status, templates.ErrorPage(status, code, msg, reasons))
@@ -99,10 +99,20 @@ func (h *Handler) MethodNotAllowed(w http.ResponseWriter, r *http.Request) {
 	h.Error(w, r, d5list.Errorf(eMethodNotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path))
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+// writeJSON answers v as JSON. It encodes before it writes the status, so
+// that a value JSON cannot hold (a NaN or an infinity that reached a
+// stored result) is a logged 500 with an error body, never a 200 with an
+// empty or cut body.
+func (h *Handler) writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		h.log.ErrorContext(r.Context(), "answer not encodable as JSON", "method", r.Method, "path", r.URL.Path,
+			"request_id", w.Header().Get("X-Request-Id"), "err", err)
+		status = http.StatusInternalServerError
+		body, _ = json.Marshal(errorBody{errorJSON{Code: d5list.EINTERNAL, Message: "internal error", Reasons: []d5list.Reason{}}})
+	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	_ = enc.Encode(v)
+	_, _ = w.Write(append(body, '\n'))
 }

@@ -51,7 +51,7 @@ func (h *Handler) CheckMLPerf(w http.ResponseWriter, r *http.Request) {
 		h.Error(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, rep)
+	h.writeJSON(w, r, http.StatusOK, rep)
 }
 
 // archiveBody is the uploaded archive: the raw body, or the multipart

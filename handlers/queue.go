@@ -26,7 +26,7 @@ func (h *Handler) ShowQueue(w http.ResponseWriter, r *http.Request) {
 		h.Error(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, q)
+	h.writeJSON(w, r, http.StatusOK, q)
 }
 
 // ListRunners is GET /api/v1/runners: online or offline, labels, current
@@ -40,7 +40,7 @@ func (h *Handler) ListRunners(w http.ResponseWriter, r *http.Request) {
 		h.Error(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"runners": rs})
+	h.writeJSON(w, r, http.StatusOK, map[string]any{"runners": rs})
 }
 
 // CancelJob is POST /api/v1/jobs/{id}/cancel, for organisers.
@@ -58,5 +58,5 @@ func (h *Handler) CancelJob(w http.ResponseWriter, r *http.Request) {
 		h.Error(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"job_id": id, "state": d5list.JobCancelled})
+	h.writeJSON(w, r, http.StatusOK, map[string]any{"job_id": id, "state": d5list.JobCancelled})
 }

@@ -49,7 +49,7 @@ func (h *Handler) ReviewQueue(w http.ResponseWriter, r *http.Request) {
 	for i := range subs {
 		out[i] = newSubmissionJSON(&subs[i])
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"submissions": out})
+	h.writeJSON(w, r, http.StatusOK, map[string]any{"submissions": out})
 }
 
 // ReviewSubmission is POST /api/v1/submissions/{id}/review (organiser)
@@ -81,7 +81,7 @@ func (h *Handler) ReviewSubmission(w http.ResponseWriter, r *http.Request) {
 		h.Error(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"submission": newSubmissionJSON(sub), "audit": entry})
+	h.writeJSON(w, r, http.StatusOK, map[string]any{"submission": newSubmissionJSON(sub), "audit": entry})
 }
 
 // reviewBodyError names what is wrong with the body: the field where the
@@ -135,7 +135,7 @@ func (h *Handler) ShowAudit(w http.ResponseWriter, r *http.Request) {
 		h.Error(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, auditJSON{SubmissionID: id, Status: sub.Status, Division: sub.Division, Flag: sub.Flag,
+	h.writeJSON(w, r, http.StatusOK, auditJSON{SubmissionID: id, Status: sub.Status, Division: sub.Division, Flag: sub.Flag,
 		Entries: entries, Attempts: attempts})
 }
 
@@ -152,7 +152,7 @@ func (h *Handler) RescoreBenchmark(w http.ResponseWriter, r *http.Request) {
 		h.Error(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, rep)
+	h.writeJSON(w, r, http.StatusOK, rep)
 }
 
 // auditFor returns the audit log for the submission page, or nil where

@@ -100,7 +100,7 @@ func (h *Handler) LeaseJob(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	writeJSON(w, http.StatusOK, lease)
+	h.writeJSON(w, r, http.StatusOK, lease)
 }
 
 // statusClientClosed is nginx's 499: the client closed the request before

@@ -48,7 +48,7 @@ func (h *Handler) CreateSubmission(w http.ResponseWriter, r *http.Request) {
 	}
 	id := strconv.FormatInt(sub.ID, 10)
 	w.Header().Set("Location", "/api/v1/submissions/"+id)
-	writeJSON(w, http.StatusCreated, createdJSON{ID: sub.ID, Status: sub.Status, URL: "/submissions/" + id})
+	h.writeJSON(w, r, http.StatusCreated, createdJSON{ID: sub.ID, Status: sub.Status, URL: "/submissions/" + id})
 }
 
 // bundleBody returns the reader of the uploaded bundle, and what to call

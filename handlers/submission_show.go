@@ -84,7 +84,7 @@ func (h *Handler) ShowSubmission(w http.ResponseWriter, r *http.Request) {
 				job.ID, job.State, job.Attempts, job.MaxAttempts, job.Position
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	h.writeJSON(w, r, http.StatusOK, out)
 }
 
 // submissionID parses the {id} path parameter. A malformed id names no

@@ -2,7 +2,9 @@ package mllog
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 
 	d5list "github.com/deep500/d5list"
 )
@@ -15,6 +17,7 @@ const (
 	CodeMissingStatus   = "missing_run_status"
 	CodeEvalNoEpoch     = "eval_without_epoch"
 	CodeEvalNotNumber   = "eval_not_a_number"
+	CodeNotFinite       = "value_not_finite"
 )
 
 // StatusSuccess and StatusAborted are the run_stop statuses MLPerf uses.
@@ -300,8 +303,41 @@ func Derive(events []Event, q d5list.QualityTarget, file string, index int) (d5l
 	case trainSamples > 0 && len(m.Evals) > 0 && m.TimeToTrain > 0:
 		m.Throughput = trainSamples * m.Evals[len(m.Evals)-1].Epoch / m.TimeToTrain
 	}
+
+	// Every value is finite by now, but a sum, a mean or a quotient of huge
+	// ones may not be (1e308 logged twice): nothing that is not a finite
+	// number leaves Derive, since neither the store nor JSON can hold it.
+	if !finite(m.Throughput) {
+		reason(CodeNotFinite, 0, "throughput: the logged values overflow a float64 (%v)", m.Throughput)
+		m.Throughput = 0
+	}
+	for _, k := range slices.Sorted(maps.Keys(m.Extra)) {
+		if v := m.Extra[k]; !finite(v) {
+			reason(CodeNotFinite, 0, "%s: the logged values overflow a float64 (%v)", k, v)
+			delete(m.Extra, k)
+		}
+	}
+	for i := range m.Shapes {
+		for _, k := range slices.Sorted(maps.Keys(m.Shapes[i].Metrics)) {
+			if v := m.Shapes[i].Metrics[k]; !finite(v) {
+				reason(CodeNotFinite, 0, "%s of shape %s: the logged values overflow a float64 (%v)", k, m.Shapes[i].Shape, v)
+				delete(m.Shapes[i].Metrics, k)
+			}
+		}
+	}
+	kept := m.Evals[:0]
+	for _, e := range m.Evals {
+		if finite(e.Epoch) && finite(e.Seconds) && finite(e.Accuracy) {
+			kept = append(kept, e)
+		} else {
+			reason(CodeNotFinite, 0, "an evaluation at epoch %v overflows a float64", e.Epoch)
+		}
+	}
+	m.Evals = kept
 	return m, reasons
 }
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 func mean(xs []float64) float64 {
 	s := 0.0

@@ -2,6 +2,7 @@ package mllog
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"math"
 	"os"
@@ -302,5 +303,41 @@ func TestParseKeepsTheGoodLines(t *testing.T) {
 	}
 	if len(evs) != 2 || evs[0].Key != "run_start" || evs[1].Key != "run_stop" || evs[1].Line != 3 {
 		t.Fatalf("events %+v, want run_start and run_stop", evs)
+	}
+}
+
+// A sum or a mean of huge logged values would overflow to +Inf, which
+// neither the store nor JSON can hold: Derive drops it with a reason.
+func TestDeriveKeepsEveryNumberFinite(t *testing.T) {
+	in := strings.Join([]string{
+		`:::MLLOG {"time_ms": 1000, "key": "run_start", "value": null}`,
+		`:::MLLOG {"time_ms": 1100, "key": "throughput", "value": 1e308}`,
+		`:::MLLOG {"time_ms": 1200, "key": "throughput", "value": 1e308}`,
+		`:::MLLOG {"time_ms": 1300, "key": "op_time_ms", "value": 1.5e308, "metadata": {"shape": "64x64"}}`,
+		`:::MLLOG {"time_ms": 1400, "key": "op_time_ms", "value": 1.5e308, "metadata": {"shape": "64x64"}}`,
+		`:::MLLOG {"time_ms": 2000, "key": "run_stop", "value": null, "metadata": {"status": "success"}}`,
+	}, "\n")
+	evs, err := Parse(strings.NewReader(in), "r.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, reasons := Derive(evs, d5list.QualityTarget{}, "r.txt", 0)
+	if m.Throughput != 0 {
+		t.Errorf("throughput %v, want dropped", m.Throughput)
+	}
+	if v, ok := m.Extra["op_time_ms"]; ok {
+		t.Errorf("op_time_ms %v, want dropped", v)
+	}
+	codes := 0
+	for _, r := range reasons {
+		if r.Code == CodeNotFinite && r.File == "r.txt" {
+			codes++
+		}
+	}
+	if codes < 2 {
+		t.Errorf("reasons %+v, want one %s for throughput and one for op_time_ms", reasons, CodeNotFinite)
+	}
+	if _, err := json.Marshal(m); err != nil {
+		t.Errorf("the run does not encode: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
@@ -532,5 +533,23 @@ func TestLogsNeverHoldTokens(t *testing.T) {
 	}
 	if strings.Count(logs, `"msg":"request"`) != 3 || !strings.Contains(logs, `"request_id":"req-42"`) {
 		t.Errorf("want three request lines, one with request_id req-42:\n%s", logs)
+	}
+}
+
+// A number JSON cannot hold that reached a stored result is a logged 500
+// with an error body, never a 200 with an empty one.
+func TestAnswerThatCannotBeJSON(t *testing.T) {
+	s := newServer(t, 0)
+	s.fake.submissions[11] = &d5list.Submission{ID: 11, BenchmarkID: "l2-digits-mlp-cpu", Owner: "alice", OwnerID: 1, Status: d5list.StatusVerified,
+		Measured: &d5list.Result{Runs: []d5list.RunMetrics{{Index: 0, Throughput: math.Inf(1)}}}}
+	rec := s.get("/api/v1/submissions/11")
+	if rec.Code != http.StatusInternalServerError {
+		t.Fatalf("status %d %q, want 500", rec.Code, rec.Body)
+	}
+	if e := decodeError(t, rec); e.Code != d5list.EINTERNAL {
+		t.Fatalf("error %+v", e)
+	}
+	if !strings.Contains(s.logs.String(), "answer not encodable as JSON") {
+		t.Errorf("not logged: %s", s.logs.String())
 	}
 }

@@ -88,3 +88,8 @@ func (c *RunClock) Availability() float64 {
 	}
 	return a
 }
+
+// FailureOutputMarker starts the tail of a run's output that a runner may
+// append to a failure message. What follows it is the competitor's private
+// output: the portal keeps it out of every public text.
+const FailureOutputMarker = "; last output:"

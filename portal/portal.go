@@ -14,8 +14,10 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/bundle"
@@ -268,6 +270,7 @@ func (s *Service) Heartbeat(ctx context.Context, jobID int64, secret string) err
 // Fail reports a re-run that broke; the job is retried a bounded number of
 // times.
 func (s *Service) Fail(ctx context.Context, jobID int64, secret, message string) error {
+	message = publicFailure(message)
 	var queued time.Time
 	if s.cfg.OnJobEnd != nil {
 		if j, err := s.store.CheckLease(ctx, jobID, secret); err == nil {
@@ -285,6 +288,28 @@ func (s *Service) Fail(ctx context.Context, jobID int64, secret, message string)
 		s.cfg.OnJobEnd("failed", time.Since(queued))
 	}
 	return nil
+}
+
+// maxFailureMessage bounds the public failure sentence.
+const maxFailureMessage = 500
+
+// publicFailure is what of a runner's failure message anyone may read: the
+// queue, the audit page and the submission's public reasons show it. The
+// run's output stays private: the runner streamed it to the submission's
+// log, which only its owner and the organisers see, so the tail a runner
+// appends is cut here, and a long message is cut to a sentence's length.
+func publicFailure(message string) string {
+	if i := strings.Index(message, d5list.FailureOutputMarker); i >= 0 {
+		message = message[:i] + " (the run's output is in the submission's log)"
+	}
+	if len(message) > maxFailureMessage {
+		cut := maxFailureMessage
+		for cut > 0 && !utf8.RuneStart(message[cut]) {
+			cut--
+		}
+		message = message[:cut] + "…"
+	}
+	return message
 }
 
 // Complete turns the re-run logs of a job into the submission's verdict.

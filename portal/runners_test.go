@@ -2,8 +2,11 @@ package portal
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
+
+	d5list "github.com/deep500/d5list"
 )
 
 // TestSubmissionJobSharesQueueSnapshot: the places in line that every open
@@ -70,5 +73,48 @@ func TestSubmissionJobSharesQueueSnapshot(t *testing.T) {
 	}
 	if n := cs.actives.Load(); n != 3 {
 		t.Fatalf("the queue was listed %d times, want 3", n)
+	}
+}
+
+// A failed re-run's public reason is a sentence: the run's output, which a
+// runner appends, stays out of the submission's reasons and the queue.
+func TestFailKeepsTheOutputPrivate(t *testing.T) {
+	svc, cs, _ := newDispatchService(t)
+	ctx := context.Background()
+	jobID := queueJob(t, svc, cs, "l2-digits-mlp-cpu")
+	for attempt := 0; ; attempt++ {
+		lease, err := cs.LeaseJob(ctx, "runner-1", map[string]string{}, time.Minute)
+		if err != nil || lease == nil || lease.Job.ID != jobID {
+			t.Fatalf("lease: %+v, %v", lease, err)
+		}
+		msg := "exit status 1" + d5list.FailureOutputMarker + "\nstderr: private-training-detail-" + strings.Repeat("x", 2000)
+		if err := svc.Fail(ctx, jobID, lease.Secret, msg); err != nil {
+			t.Fatal(err)
+		}
+		job, err := cs.Job(ctx, jobID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(job.Error, "private-training-detail") || !strings.HasPrefix(job.Error, "exit status 1") {
+			t.Fatalf("job error %q", job.Error)
+		}
+		if job.State == d5list.JobFailed {
+			break
+		}
+		if attempt > 10 {
+			t.Fatal("the job never failed for good")
+		}
+	}
+	sub, err := svc.Submission(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range sub.Reasons {
+		if strings.Contains(r.Message, "private-training-detail") || len(r.Message) > 600 {
+			t.Errorf("public reason %q", r.Message)
+		}
+	}
+	if len(sub.Reasons) == 0 || sub.Status != d5list.StatusFailed {
+		t.Errorf("submission %s reasons %+v", sub.Status, sub.Reasons)
 	}
 }

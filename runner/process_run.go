@@ -497,7 +497,7 @@ func (t *lineTail) String() string {
 	if len(t.lines) == 0 {
 		return ""
 	}
-	return "; last output:\n" + strings.Join(t.lines, "\n")
+	return d5list.FailureOutputMarker + "\n" + strings.Join(t.lines, "\n")
 }
 
 // defaultRLimits derives limits from the job's time limit and the machine.

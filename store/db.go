@@ -65,6 +65,9 @@ func Open(ctx context.Context, dir string) (*DB, error) {
 		return nil, fmt.Errorf("store: creating %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, "d5list.db")
+	if err := ownerOnly(path); err != nil {
+		return nil, err
+	}
 	db := &DB{dir: dir, Now: time.Now, MaxAttempts: DefaultMaxAttempts}
 
 	var err error
@@ -98,6 +101,24 @@ func Open(ctx context.Context, dir string) (*DB, error) {
 		return nil, err
 	}
 	return db, nil
+}
+
+// ownerOnly makes the database file readable by its owner only (it holds
+// password hashes, session and token hashes and unpublished results):
+// created 0600 before SQLite opens it, which then gives its -wal and -shm
+// files the same mode, and an older file made so too.
+func ownerOnly(path string) error {
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("store: creating %s: %w", path, err)
+	}
+	f.Close()
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Chmod(p, 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("store: %s: %w", p, err)
+		}
+	}
+	return nil
 }
 
 func dsn(path string, writer bool) string {

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -772,6 +774,33 @@ func TestConcurrentOpenOfFreshFolder(t *testing.T) {
 	for i, db := range dbs {
 		if _, err := db.EnsureUser(context.Background(), "u"+strconv.Itoa(i), d5list.RoleCompetitor); err != nil {
 			t.Fatalf("handle %d: %v", i, err)
+		}
+	}
+}
+
+// The database and its WAL files are the owner's only: they hold password,
+// session and token hashes. An older file made readable by all is fixed.
+func TestDatabaseFilesAreOwnerOnly(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "d5list.db")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.EnsureUser(context.Background(), "alice", d5list.RoleCompetitor); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mode := st.Mode().Perm(); mode&0o077 != 0 {
+			t.Errorf("%s is %v, want no access for group and others", filepath.Base(p), mode)
 		}
 	}
 }

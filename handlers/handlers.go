@@ -38,6 +38,10 @@ type Options struct {
 	LeaseWait time.Duration
 	// Browser configures accounts and sessions (auth_session.go).
 	Browser BrowserOptions
+	// ScratchDir holds the scratch folders of folder uploads; "" is the
+	// system's temporary folder. `d5list serve` gives one under --data and
+	// empties it at start, so a portal killed mid-upload leaves nothing.
+	ScratchDir string
 	// MaxEventStreams bounds the submission event streams open at once
 	// (each polls the database); 0 means DefaultMaxEventStreams.
 	MaxEventStreams int

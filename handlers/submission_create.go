@@ -35,7 +35,7 @@ func (h *Handler) CreateSubmission(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, h.opts.MaxUploadBytes)
-	body, cleanup, err := bundleBody(r)
+	body, cleanup, err := bundleBody(r, h.opts.ScratchDir)
 	if err != nil {
 		h.Error(w, r, err)
 		return
@@ -53,7 +53,7 @@ func (h *Handler) CreateSubmission(w http.ResponseWriter, r *http.Request) {
 
 // bundleBody returns the reader of the uploaded bundle, and what to call
 // once it has been read.
-func bundleBody(r *http.Request) (io.Reader, func(), error) {
+func bundleBody(r *http.Request, scratchDir string) (io.Reader, func(), error) {
 	noop := func() {}
 	header := r.Header.Get("Content-Type")
 	if header == "" {
@@ -85,7 +85,7 @@ func bundleBody(r *http.Request) (io.Reader, func(), error) {
 		case "bundle":
 			return part, noop, nil
 		case folderField:
-			f, cleanup, err := folderBundle(part, mr)
+			f, cleanup, err := folderBundle(part, mr, scratchDir)
 			if err != nil {
 				return nil, noop, err
 			}

@@ -23,8 +23,8 @@ const folderField = "files"
 // and packs it exactly as `d5list pack` would, so that a folder upload and
 // a bundle upload go through the same checks. The caller reads the bundle
 // and then calls cleanup.
-func folderBundle(first *multipart.Part, mr *multipart.Reader) (bundleFile *os.File, cleanup func(), err error) {
-	scratch, err := os.MkdirTemp("", "d5list-folder-")
+func folderBundle(first *multipart.Part, mr *multipart.Reader, scratchDir string) (bundleFile *os.File, cleanup func(), err error) {
+	scratch, err := os.MkdirTemp(scratchDir, "d5list-folder-")
 	if err != nil {
 		return nil, nil, d5list.Errorf(d5list.EINTERNAL, "folder upload: %v", err)
 	}

@@ -15,7 +15,7 @@ import (
 // browser and the command line give the same answer. Nothing is stored:
 // the folder is unpacked into a scratch folder that is removed after.
 func (s *Service) CheckMLPerf(ctx context.Context, body io.Reader, round string) (*verifier.MLPerfReport, error) {
-	dir, err := os.MkdirTemp("", "d5list-mlperf-")
+	dir, err := os.MkdirTemp(s.cfg.ScratchDir, "d5list-mlperf-")
 	if err != nil {
 		return nil, d5list.Errorf(d5list.EINTERNAL, "scratch folder: %v", err)
 	}

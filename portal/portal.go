@@ -67,6 +67,9 @@ type Config struct {
 	// ReadRecipe, when set, is the re-run's reading of a recipe: an upload
 	// whose recipe it refuses is refused (verifier.Runnable).
 	ReadRecipe verifier.RecipeReader
+	// ScratchDir holds the folders a check unpacks (CheckMLPerf); "" is the
+	// system's temporary folder.
+	ScratchDir string
 }
 
 // Service implements the portal's use cases.

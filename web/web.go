@@ -21,6 +21,8 @@ type Config struct {
 	Addr string
 	// MaxUploadBytes bounds a submission's body; 0 means 1 GiB.
 	MaxUploadBytes int64
+	// ScratchDir is handlers.Options.ScratchDir.
+	ScratchDir string
 	// StaticMaxAge is how long browsers may keep /static/ files without
 	// asking again; 0 means one hour. They revalidate by ETag after.
 	StaticMaxAge time.Duration
@@ -43,7 +45,7 @@ func New(cfg Config, svc handlers.Service, log *slog.Logger) http.Handler {
 	if cfg.StaticMaxAge <= 0 {
 		cfg.StaticMaxAge = time.Hour
 	}
-	h := handlers.New(svc, log, handlers.Options{MaxUploadBytes: cfg.MaxUploadBytes, Browser: cfg.Browser, MaxEventStreams: cfg.MaxEventStreams})
+	h := handlers.New(svc, log, handlers.Options{MaxUploadBytes: cfg.MaxUploadBytes, ScratchDir: cfg.ScratchDir, Browser: cfg.Browser, MaxEventStreams: cfg.MaxEventStreams})
 	assets, err := newAssets(static.FS, cfg.StaticMaxAge, h.NotFound)
 	if err != nil {
 		// The files are compiled in; failing to read them is a broken build.

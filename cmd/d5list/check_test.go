@@ -319,3 +319,21 @@ func TestCheckMLPerfEveryPublishedFolder(t *testing.T) {
 		})
 	}
 }
+
+// What a portal killed during an upload left in its scratch folder is gone
+// once it serves again.
+func TestServeEmptiesItsScratchFolder(t *testing.T) {
+	data := t.TempDir()
+	stale := filepath.Join(data, "scratch", "d5list-folder-123", "submission")
+	if err := os.MkdirAll(stale, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(stale, "big.bin"), make([]byte, 1<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	startPortalIn(t, data, 0)
+	ents, err := os.ReadDir(filepath.Join(data, "scratch"))
+	if err != nil || len(ents) != 0 {
+		t.Fatalf("scratch folder after start: %v %v", ents, err)
+	}
+}

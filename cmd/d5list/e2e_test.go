@@ -34,7 +34,12 @@ type portalUnderTest struct {
 
 func startPortal(t *testing.T, runners int) *portalUnderTest {
 	t.Helper()
-	data := t.TempDir()
+	return startPortalIn(t, t.TempDir(), runners)
+}
+
+// startPortalIn is startPortal on a data folder the test prepared.
+func startPortalIn(t *testing.T, data string, runners int) *portalUnderTest {
+	t.Helper()
 	var out bytes.Buffer
 	if err := run(context.Background(), []string{"admin", "token", "--data", data, "--user", "alice", "--role", "competitor"}, &out, io.Discard); err != nil {
 		t.Fatalf("admin token: %v", err)

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -99,9 +100,19 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	if err := db.SetDailyQuota(ctx, cfg.Quota); err != nil {
 		return err
 	}
-	svc := portal.New(store.Quota{DB: db}, blobStore{db.Blobs()}, portal.Config{Limits: limits, LeaseTTL: cfg.LeaseTTL, OnJobEnd: metrics.JobFinished, ReadRecipe: workloads.PlanRecipe}, log)
+	// Upload scratch lives under --data, emptied at start: what a portal
+	// killed during an upload left is gone before it serves again.
+	scratch := filepath.Join(cfg.DataDir, "scratch")
+	if err := os.RemoveAll(scratch); err != nil {
+		return fmt.Errorf("emptying %s: %w", scratch, err)
+	}
+	if err := os.MkdirAll(scratch, 0o700); err != nil {
+		return err
+	}
+	svc := portal.New(store.Quota{DB: db}, blobStore{db.Blobs()}, portal.Config{Limits: limits, LeaseTTL: cfg.LeaseTTL, OnJobEnd: metrics.JobFinished,
+		ReadRecipe: workloads.PlanRecipe, ScratchDir: scratch}, log)
 
-	handler := web.New(web.Config{Addr: cfg.Addr, MaxUploadBytes: cfg.MaxUpload, Metrics: metrics,
+	handler := web.New(web.Config{Addr: cfg.Addr, MaxUploadBytes: cfg.MaxUpload, Metrics: metrics, ScratchDir: scratch,
 		Browser: handlers.BrowserOptions{Accounts: db, RequireApproval: cfg.RequireApproval, SecureCookies: cfg.SecureCookies}}, svc, log)
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {

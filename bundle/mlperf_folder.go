@@ -178,6 +178,12 @@ func (x *mlperfExtract) zip(r io.Reader) error {
 	if n > x.lim.MaxArchiveBytes {
 		return d5list.Errorf(d5list.ETOOLARGE, "the archive is more than %d bytes", x.lim.MaxArchiveBytes)
 	}
+	switch count, ok := zipEntryCount(tmp, n, x.lim.MaxFiles); {
+	case !ok:
+		return d5list.Errorf(d5list.EINVALID, "the .zip's central directory cannot be read")
+	case count > x.lim.MaxFiles:
+		return d5list.Errorf(d5list.ETOOLARGE, "the .zip lists more than %d entries", x.lim.MaxFiles)
+	}
 	zr, err := zip.NewReader(tmp, n)
 	if err != nil {
 		return d5list.Errorf(d5list.EINVALID, "the .zip cannot be read: %v", err)

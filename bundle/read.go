@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -491,8 +492,13 @@ func (c *countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
 
 func (l *loader) readZip(f io.ReaderAt, size int64) {
 	cra := &countingReaderAt{r: f}
-	if n, ok := zipEntryCount(f, size); ok && n > uint64(l.lim.MaxFiles) {
-		l.tooLarge("", "the zip directory lists %d entries, more than %d", n, l.lim.MaxFiles)
+	n, ok := zipEntryCount(f, size, l.lim.MaxFiles)
+	if !ok {
+		l.archiveErr("", errors.New("the zip's central directory cannot be read"))
+		return
+	}
+	if n > l.lim.MaxFiles {
+		l.tooLarge("", "the zip directory lists more than %d entries", l.lim.MaxFiles)
 		return
 	}
 	zr, err := zip.NewReader(cra, size)
@@ -542,11 +548,14 @@ type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
-// zipEntryCount reads the entry count of a zip's end-of-central-directory
-// record, so that an archive listing millions of entries is refused before
-// the zip reader allocates one record for each.
-func zipEntryCount(f io.ReaderAt, size int64) (uint64, bool) {
-	const eocdLen = 22
+// zipEntryCount counts the entries of a zip's central directory by walking
+// its headers, up to limit+1, before the zip reader allocates a record for
+// each. The end record's own count is no bound: it holds 16 bits, and the
+// zip reader compares it with the entries it read modulo 65,536, so a zip
+// of 9.8 million entries can claim 150. ok is false when the directory
+// cannot be walked (the zip reader would refuse it too).
+func zipEntryCount(f io.ReaderAt, size int64, limit int) (count int, ok bool) {
+	const eocdLen, locatorLen, headerLen = 22, 20, 46
 	n := min(size, eocdLen+65535)
 	buf := make([]byte, n)
 	if _, err := f.ReadAt(buf, size-n); err != nil && err != io.EOF {
@@ -556,9 +565,41 @@ func zipEntryCount(f io.ReaderAt, size int64) (uint64, bool) {
 	if i < 0 || len(buf)-i < eocdLen {
 		return 0, false
 	}
-	count := uint64(buf[i+10]) | uint64(buf[i+11])<<8
-	if count == 0xffff {
-		return 0, false // zip64: the zip reader bounds it by the file size
+	end := size - n + int64(i) // where the directory's end records start
+	dirSize := int64(binary.LittleEndian.Uint32(buf[i+12:]))
+	if i >= locatorLen && bytes.Equal(buf[i-locatorLen:i-locatorLen+4], []byte("PK\x06\x07")) {
+		// zip64: the locator points at the zip64 end record, which holds
+		// the directory's 64-bit size; the directory ends where it starts.
+		off := int64(binary.LittleEndian.Uint64(buf[i-locatorLen+8:]))
+		rec := make([]byte, 56)
+		if off < 0 || off > size-56 {
+			return 0, false
+		}
+		if _, err := f.ReadAt(rec, off); err != nil || !bytes.Equal(rec[:4], []byte("PK\x06\x06")) {
+			return 0, false
+		}
+		dirSize = int64(binary.LittleEndian.Uint64(rec[40:]))
+		end = off
 	}
-	return count, true
+	start := end - dirSize
+	if dirSize < 0 || start < 0 {
+		return 0, false
+	}
+	r := bufio.NewReaderSize(io.NewSectionReader(f, start, dirSize), 64<<10)
+	head := make([]byte, headerLen)
+	for {
+		if _, err := io.ReadFull(r, head); err == io.EOF {
+			return count, true
+		} else if err != nil || !bytes.Equal(head[:4], []byte("PK\x01\x02")) {
+			return 0, false
+		}
+		count++
+		if count > limit {
+			return count, true
+		}
+		skip := int64(binary.LittleEndian.Uint16(head[28:])) + int64(binary.LittleEndian.Uint16(head[30:])) + int64(binary.LittleEndian.Uint16(head[32:]))
+		if _, err := r.Discard(int(skip)); err != nil {
+			return 0, false
+		}
+	}
 }

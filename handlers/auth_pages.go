@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"strings"
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/templates"
@@ -25,12 +26,20 @@ func (h *Handler) Login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name, next := r.PostFormValue("name"), localPath(r.PostFormValue("next"))
+	account := strings.ToLower(strings.TrimSpace(name))
+	if ok, wait := h.browser.accountFails.open(account); !ok {
+		h.refuseLimited(w, r, wait, "wrong passwords for this account")
+		return
+	}
 	user, err := acc.Login(r.Context(), name, r.PostFormValue("password"))
 	if err != nil {
 		code := d5list.ErrorCode(err)
 		if code != d5list.EUNAUTHORIZED && code != d5list.EFORBIDDEN {
 			h.Error(w, r, err)
 			return
+		}
+		if code == d5list.EUNAUTHORIZED {
+			h.browser.accountFails.spend(account)
 		}
 		h.render(w, r, StatusOf(code), templates.LoginPage(d5list.ErrorMessage(err), name, next))
 		return

@@ -19,10 +19,13 @@ type RateLimit struct {
 }
 
 // Defaults: a person mistyping a password is not slowed; a guesser gets
-// one try every 6 s. Uploads allow a burst of 30 then one per 2 s.
+// one try every 6 s from one address, and one wrong password a minute on
+// one account from all addresses together, after 20. Uploads allow a
+// burst of 30 then one per 2 s.
 var (
-	DefaultLoginRate  = RateLimit{Burst: 10, Every: 6 * time.Second}
-	DefaultUploadRate = RateLimit{Burst: 30, Every: 2 * time.Second}
+	DefaultLoginRate       = RateLimit{Burst: 10, Every: 6 * time.Second}
+	DefaultAccountFailRate = RateLimit{Burst: 20, Every: time.Minute}
+	DefaultUploadRate      = RateLimit{Burst: 30, Every: 2 * time.Second}
 )
 
 type bucket struct {
@@ -45,7 +48,15 @@ func newLimiter(r RateLimit) *limiter {
 }
 
 // allow takes a token for key, or says how long until one is back.
-func (l *limiter) allow(key string) (bool, time.Duration) {
+func (l *limiter) allow(key string) (bool, time.Duration) { return l.check(key, true) }
+
+// open says whether key has a token left, without taking it.
+func (l *limiter) open(key string) (bool, time.Duration) { return l.check(key, false) }
+
+// spend takes a token for key if one is left.
+func (l *limiter) spend(key string) { l.check(key, true) }
+
+func (l *limiter) check(key string, take bool) (bool, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
@@ -68,7 +79,9 @@ func (l *limiter) allow(key string) (bool, time.Duration) {
 	if b.tokens < 1 {
 		return false, time.Duration((1 - b.tokens) * float64(l.rate.Every))
 	}
-	b.tokens--
+	if take {
+		b.tokens--
+	}
 	return true, 0
 }
 
@@ -76,6 +89,10 @@ func (l *limiter) allow(key string) (bool, time.Duration) {
 type browserState struct {
 	BrowserOptions
 	login, upload *limiter
+	// accountFails counts wrong passwords per account name from every
+	// address, so that a guesser with many addresses is slowed too; only
+	// failures spend it, so nobody locks an account out by logging in.
+	accountFails *limiter
 }
 
 func newBrowserState(o BrowserOptions) browserState {
@@ -88,7 +105,11 @@ func newBrowserState(o BrowserOptions) browserState {
 	if o.UploadRate.Burst <= 0 || o.UploadRate.Every <= 0 {
 		o.UploadRate = DefaultUploadRate
 	}
-	return browserState{BrowserOptions: o, login: newLimiter(o.LoginRate), upload: newLimiter(o.UploadRate)}
+	if o.AccountFailRate.Burst <= 0 || o.AccountFailRate.Every <= 0 {
+		o.AccountFailRate = DefaultAccountFailRate
+	}
+	return browserState{BrowserOptions: o, login: newLimiter(o.LoginRate), upload: newLimiter(o.UploadRate),
+		accountFails: newLimiter(o.AccountFailRate)}
 }
 
 func (h *Handler) refuseLimited(w http.ResponseWriter, r *http.Request, wait time.Duration, what string) {

@@ -53,6 +53,9 @@ type BrowserOptions struct {
 	// LoginRate and UploadRate bound attempts per client IP (login) and
 	// per user (upload); zero values take the defaults below.
 	LoginRate, UploadRate RateLimit
+	// AccountFailRate bounds wrong passwords per account name, from all
+	// addresses together.
+	AccountFailRate RateLimit
 }
 
 // SessionCookie names the session cookie. Its value is 256 random bits;

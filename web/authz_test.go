@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -290,5 +291,38 @@ func io_copy(b *strings.Builder, resp *http.Response) (int64, error) {
 		if err != nil {
 			return n, nil
 		}
+	}
+}
+
+// A guesser with many addresses is slowed per account: after the
+// account's burst of wrong passwords, even the right one waits (429 with
+// Retry-After), while other accounts log in as before.
+func TestWrongPasswordsPerAccount(t *testing.T) {
+	p := startReal(t, func(c *web.Config) {
+		c.Browser.AccountFailRate = handlers.RateLimit{Burst: 3, Every: time.Hour}
+	})
+	post := func(name, password, forwardedFor string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, p.url+"/login", strings.NewReader(url.Values{"name": {name}, "password": {password}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("X-Forwarded-For", forwardedFor)
+		resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	for i := range 3 {
+		if resp := post("competitor-user", "wrong", fmt.Sprintf("10.0.0.%d", i)); resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("wrong password %d: %d, want 401", i, resp.StatusCode)
+		}
+	}
+	resp := post("Competitor-User", "password of competitor-user", "10.0.0.9")
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("the right password after the burst: %d, Retry-After %q; want 429 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	if resp := post("organiser-user", "password of organiser-user", "10.0.0.9"); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("another account: %d, want a log-in (303)", resp.StatusCode)
 	}
 }

@@ -36,7 +36,9 @@ func routes(r chi.Router, h *handlers.Handler, assets http.Handler) {
 		r.Post("/users/{id}/role", h.ConsoleSetRole)
 		r.Post("/users/{id}/approve", h.ConsoleApprove)
 		r.Post("/benchmarks", h.ConsoleBenchmarks)
-		r.Post("/runner-tokens", h.ConsoleRunnerTokens)
+		// A runner token can lease any job and report any measurement:
+		// admins mint them, not every organiser.
+		r.With(h.RequireRole(d5list.RoleAdmin)).Post("/runner-tokens", h.ConsoleRunnerTokens)
 		r.Post("/review/{id}", h.ConsoleReview)
 	})
 	// End of accounts.

@@ -71,6 +71,15 @@ type RunClock struct {
 	// helper processes it is the share of the run that foreign work
 	// delayed them by, times WallS (docs/timing.md).
 	WaitS float64 `json:"wait_s"`
+	// CompetitorLog says the run's log was written by the competitor's
+	// code (the process executor): its timestamps are a claim like the
+	// bundle's, and LogS and WallS are the runner's measure of them.
+	CompetitorLog bool `json:"competitor_log,omitempty"`
+	// LogS is the time the runner saw pass, by its own clock, between the
+	// run_start and the run_stop line arriving in the run's log; 0 where
+	// they did not arrive one after the other (a log written all at once),
+	// and then the run's whole wall time is its measure.
+	LogS float64 `json:"log_s,omitempty"`
 }
 
 // Availability is the share of the run's wall time it was not kept

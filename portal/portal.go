@@ -348,6 +348,39 @@ func (s *Service) Complete(ctx context.Context, jobID int64, secret string, logs
 	return nil
 }
 
+// onRunnerClock puts a re-run whose log the competitor's code wrote on the
+// runner's clock: its time to train is at least what the runner saw pass
+// between the run_start and run_stop lines arriving (LogS), or, for a log
+// that arrived all at once, the run's whole wall time. A log that claims
+// less is stretched to it, evaluation times and time to accuracy with it
+// (and the throughput shrunk), so a re-run that sleeps 5 s and logs 10 ms
+// measures 5 s. A log that claims more keeps its own times: the runner saw
+// no less, and lines are seen up to a poll late.
+func onRunnerClock(run *d5list.RunMetrics) {
+	c := run.Clock
+	if c == nil || !c.CompetitorLog {
+		return
+	}
+	seen := c.LogS
+	if seen == 0 {
+		seen = c.WallS
+	}
+	if !(seen > run.TimeToTrain) {
+		return
+	}
+	if run.TimeToTrain <= 0 {
+		run.TimeToTrain = seen
+		return
+	}
+	f := seen / run.TimeToTrain
+	run.TimeToTrain = seen
+	run.TTA *= f
+	for i := range run.Evals {
+		run.Evals[i].Seconds *= f
+	}
+	run.Throughput /= f
+}
+
 // Measure derives the metrics of re-run logs the same way as a submitter's.
 func Measure(bench *d5list.Benchmark, logs []d5list.RunLog) (*d5list.Result, error) {
 	if len(logs) == 0 {
@@ -366,12 +399,13 @@ func Measure(bench *d5list.Benchmark, logs []d5list.RunLog) (*d5list.Result, err
 		run, _ := mllog.Derive(events, bench.Quality, file, l.Index)
 		if l.Clock != nil {
 			c := *l.Clock
-			for _, v := range []float64{c.WallS, c.CPUS, c.WaitS} {
+			for _, v := range []float64{c.WallS, c.CPUS, c.WaitS, c.LogS} {
 				if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-					return nil, d5list.Errorf(d5list.EINVALID, "run %d: clock: wall, CPU and wait times must be finite and not negative", l.Index)
+					return nil, d5list.Errorf(d5list.EINVALID, "run %d: clock: wall, CPU, wait and log times must be finite and not negative", l.Index)
 				}
 			}
 			run.Clock = &c
+			onRunnerClock(&run)
 		}
 		res.Runs = append(res.Runs, run)
 	}

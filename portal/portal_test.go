@@ -3,6 +3,8 @@ package portal
 import (
 	"bytes"
 	"context"
+	"math"
+	"strings"
 	"testing"
 
 	d5list "github.com/deep500/d5list"
@@ -87,5 +89,48 @@ func TestMeasure(t *testing.T) {
 				t.Fatalf("Measure error %v, want code %s", err, tt.code)
 			}
 		})
+	}
+}
+
+// A re-run whose log the competitor's code wrote is measured on the
+// runner's clock: a log claiming 0.01 s for a run the runner saw take 5 s
+// between its run_start and run_stop lines measures 5 s, its evaluations
+// stretched with it; one written all at once is held to the run's wall
+// time; the builtin workloads' logs are the runner's own and keep theirs.
+func TestMeasureOnTheRunnersClock(t *testing.T) {
+	b := digits(t)
+	log := []byte(strings.Join([]string{
+		`:::MLLOG {"time_ms": 1000, "key": "seed", "value": 7}`,
+		`:::MLLOG {"time_ms": 1000, "key": "run_start", "value": null}`,
+		`:::MLLOG {"time_ms": 1005, "key": "eval_accuracy", "value": 0.99, "metadata": {"epoch_num": 1}}`,
+		`:::MLLOG {"time_ms": 1010, "key": "run_stop", "value": null, "metadata": {"status": "success"}}`,
+	}, "\n"))
+	cases := []struct {
+		name  string
+		clock *d5list.RunClock
+		want  float64
+	}{
+		{"competitor's log, lines seen 5 s apart", &d5list.RunClock{CompetitorLog: true, LogS: 5, WallS: 6}, 5},
+		{"competitor's log written at once", &d5list.RunClock{CompetitorLog: true, WallS: 6}, 6},
+		{"competitor's log claiming more than seen", &d5list.RunClock{CompetitorLog: true, LogS: 0.001, WallS: 0.002}, 0.01},
+		{"the runner's own workload", &d5list.RunClock{WallS: 6}, 0.01},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := Measure(b, []d5list.RunLog{{Index: 0, Seed: 7, Log: log, Clock: c.clock}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := res.Runs[0]
+			if math.Abs(r.TimeToTrain-c.want) > 1e-9 {
+				t.Fatalf("time to train %v, want %v", r.TimeToTrain, c.want)
+			}
+			if len(r.Evals) != 1 || math.Abs(r.Evals[0].Seconds/r.TimeToTrain-0.5) > 1e-9 {
+				t.Errorf("evaluation at %v of %v s, want halfway as logged", r.Evals, r.TimeToTrain)
+			}
+		})
+	}
+	if _, err := Measure(b, []d5list.RunLog{{Index: 0, Log: log, Clock: &d5list.RunClock{CompetitorLog: true, LogS: math.Inf(1)}}}); d5list.ErrorCode(err) != d5list.EINVALID {
+		t.Errorf("an infinite log time: %v", err)
 	}
 }

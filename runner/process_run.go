@@ -270,18 +270,18 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: sandboxUID, Gid: sandboxUID}
 	}
 	tail := newTail(p.opts.TailLines)
-	stopMLLOG := func() {}
-	if progress := LinesFrom(ctx); progress != nil {
-		// Live progress follows the run's MLLOG file too: an entrypoint
-		// need not print its events to be seen.
-		stopMLLOG = tailFile(host.result, i, d5list.StreamMLLOG, progress, 500*time.Millisecond)
-	}
+	// The run's MLLOG file is followed while it runs: the runner times
+	// its run_start and run_stop lines as they arrive (logClock), and live
+	// progress shows its events, so an entrypoint need not print them.
+	var lc logClock
+	stopMLLOG := tailFile(host.result, i, d5list.StreamMLLOG, bothLines(lc.line, LinesFrom(ctx)), logClockPoll)
 	err = runGroup(ctx, cmd, p.opts.KillGrace, i, tail, bothLines(p.opts.OnLine, LinesFrom(ctx)), p.opts.OnStart)
 	stopMLLOG()
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w%s", err, tail.String())
 	}
 	clock := &d5list.RunClock{CPUS: processCPU(cmd.ProcessState)}
+	lc.measure(clock)
 	log, err := readResult(host.result, p.opts.Limits.MaxResultBytes, tail)
 	return log, clock, err
 }

@@ -460,3 +460,37 @@ func TestProcessReadsBackOnlyRegularFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestProcessTimesTheLogLines: the runner times a run's run_start and
+// run_stop lines as they arrive, whatever time_ms the entrypoint writes in
+// them: a run that sleeps a second between them and logs 10 ms is seen to
+// take the second; a log written all at once gives no such time.
+func TestProcessTimesTheLogLines(t *testing.T) {
+	needBwrap(t)
+	line := func(key, ms, meta string) string {
+		return `echo ':::MLLOG {"namespace": "", "time_ms": ` + ms + `, "event_type": "POINT_IN_TIME", "key": "` + key + `", "value": null, "metadata": {` + meta + `}}' >> "$D5_RESULT_LOG"` + "\n"
+	}
+	forged := "#!/bin/sh\nset -e\n" + line("run_start", "1000", "") + "sleep 1\n" +
+		line("eval_accuracy", "1005", `"epoch_num": 1`) + line("run_stop", "1010", `"status": "success"`)
+	atOnce := "#!/bin/sh\nset -e\n{\n" + strings.ReplaceAll(line("run_start", "1000", "")+line("run_stop", "1010", `"status": "success"`), ` >> "$D5_RESULT_LOG"`, "") + "} > \"$D5_RESULT_LOG\"\n"
+	for _, c := range []struct {
+		name     string
+		script   string
+		min, max float64
+	}{{"a forged clock", forged, 0.9, 3}, {"a log written at once", atOnce, 0, 0}} {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := NewProcess(ProcessOptions{Fetch: fixtureBundle(t, c.script), WorkDir: workDir(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			logs, err := p.Execute(context.Background(), testSpec(1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			clock := logs[0].Clock
+			if clock == nil || !clock.CompetitorLog || clock.LogS < c.min || clock.LogS > c.max || clock.WallS < clock.LogS {
+				t.Fatalf("clock %+v, want a competitor's log seen for %v to %v s", clock, c.min, c.max)
+			}
+		})
+	}
+}

@@ -40,6 +40,12 @@ type Limits struct {
 	MaxResultBytes  int64   // one result log (held in memory)
 	MaxCompression  float64 // uncompressed/compressed ratio (zip bombs)
 	MaxArchiveBytes int64   // the archive itself
+	// MaxHeldBytes bounds the files held in memory together (the result
+	// logs, the recipe, submission.json and system.json): an honest bundle
+	// holds a few megabytes, MLPerf's largest published folder 6 MB.
+	MaxHeldBytes int64
+	// MaxRecipeBytes bounds the recipe; published ones are 2 kB.
+	MaxRecipeBytes int64
 }
 
 // DefaultLimits are the limits the portal applies to uploads.
@@ -51,6 +57,8 @@ func DefaultLimits() Limits {
 		MaxResultBytes:  16 << 20,
 		MaxCompression:  100,
 		MaxArchiveBytes: 1 << 30,
+		MaxHeldBytes:    64 << 20,
+		MaxRecipeBytes:  256 << 10,
 	}
 }
 
@@ -75,6 +83,12 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxArchiveBytes <= 0 {
 		l.MaxArchiveBytes = d.MaxArchiveBytes
+	}
+	if l.MaxHeldBytes <= 0 {
+		l.MaxHeldBytes = d.MaxHeldBytes
+	}
+	if l.MaxRecipeBytes <= 0 {
+		l.MaxRecipeBytes = d.MaxRecipeBytes
 	}
 	return l
 }

@@ -71,7 +71,9 @@ type loader struct {
 	b       Bundle
 	recipes []string
 	held    map[string][]byte
-	stopped bool
+	// heldBytes counts the bytes of the files held in memory.
+	heldBytes int64
+	stopped   bool
 }
 
 // errLimit stops the walk: limits are not collected but end the reading,
@@ -225,9 +227,17 @@ func (l *loader) file(raw, rel string, exec bool, body io.Reader) bool {
 	var data []byte
 	var err error
 	if r.held() {
-		data, err = io.ReadAll(io.LimitReader(m, l.lim.MaxResultBytes+1))
-		if err == nil && int64(len(data)) > l.lim.MaxResultBytes {
-			l.tooLarge(raw, "%s is larger than %d bytes", rel, l.lim.MaxResultBytes)
+		max := l.lim.MaxResultBytes
+		if r == roleRecipe {
+			max = min(max, l.lim.MaxRecipeBytes)
+		}
+		data, err = io.ReadAll(io.LimitReader(m, max+1))
+		if err == nil && int64(len(data)) > max {
+			l.tooLarge(raw, "%s is larger than %d bytes", rel, max)
+			return false
+		}
+		if l.heldBytes += int64(len(data)); l.heldBytes > l.lim.MaxHeldBytes {
+			l.tooLarge(raw, "the result logs, recipe and descriptions are more than %d bytes together", l.lim.MaxHeldBytes)
 			return false
 		}
 		if err == nil && l.sink != nil {

@@ -248,6 +248,10 @@ func TestBombsAreRefusedEarly(t *testing.T) {
 		{"compression ratio", bomb, DefaultLimits(), "compression ratio above 100", 32 << 10},
 		{"archive size", bomb, Limits{MaxArchiveBytes: 100 << 10, MaxCompression: 1e9}, "archive is larger than 102400", 110 << 10},
 		{"held result", zeroBomb(t, "results/result_0.txt", 64), Limits{MaxResultBytes: 1 << 20, MaxCompression: 1e9}, "larger than 1048576 bytes", 16 << 10},
+		{"recipe", tarGz(t, with(without(validEntries(), "recipe.yaml"), ent{name: "recipe.yaml", body: validRecipe + strings.Repeat("# padding\n", 40_000)})),
+			Limits{}, "recipe.yaml is larger than 262144 bytes", 1 << 20},
+		{"held together", tarGz(t, with(validEntries(), ent{name: "results/result_2.txt", body: strings.Repeat(runLog, 3000)}, ent{name: "results/result_3.txt", body: strings.Repeat(runLog, 3000)})),
+			Limits{MaxHeldBytes: 500 << 10, MaxCompression: 1e9}, "more than 512000 bytes together", 1 << 20},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"fmt"
 	"math"
 	"net"
 	"net/http"
@@ -21,11 +22,18 @@ type RateLimit struct {
 // Defaults: a person mistyping a password is not slowed; a guesser gets
 // one try every 6 s from one address, and one wrong password a minute on
 // one account from all addresses together, after 20. Uploads allow a
-// burst of 30 then one per 2 s.
+// burst of 30 then one per 2 s, and 200 a day; two of one user's and
+// eight in all are checked at once, some 1.2 GB at the worst (BENCHMARKS.md).
 var (
 	DefaultLoginRate       = RateLimit{Burst: 10, Every: 6 * time.Second}
 	DefaultAccountFailRate = RateLimit{Burst: 20, Every: time.Minute}
 	DefaultUploadRate      = RateLimit{Burst: 30, Every: 2 * time.Second}
+)
+
+const (
+	DefaultUploadsPerDay   = 200
+	DefaultUploadsInFlight = 2
+	DefaultChecksInFlight  = 8
 )
 
 type bucket struct {
@@ -93,6 +101,10 @@ type browserState struct {
 	// address, so that a guesser with many addresses is slowed too; only
 	// failures spend it, so nobody locks an account out by logging in.
 	accountFails *limiter
+	uploadDay    *limiter
+	inFlight     *inFlight
+	// checks holds a token per upload being checked, portal-wide.
+	checks chan struct{}
 }
 
 func newBrowserState(o BrowserOptions) browserState {
@@ -108,8 +120,20 @@ func newBrowserState(o BrowserOptions) browserState {
 	if o.AccountFailRate.Burst <= 0 || o.AccountFailRate.Every <= 0 {
 		o.AccountFailRate = DefaultAccountFailRate
 	}
+	if o.UploadsPerDay <= 0 {
+		o.UploadsPerDay = DefaultUploadsPerDay
+	}
+	if o.UploadsInFlight <= 0 {
+		o.UploadsInFlight = DefaultUploadsInFlight
+	}
+	if o.ChecksInFlight <= 0 {
+		o.ChecksInFlight = DefaultChecksInFlight
+	}
 	return browserState{BrowserOptions: o, login: newLimiter(o.LoginRate), upload: newLimiter(o.UploadRate),
-		accountFails: newLimiter(o.AccountFailRate)}
+		accountFails: newLimiter(o.AccountFailRate),
+		uploadDay:    newLimiter(RateLimit{Burst: o.UploadsPerDay, Every: 24 * time.Hour / time.Duration(o.UploadsPerDay)}),
+		inFlight:     &inFlight{max: o.UploadsInFlight, held: map[string]int{}},
+		checks:       make(chan struct{}, o.ChecksInFlight)}
 }
 
 func (h *Handler) refuseLimited(w http.ResponseWriter, r *http.Request, wait time.Duration, what string) {
@@ -128,8 +152,49 @@ func (h *Handler) LimitUploads(next http.Handler) http.Handler {
 			h.refuseLimited(w, r, wait, "uploads")
 			return
 		}
+		if ok, wait := h.browser.uploadDay.allow(key); !ok {
+			h.refuseLimited(w, r, wait, fmt.Sprintf("uploads today (%d a day)", h.browser.UploadsPerDay))
+			return
+		}
+		if !h.browser.inFlight.take(key) {
+			w.Header().Set("Retry-After", "10")
+			h.Error(w, r, d5list.Errorf(d5list.ELIMIT, "%d uploads of yours are being checked; send the next one when one of them has been answered", h.browser.UploadsInFlight))
+			return
+		}
+		defer h.browser.inFlight.give(key)
+		select {
+		case h.browser.checks <- struct{}{}:
+			defer func() { <-h.browser.checks }()
+		case <-r.Context().Done():
+			return
+		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// inFlight counts the requests each key has in progress.
+type inFlight struct {
+	max  int
+	mu   sync.Mutex
+	held map[string]int
+}
+
+func (f *inFlight) take(key string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.held[key] >= f.max {
+		return false
+	}
+	f.held[key]++
+	return true
+}
+
+func (f *inFlight) give(key string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.held[key]--; f.held[key] <= 0 {
+		delete(f.held, key)
+	}
 }
 
 // clientIP is the connection's address. X-Forwarded-For is not trusted:

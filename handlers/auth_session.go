@@ -56,6 +56,16 @@ type BrowserOptions struct {
 	// AccountFailRate bounds wrong passwords per account name, from all
 	// addresses together.
 	AccountFailRate RateLimit
+	// UploadsPerDay bounds one user's uploads (bundles and MLPerf checks,
+	// refused ones included) per 24 hours; 0 means DefaultUploadsPerDay.
+	UploadsPerDay int
+	// UploadsInFlight bounds one user's uploads being read and checked at
+	// once, and ChecksInFlight everybody's: checking an upload holds its
+	// files and parsed logs in memory (BENCHMARKS.md, "Upload check
+	// memory"), so these two bound the portal's memory. Uploads past
+	// ChecksInFlight wait for a slot; past UploadsInFlight they get a 429.
+	// 0 means the defaults.
+	UploadsInFlight, ChecksInFlight int
 }
 
 // SessionCookie names the session cookie. Its value is 256 random bits;

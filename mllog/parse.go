@@ -18,6 +18,11 @@ import (
 // from making the scanner buffer grow without limit.
 const MaxLineBytes = 1 << 20
 
+// MaxEvents bounds the events of one file: MLPerf's longest published run
+// logs 1,229, and each event costs the reader about a kilobyte, so a
+// file of short lines could otherwise cost twenty times its size.
+const MaxEvents = 20_000
+
 // maxSyntaxReasons caps how many bad lines one file reports, so a binary
 // file uploaded by mistake yields a readable answer.
 const maxSyntaxReasons = 20
@@ -66,6 +71,10 @@ func Parse(r io.Reader, file string) ([]Event, error) {
 			continue
 		}
 		ev.Line = line
+		if len(events) == MaxEvents {
+			bad(fmt.Sprintf("more than %d MLLOG events in one file (MLPerf's longest published run logs 1,229); the rest is not read", MaxEvents))
+			break
+		}
 		events = append(events, ev)
 	}
 	if err := sc.Err(); err != nil {
@@ -85,13 +94,23 @@ func Parse(r io.Reader, file string) ([]Event, error) {
 }
 
 type rawEvent struct {
-	Namespace any            `json:"namespace"`
-	TimeMS    *json.Number   `json:"time_ms"`
-	EventType any            `json:"event_type"`
-	Key       any            `json:"key"`
-	Value     any            `json:"value"`
-	Metadata  map[string]any `json:"metadata"`
+	Namespace any             `json:"namespace"`
+	TimeMS    *json.Number    `json:"time_ms"`
+	EventType any             `json:"event_type"`
+	Key       any             `json:"key"`
+	Value     json.RawMessage `json:"value"`
+	Metadata  json.RawMessage `json:"metadata"`
 }
+
+// A decoded JSON number costs some 30 bytes where its text took two: a log
+// of long arrays would cost an upload checker twenty times its size. No
+// rule reads an array or an object longer than a line of MLPerf's (they
+// log scalars, and small objects such as tracked_stats), so a longer one
+// is kept as a note of its size, not decoded.
+const (
+	maxCompositeValueBytes = 1 << 10
+	maxMetadataBytes       = 4 << 10
+)
 
 func decodePayload(p []byte) (Event, error) {
 	if len(p) == 0 {
@@ -122,11 +141,31 @@ func decodePayload(p []byte) (Event, error) {
 	}
 	ns, _ := raw.Namespace.(string)
 	et, _ := raw.EventType.(string)
-	ev := Event{Namespace: ns, TimeMS: ms, EventType: et, Key: key, Value: normalize(raw.Value)}
-	if raw.Metadata != nil {
-		ev.Metadata = normalize(raw.Metadata).(map[string]any)
+	ev := Event{Namespace: ns, TimeMS: ms, EventType: et, Key: key}
+	if v := bytes.TrimSpace(raw.Value); len(v) > maxCompositeValueBytes && (v[0] == '[' || v[0] == '{') {
+		ev.Value = fmt.Sprintf("(an array or object of %d bytes, not read)", len(v))
+	} else if len(v) > 0 {
+		if err := decodeNumbers(v, &ev.Value); err != nil {
+			return Event{}, fmt.Errorf("event %q: bad value: %v", key, err)
+		}
+		ev.Value = normalize(ev.Value)
+	}
+	if m := bytes.TrimSpace(raw.Metadata); len(m) > 0 && len(m) <= maxMetadataBytes {
+		var meta map[string]any
+		if err := decodeNumbers(m, &meta); err != nil {
+			return Event{}, fmt.Errorf("event %q: bad metadata: %v", key, err)
+		}
+		if meta != nil {
+			ev.Metadata = normalize(meta).(map[string]any)
+		}
 	}
 	return ev, nil
+}
+
+func decodeNumbers(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	return dec.Decode(v)
 }
 
 func timeMS(n json.Number) (int64, error) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -303,6 +304,44 @@ func TestParseKeepsTheGoodLines(t *testing.T) {
 	}
 	if len(evs) != 2 || evs[0].Key != "run_start" || evs[1].Key != "run_stop" || evs[1].Line != 3 {
 		t.Fatalf("events %+v, want run_start and run_stop", evs)
+	}
+}
+
+// What a parsed event costs must stay near what its line cost: a long
+// array is kept as a note of its size, long metadata is dropped, and a
+// file stops being read after MaxEvents events, with a reason.
+func TestParseBoundsWhatItKeeps(t *testing.T) {
+	long := "[" + strings.Repeat("0.123456,", 1000) + "1]"
+	in := strings.Join([]string{
+		`:::MLLOG {"time_ms": 1, "key": "train_loss", "value": ` + long + `, "metadata": {"epoch_num": 1}}`,
+		`:::MLLOG {"time_ms": 2, "key": "tracked_stats", "value": {"throughput": 10.5}, "metadata": {"note": "` + strings.Repeat("x", 5000) + `"}}`,
+		`:::MLLOG {"time_ms": 3, "key": "eval_accuracy", "value": [0.5, 0.6], "metadata": {"epoch_num": 2}}`,
+	}, "\n")
+	evs, err := Parse(strings.NewReader(in), "r.txt")
+	if err != nil || len(evs) != 3 {
+		t.Fatalf("%d events, %v", len(evs), err)
+	}
+	if note, ok := evs[0].Value.(string); !ok || !strings.Contains(note, fmt.Sprintf("%d bytes, not read", len(long))) {
+		t.Errorf("long array kept as %T %.80v, want a note of its size", evs[0].Value, evs[0].Value)
+	}
+	if evs[0].Metadata["epoch_num"] != int64(1) {
+		t.Errorf("metadata of the long-array event lost: %v", evs[0].Metadata)
+	}
+	if m, ok := evs[1].Value.(map[string]any); !ok || len(m) != 1 || evs[1].Metadata != nil {
+		t.Errorf("small object %v kept, long metadata %v dropped: want both", evs[1].Value, evs[1].Metadata)
+	}
+	if a, ok := evs[2].Value.([]any); !ok || len(a) != 2 {
+		t.Errorf("short array read as %v", evs[2].Value)
+	}
+
+	var b strings.Builder
+	for i := range MaxEvents + 50 {
+		fmt.Fprintf(&b, ":::MLLOG {\"time_ms\": %d, \"key\": \"eval_accuracy\", \"value\": 0.5}\n", i)
+	}
+	evs, err = Parse(strings.NewReader(b.String()), "many.txt")
+	rs := d5list.ErrorReasons(err)
+	if len(evs) != MaxEvents || len(rs) != 1 || rs[0].Line != MaxEvents+1 || !strings.Contains(rs[0].Message, "the rest is not read") {
+		t.Fatalf("%d events, reasons %+v; want %d and one reason at line %d", len(evs), rs, MaxEvents, MaxEvents+1)
 	}
 }
 

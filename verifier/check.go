@@ -53,6 +53,7 @@ const (
 	CodeRunsOverlap         = "runs_overlap"
 	CodeRunGap              = "run_gap"
 	CodeTooManyUnconverged  = "too_many_unconverged"
+	CodeTooManyEvents       = "too_many_events"
 	CodeClaimMismatch       = "claim_mismatch"
 	CodeClaimUnknown        = "claim_unknown"
 	CodeConvergenceTooFast  = "convergence_too_fast"
@@ -148,7 +149,13 @@ type checker struct {
 	bench   *d5list.Benchmark
 	reasons []d5list.Reason
 	logs_   []runLog
+	events  int // parsed so far, over all logs
 }
+
+// maxUploadEvents bounds the MLLOG events of one upload's logs together:
+// each costs the checker about a kilobyte, and MLPerf's largest published
+// folder (unet3d, 40 runs) logs some 20,000.
+var maxUploadEvents = 100_000 // a variable so that tests can lower it
 
 // runLog is what the cross-run rules need of one parsed result file.
 type runLog struct {
@@ -330,6 +337,13 @@ func (c *checker) logs() []d5list.RunMetrics {
 	}
 	runs := make([]d5list.RunMetrics, 0, len(results))
 	for _, r := range results {
+		if c.events > maxUploadEvents {
+			idx := r.Index
+			c.addf(CodeTooManyEvents, r.Name, 0, &idx, "not read: the logs before it hold more than %d MLLOG events together", maxUploadEvents)
+			c.logs_ = append(c.logs_, runLog{file: r.Name, index: r.Index})
+			runs = append(runs, d5list.RunMetrics{Index: r.Index, File: r.Name, EpochsToTarget: -1, Evals: []d5list.EvalPoint{}})
+			continue
+		}
 		runs = append(runs, c.logFile(r))
 	}
 	c.crossRun(runs)
@@ -342,6 +356,7 @@ func (c *checker) logFile(rf bundle.ResultFile) d5list.RunMetrics {
 	run := &idx
 	placeholder := d5list.RunMetrics{Index: idx, File: file, EpochsToTarget: -1, Evals: []d5list.EvalPoint{}}
 	events, err := mllog.Parse(bytes.NewReader(rf.Data), file)
+	c.events += len(events)
 	if err != nil {
 		var de *d5list.Error
 		if errors.As(err, &de) && len(de.Reasons) > 0 {

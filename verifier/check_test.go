@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -469,4 +470,29 @@ func TestWriteFolderFixtures(t *testing.T) {
 	f = newFixture()
 	f.b.Manifest.Claims = map[string]float64{d5list.MetricTimeToTrain: 1.5}
 	write("testdata/check/claim-mismatch", f)
+}
+
+// Past the upload's event budget the remaining logs are not parsed: each
+// is named with a reason, and the check still answers.
+func TestCheckStopsAtTheEventBudget(t *testing.T) {
+	f := newFixture()
+	f.build()
+	perLog := 0
+	if evs, err := mllog.Parse(bytes.NewReader(f.b.Results[0].Data), "r"); err == nil {
+		perLog = len(evs)
+	}
+	old := maxUploadEvents
+	maxUploadEvents = 2*perLog + 1
+	t.Cleanup(func() { maxUploadEvents = old })
+	_, reasons := Check(f.b, f.bench)
+	var unread []string
+	for _, r := range reasons {
+		if r.Code == CodeTooManyEvents {
+			unread = append(unread, r.File)
+		}
+	}
+	want := []string{"results/result_3.txt", "results/result_4.txt"}
+	if !slices.Equal(unread, want) {
+		t.Fatalf("files not read: %v, want %v (budget %d, %d events a log); reasons %+v", unread, want, maxUploadEvents, perLog, reasons)
+	}
 }

@@ -1,7 +1,6 @@
 package verifier
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -97,12 +96,15 @@ func CheckMLPerfRound(dir, round string) (*MLPerfReport, error) {
 	}
 	logs := make([][]mllog.Event, len(files))
 	parseErr := make([]error, len(files))
+	events := 0
 	for i, f := range files {
-		data, err := os.ReadFile(f.path)
+		logs[i], parseErr[i], err = parseMLPerfFile(f.path)
 		if err != nil {
 			return nil, err
 		}
-		logs[i], parseErr[i] = mllog.Parse(bytes.NewReader(data), filepath.Base(f.path))
+		if events += len(logs[i]); events > maxUploadEvents {
+			return nil, d5list.Errorf(d5list.ETOOLARGE, "%s: the result files up to %s hold more than %d MLLOG events together (MLPerf's largest published folder logs some 20,000); the rest is not read", dir, filepath.Base(f.path), maxUploadEvents)
+		}
 	}
 	benchmark := folderBenchmark(logs)
 	if benchmark == "" {
@@ -227,6 +229,19 @@ func mlperfResultFiles(dir string) ([]indexedFile, error) {
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].idx < files[j].idx })
 	return files, nil
+}
+
+// parseMLPerfFile streams one result file through the parser, which keeps
+// its events and not its bytes: a file may be as large as the upload's
+// file limit.
+func parseMLPerfFile(path string) (events []mllog.Event, parseErr, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	events, parseErr = mllog.Parse(f, filepath.Base(path))
+	return events, parseErr, nil
 }
 
 // folderBenchmark is the submission_benchmark most files log: the

@@ -32,6 +32,7 @@ func newFake() *fakeService {
 		users: map[string]*d5list.User{
 			"d5_alice":  {ID: 1, Name: "alice", Role: d5list.RoleCompetitor},
 			"d5_viewer": {ID: 2, Name: "viewer", Role: d5list.RolePublic},
+			"d5_bob":    {ID: 3, Name: "bob", Role: d5list.RoleCompetitor},
 		},
 		benchmarks:  []d5list.Benchmark{bench, {ID: "l0-conv", Name: "Convolution", Level: 0, Category: "operators", Ranking: d5list.RankingRule{Metric: "latency_ms", Unit: "ms", Direction: d5list.LowerIsBetter}}},
 		submissions: map[int64]*d5list.Submission{7: verifiedSubmission(), 8: queuedSubmission()},

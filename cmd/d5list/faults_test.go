@@ -457,10 +457,11 @@ func postRaw(t *testing.T, url, token string, body []byte) (int, map[string]any,
 func TestFaultBusyWriters(t *testing.T) {
 	bundle := faultBundle(t)
 	data, port := t.TempDir(), freePort(t)
-	// Several competitors, so that the per-user upload rate limit (429)
-	// stays out of the way of what is tested.
+	// Twelve competitors, two uploads each, so that the per-user limits
+	// (two uploads in flight, the upload rate) stay out of the way of what
+	// is tested.
 	var tokens []string
-	for i := range 6 {
+	for i := range 12 {
 		var out bytes.Buffer
 		if err := run(context.Background(), []string{"admin", "token", "--data", data, "--user", "busy" + strconv.Itoa(i), "--role", "competitor"}, &out, io.Discard); err != nil {
 			t.Fatal(err)

@@ -42,6 +42,9 @@ type serveConfig struct {
 	RequireApproval bool
 	SecureCookies   bool
 	Quota           int
+	// UploadsPerDay, UploadsInFlight and ChecksInFlight bound uploads
+	// (handlers.BrowserOptions); 0 takes the defaults.
+	UploadsPerDay, UploadsInFlight, ChecksInFlight int
 	// KeepLogsDays prunes the re-run output lines of jobs that ended more
 	// than this many days ago, hourly; 0 keeps them.
 	KeepLogsDays int
@@ -63,6 +66,9 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.BoolVar(&cfg.RequireApproval, "require-approval", env.Bool("D5LIST_REQUIRE_APPROVAL", false), "new sign-ups log in only once an organiser approved them")
 	fs.BoolVar(&cfg.SecureCookies, "secure-cookies", env.Bool("D5LIST_SECURE_COOKIES", false), "mark the session cookie Secure (set it when TLS ends at a proxy)")
 	fs.IntVar(&cfg.Quota, "quota", env.Int("D5LIST_QUOTA", 0), "submissions per user, benchmark and UTC day, e.g. 10; failed and rejected ones do not count (0: unlimited); a benchmark's daily_quota overrides it")
+	fs.IntVar(&cfg.UploadsPerDay, "uploads-per-day", env.Int("D5LIST_UPLOADS_PER_DAY", handlers.DefaultUploadsPerDay), "uploads per user and 24 hours, refused ones included (bundles and MLPerf checks)")
+	fs.IntVar(&cfg.UploadsInFlight, "uploads-in-flight", env.Int("D5LIST_UPLOADS_IN_FLIGHT", handlers.DefaultUploadsInFlight), "one user's uploads checked at once; more get a 429")
+	fs.IntVar(&cfg.ChecksInFlight, "checks-in-flight", env.Int("D5LIST_CHECKS_IN_FLIGHT", handlers.DefaultChecksInFlight), "uploads checked at once by the portal, each up to some 150 MB of memory; more wait for a slot")
 	fs.IntVar(&cfg.KeepLogsDays, "keep-logs-days", env.Int("D5LIST_KEEP_LOGS_DAYS", 0), "delete the re-run output lines of jobs that ended more than this many days ago, hourly (0: keep them); verdicts and MLLOG logs are never deleted")
 	level := fs.String("log-level", envOr("D5LIST_LOG_LEVEL", "info"), "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
@@ -113,7 +119,8 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		ReadRecipe: workloads.PlanRecipe, ScratchDir: scratch}, log)
 
 	handler := web.New(web.Config{Addr: cfg.Addr, MaxUploadBytes: cfg.MaxUpload, Metrics: metrics, ScratchDir: scratch,
-		Browser: handlers.BrowserOptions{Accounts: db, RequireApproval: cfg.RequireApproval, SecureCookies: cfg.SecureCookies}}, svc, log)
+		Browser: handlers.BrowserOptions{Accounts: db, RequireApproval: cfg.RequireApproval, SecureCookies: cfg.SecureCookies,
+			UploadsPerDay: cfg.UploadsPerDay, UploadsInFlight: cfg.UploadsInFlight, ChecksInFlight: cfg.ChecksInFlight}}, svc, log)
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err

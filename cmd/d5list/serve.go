@@ -68,7 +68,7 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.IntVar(&cfg.Quota, "quota", env.Int("D5LIST_QUOTA", 0), "submissions per user, benchmark and UTC day, e.g. 10; failed and rejected ones do not count (0: unlimited); a benchmark's daily_quota overrides it")
 	fs.IntVar(&cfg.UploadsPerDay, "uploads-per-day", env.Int("D5LIST_UPLOADS_PER_DAY", handlers.DefaultUploadsPerDay), "uploads per user and 24 hours, refused ones included (bundles and MLPerf checks)")
 	fs.IntVar(&cfg.UploadsInFlight, "uploads-in-flight", env.Int("D5LIST_UPLOADS_IN_FLIGHT", handlers.DefaultUploadsInFlight), "one user's uploads checked at once; more get a 429")
-	fs.IntVar(&cfg.ChecksInFlight, "checks-in-flight", env.Int("D5LIST_CHECKS_IN_FLIGHT", handlers.DefaultChecksInFlight), "uploads checked at once by the portal, each up to some 150 MB of memory; more wait for a slot")
+	fs.IntVar(&cfg.ChecksInFlight, "checks-in-flight", env.Int("D5LIST_CHECKS_IN_FLIGHT", handlers.DefaultChecksInFlight), "uploads checked at once by the portal, each up to some 160 MB of memory; more wait for a slot")
 	fs.IntVar(&cfg.KeepLogsDays, "keep-logs-days", env.Int("D5LIST_KEEP_LOGS_DAYS", 0), "delete the re-run output lines of jobs that ended more than this many days ago, hourly (0: keep them); verdicts and MLLOG logs are never deleted")
 	level := fs.String("log-level", envOr("D5LIST_LOG_LEVEL", "info"), "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {

@@ -36,10 +36,16 @@ const (
 	CodeEpochTimeMismatch    = "epoch_time_mismatch"
 	CodeTimingNotCompared    = "timing_not_compared"
 	CodeTimingNotReproduced  = "timing_not_reproduced"
+	CodeRerunMuchFaster      = "rerun_much_faster"
 	CodeMetricMismatch       = "metric_mismatch" // a Verify.Reproduce metric differs
 	CodeMetricMissing        = "metric_missing"  // ... or is absent on one side
 	timingNotReproducedWords = "timing not reproduced: no runner with the declared hardware"
 )
+
+// maxRerunSpeedup is how many times better than its claim a re-run may
+// measure before an organiser looks at it: far beyond the noise between
+// honest claims and their re-runs on the same hardware (docs/timing.md).
+const maxRerunSpeedup = 2.0
 
 // floatEps absorbs float formatting in the logs (0.1 printed and re-read)
 // so a zero tolerance means "equal as logged", not "equal in every bit".
@@ -745,6 +751,17 @@ func (c *comparison) compareTimedMetric(metric string, pairs []runPair, noise ti
 			Claimed: cmpFloatPtr(cs), Measured: cmpFloatPtr(ms),
 			Message: fmt.Sprintf("%s: the logs' olympic mean is %s, %.3g of the re-run's %s on the declared hardware; claims down to %.3g of the re-run pass (%s)",
 				timedWords(metric), timedValue(metric, cs), score, timedValue(metric, ms), bound, noise.words())})
+	}
+	// The other side. The board ranks the re-run's time, so a re-run far
+	// faster than its claim on the declared hardware must not rank
+	// unseen: an entrypoint that replays its claimed logs instead of
+	// training takes no time. An honest claim made on a busier machine is
+	// slower than its re-run too, hence a review, not a discrepancy.
+	if score > maxRerunSpeedup {
+		c.review(d5list.Reason{Code: CodeRerunMuchFaster,
+			Claimed: cmpFloatPtr(cs), Measured: cmpFloatPtr(ms),
+			Message: fmt.Sprintf("%s: the re-run's olympic mean is %s, %.3g times better than the logs' %s on the declared hardware; a re-run more than %g times better than its claim ranks once an organiser has looked at it (a run that replays logs instead of training takes no time)",
+				timedWords(metric), timedValue(metric, ms), score, timedValue(metric, cs), maxRerunSpeedup)})
 	}
 	// The distribution: the median ratio's nonparametric interval.
 	med := stats.Median(ratios)

@@ -182,6 +182,27 @@ func TestCompare(t *testing.T) {
 			wantFindings: []compareFinding{{CodeTimingMismatch, -1, -1}},
 		},
 		{
+			// What an entrypoint that replays its claimed logs measures.
+			name: "the re-run 3 times faster than the claim", timeTol: 0.1, sameHardware: true,
+			edit: func(c, m *d5list.Result) {
+				for i := range m.Runs {
+					scaleTimes(&m.Runs[i], 1.0/3, true)
+				}
+			},
+			want:         d5list.StatusNeedsReview,
+			wantFindings: []compareFinding{{CodeRerunMuchFaster, -1, -1}},
+			wantWords:    "time to train: the re-run's olympic mean is 13.767 s, 3 times better than the logs' 41.3 s",
+		},
+		{
+			name: "the re-run 1.8 times faster than the claim passes", timeTol: 0.1, sameHardware: true,
+			edit: func(c, m *d5list.Result) {
+				for i := range m.Runs {
+					scaleTimes(&m.Runs[i], 1/1.8, true)
+				}
+			},
+			want: d5list.StatusVerified,
+		},
+		{
 			name: "every time 8 % faster is within the precision", timeTol: 0.1, sameHardware: true,
 			edit: func(c, m *d5list.Result) {
 				for i := range c.Runs {
@@ -302,7 +323,7 @@ func TestCompare(t *testing.T) {
 			name: "re-run faster than claimed", timeTol: 0.1, sameHardware: true,
 			edit: func(c, m *d5list.Result) {
 				for i := range m.Runs {
-					scaleTimes(&m.Runs[i], 0.3, true)
+					scaleTimes(&m.Runs[i], 0.7, true)
 				}
 			},
 			want: d5list.StatusVerified,

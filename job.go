@@ -82,6 +82,10 @@ type RunClock struct {
 	LogS float64 `json:"log_s,omitempty"`
 }
 
+// LogClockPollS is how often, in seconds, a runner looks at a run's log
+// to time its lines: LogS is exact to within it at either end.
+const LogClockPollS = 0.05
+
 // Availability is the share of the run's wall time it was not kept
 // waiting for a CPU by other work on the machine: 1 on a quiet machine, or
 // where the wait is unknown.

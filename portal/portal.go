@@ -354,18 +354,20 @@ func (s *Service) Complete(ctx context.Context, jobID int64, secret string, logs
 // that arrived all at once, the run's whole wall time. A log that claims
 // less is stretched to it, evaluation times and time to accuracy with it
 // (and the throughput shrunk), so a re-run that sleeps 5 s and logs 10 ms
-// measures 5 s. A log that claims more keeps its own times: the runner saw
-// no less, and lines are seen up to a poll late.
+// measures 5 s. A log may claim more by up to two polls of the runner's
+// (each line is seen up to a poll late), and keeps its own times then; one
+// that claims more than that, or more than the whole run took, is shrunk to
+// what the runner saw: replaying a claim's logs in no time measures no time.
 func onRunnerClock(run *d5list.RunMetrics) {
 	c := run.Clock
 	if c == nil || !c.CompetitorLog {
 		return
 	}
-	seen := c.LogS
+	seen, most := c.LogS, c.LogS+2*d5list.LogClockPollS
 	if seen == 0 {
-		seen = c.WallS
+		seen, most = c.WallS, c.WallS
 	}
-	if !(seen > run.TimeToTrain) {
+	if !(seen > run.TimeToTrain) && !(run.TimeToTrain > most) {
 		return
 	}
 	if run.TimeToTrain <= 0 {

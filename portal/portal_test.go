@@ -3,6 +3,7 @@ package portal
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -96,28 +97,39 @@ func TestMeasure(t *testing.T) {
 // runner's clock: a log claiming 0.01 s for a run the runner saw take 5 s
 // between its run_start and run_stop lines measures 5 s, its evaluations
 // stretched with it; one written all at once is held to the run's wall
-// time; the builtin workloads' logs are the runner's own and keep theirs.
+// time; one claiming more than the runner saw is shrunk to it; the builtin workloads' logs are the runner's own and keep theirs.
 func TestMeasureOnTheRunnersClock(t *testing.T) {
 	b := digits(t)
-	log := []byte(strings.Join([]string{
-		`:::MLLOG {"time_ms": 1000, "key": "seed", "value": 7}`,
-		`:::MLLOG {"time_ms": 1000, "key": "run_start", "value": null}`,
-		`:::MLLOG {"time_ms": 1005, "key": "eval_accuracy", "value": 0.99, "metadata": {"epoch_num": 1}}`,
-		`:::MLLOG {"time_ms": 1010, "key": "run_stop", "value": null, "metadata": {"status": "success"}}`,
-	}, "\n"))
+	logOf := func(ms int) []byte {
+		return []byte(strings.Join([]string{
+			`:::MLLOG {"time_ms": 1000, "key": "seed", "value": 7}`,
+			`:::MLLOG {"time_ms": 1000, "key": "run_start", "value": null}`,
+			fmt.Sprintf(`:::MLLOG {"time_ms": %d, "key": "eval_accuracy", "value": 0.99, "metadata": {"epoch_num": 1}}`, 1000+ms/2),
+			fmt.Sprintf(`:::MLLOG {"time_ms": %d, "key": "run_stop", "value": null, "metadata": {"status": "success"}}`, 1000+ms),
+		}, "\n"))
+	}
+	log := logOf(10)
 	cases := []struct {
 		name  string
 		clock *d5list.RunClock
 		want  float64
+		logMS int // the run's length as logged; 0 means 10 ms
 	}{
-		{"competitor's log, lines seen 5 s apart", &d5list.RunClock{CompetitorLog: true, LogS: 5, WallS: 6}, 5},
-		{"competitor's log written at once", &d5list.RunClock{CompetitorLog: true, WallS: 6}, 6},
-		{"competitor's log claiming more than seen", &d5list.RunClock{CompetitorLog: true, LogS: 0.001, WallS: 0.002}, 0.01},
-		{"the runner's own workload", &d5list.RunClock{WallS: 6}, 0.01},
+		{"competitor's log, lines seen 5 s apart", &d5list.RunClock{CompetitorLog: true, LogS: 5, WallS: 6}, 5, 0},
+		{"competitor's log written at once", &d5list.RunClock{CompetitorLog: true, WallS: 6}, 6, 0},
+		{"competitor's log claiming more than seen, within two polls", &d5list.RunClock{CompetitorLog: true, LogS: 0.001, WallS: 0.002}, 0.01, 0},
+		// A replay of the claim's logs: lines written faster than they say.
+		{"competitor's log claiming more than two polls over what was seen", &d5list.RunClock{CompetitorLog: true, LogS: 0.2, WallS: 1}, 0.2, 1000},
+		{"competitor's log written at once, claiming more than the whole run", &d5list.RunClock{CompetitorLog: true, WallS: 0.004}, 0.004, 0},
+		{"the runner's own workload", &d5list.RunClock{WallS: 6}, 0.01, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res, err := Measure(b, []d5list.RunLog{{Index: 0, Seed: 7, Log: log, Clock: c.clock}})
+			l := log
+			if c.logMS > 0 {
+				l = logOf(c.logMS)
+			}
+			res, err := Measure(b, []d5list.RunLog{{Index: 0, Seed: 7, Log: l, Clock: c.clock}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,7 +11,7 @@ import (
 
 // logClockPoll is how often the runner looks at a run's log to time its
 // lines: the error of LogS is at most about this.
-const logClockPoll = 50 * time.Millisecond
+const logClockPoll = time.Duration(d5list.LogClockPollS * float64(time.Second))
 
 // logClock times the lines of a run's MLLOG as they arrive, by the
 // runner's own clock: the competitor's code writes the timestamps in the

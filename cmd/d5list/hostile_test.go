@@ -1,0 +1,302 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/store"
+)
+
+// The shell benchmark of TestHostileEntrypoints: the bundle's own
+// entrypoint, three seeded runs, a ten-second limit a run.
+const (
+	hostileBench     = "l2-shell-cpu"
+	hostileTimeLimit = 10 * time.Second
+	// hostileGrace is what a job may take past its limit: the executor's
+	// SIGTERM-to-SIGKILL wait (2 s), the read-back and the report.
+	hostileGrace = 5 * time.Second
+)
+
+// honestEntrypoint trains nothing but behaves as a training does: it logs
+// its seed, three evaluations half a second apart, and its accuracy, a
+// function of the seed; each line is appended as it happens.
+const honestEntrypoint = `#!/bin/sh
+set -e
+log() { echo ":::MLLOG {\"namespace\": \"\", \"time_ms\": $(date +%s%3N), \"event_type\": \"$1\", \"key\": \"$2\", \"value\": $3, \"metadata\": {$4}}" >> "$D5_RESULT_LOG"; }
+log POINT_IN_TIME submission_benchmark '"l2-shell-cpu"' ''
+log POINT_IN_TIME seed "$D5_SEED" ''
+log POINT_IN_TIME global_batch_size 32 ''
+log INTERVAL_START run_start null ''
+for epoch in 1 2 3; do
+  sleep 0.5
+  log POINT_IN_TIME eval_accuracy "0.$((50 + D5_SEED % 7))$epoch" "\"epoch_num\": $epoch"
+done
+log INTERVAL_END run_stop null '"status": "success"'
+`
+
+// TestHostileEntrypoints runs the real portal and a real process-executor
+// runner (bubblewrap) against entrypoints that attack the runner, beside
+// an honest one (issue 19): the honest one is verified, each attack ends
+// with its reason, no secret of the runner's host reaches a stored byte
+// or an API answer, and every job ends within its limit plus a grace.
+func TestHostileEntrypoints(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bubblewrap (bwrap) is not installed: the process executor runs nothing unsandboxed (CI installs it)")
+	}
+	// The runner host's secrets: a private file, and its environment.
+	secretDir := sandboxTraversable(t)
+	const fileSecret = "d5-host-secret-7f3a9c"
+	secretFile := filepath.Join(secretDir, "host.env")
+	if err := os.WriteFile(secretFile, []byte("SECRET="+fileSecret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const envSecret = "d5-env-secret-41b7e2"
+	t.Setenv("D5_TEST_HOST_SECRET", envSecret)
+
+	data := t.TempDir()
+	db, err := store.Open(context.Background(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bench := d5list.Benchmark{ID: hostileBench, Name: "Shell entrypoint (tests)", Level: 2, Category: "training",
+		Runs:    3,
+		Quality: d5list.QualityTarget{Metric: "eval_accuracy", Target: 0.5, Mode: "first", Direction: d5list.HigherIsBetter},
+		Ranking: d5list.RankingRule{Metric: d5list.MetricTimeToTrain, Direction: d5list.LowerIsBetter, Unit: "s"},
+		Verify:  d5list.VerifyPolicy{TimeLimitSeconds: int(hostileTimeLimit / time.Second)}}
+	if err := db.UpsertBenchmarks(context.Background(), []d5list.Benchmark{bench}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	p := startPortalIn(t, data, 0)
+	runnerToken := adminToken(t, "runner-token", "--data", data, "--name", "sandboxed")
+	organiser := adminToken(t, "token", "--data", data, "--user", "olga", "--role", "organiser")
+
+	ctx, stopRunner := context.WithCancel(context.Background())
+	runnerDone := make(chan error, 1)
+	go func() {
+		runnerDone <- run(ctx, []string{"runner", "--server", p.url, "--token", runnerToken, "--executor", "process",
+			"--work", sandboxTraversable(t), "--concurrency", "2", "--heartbeat", "500ms", "--id", "hostile"}, io.Discard, testWriter{t})
+	}()
+	t.Cleanup(func() {
+		stopRunner()
+		select {
+		case <-runnerDone:
+		case <-time.After(30 * time.Second):
+			t.Error("the runner did not stop within 30 s")
+		}
+	})
+
+	honest := hostileBundle(t, honestEntrypoint)
+	cases := []struct {
+		name       string
+		entrypoint string
+		status     d5list.Status
+		code       string
+		words      string // in the reason's message
+		// ownClaim: the bundle's results are this entrypoint's own runs on
+		// this host; otherwise the honest ones.
+		ownClaim bool
+	}{
+		{"honest", honestEntrypoint, d5list.StatusVerified, "", "", false},
+		{"a link to a private file of the runner's host", "#!/bin/sh\nln -sf " + secretFile + " \"$D5_RESULT_LOG\"\n",
+			d5list.StatusFailed, "rerun_failed", "symbolic link", false},
+		{"a link to the runner's environment", "#!/bin/sh\nln -sf /proc/" + strconv.Itoa(os.Getpid()) + "/environ \"$D5_RESULT_LOG\"\n",
+			d5list.StatusFailed, "rerun_failed", "symbolic link", false},
+		{"a link to a device", "#!/bin/sh\nln -sf /dev/zero \"$D5_RESULT_LOG\"\n",
+			d5list.StatusFailed, "rerun_failed", "symbolic link", false},
+		{"a FIFO", "#!/bin/sh\nmkfifo \"$D5_RESULT_LOG\"\n",
+			d5list.StatusFailed, "rerun_failed", "FIFO", false},
+		// The runs sleep as the honest ones do and log times at 0.6 of the
+		// clock's pace, on the host and on the runner alike.
+		{"a forged clock", strings.Replace(honestEntrypoint, "$(date +%s%3N)", "$(( $(date +%s%3N) * 3 / 5 ))", 1),
+			d5list.StatusDiscrepancy, "timing_mismatch", "the re-run's", true},
+		// The claim's own logs written back at once: the runner's clock
+		// sees no training.
+		{"a copied claim", "#!/bin/sh\ncp \"$D5_BUNDLE/results/result_$D5_RUN_INDEX.txt\" \"$D5_RESULT_LOG\"\n",
+			d5list.StatusNeedsReview, "rerun_much_faster", "replays", false},
+		{"a run that ignores SIGTERM and never ends", "#!/bin/sh\ntrap '' TERM\nwhile :; do sleep 1; done\n",
+			d5list.StatusFailed, "rerun_failed", "time limit", false},
+	}
+	type outcome struct {
+		sub     submissionJSON
+		elapsed time.Duration
+	}
+	results := make([]outcome, len(cases))
+	var wg sync.WaitGroup
+	for i, c := range cases {
+		dir := filepath.Join(t.TempDir(), "bundle")
+		if c.ownClaim {
+			dir = hostileBundle(t, c.entrypoint)
+		} else {
+			copyDir(t, honest, dir)
+			if err := os.WriteFile(filepath.Join(dir, "code", "run.sh"), []byte(c.entrypoint), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		code, id, apiErr := p.postBundle(t, dir)
+		if code != http.StatusCreated {
+			t.Fatalf("%s: upload answered %d %+v", c.name, code, apiErr)
+		}
+		start := time.Now()
+		wg.Go(func() { results[i] = outcome{p.waitFinal(t, id), time.Since(start)} })
+	}
+	wg.Wait()
+
+	for i, c := range cases {
+		got := results[i].sub
+		if got.Status != c.status {
+			t.Errorf("%s: %s, want %s; reasons %s", c.name, got.Status, c.status, reasonsText(got.Reasons))
+			continue
+		}
+		if c.code != "" && !hasWords(got.Reasons, c.code, c.words) {
+			t.Errorf("%s: reasons %s, want %s naming %q", c.name, reasonsText(got.Reasons), c.code, c.words)
+		}
+	}
+	// A job is tried three times, each attempt ending within the limit and
+	// its grace; the jobs ahead of it in the runner's two slots take a few
+	// seconds each (the honest runs' 4.5 s).
+	limit := 3*(hostileTimeLimit+hostileGrace) + 20*time.Second
+	for i, c := range cases {
+		if results[i].elapsed > limit {
+			t.Errorf("%s took %v to end; bound %v", c.name, results[i].elapsed.Round(time.Second), limit)
+		}
+	}
+
+	// No secret in any stored byte...
+	secrets := []string{fileSecret, envSecret, runnerToken}
+	err = filepath.WalkDir(data, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, s := range secrets {
+			if bytes.Contains(b, []byte(s)) {
+				t.Errorf("%s holds a secret of the runner's host (%.8s…)", path, s)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ...nor in any answer, to the public, the competitor or an organiser.
+	paths := []string{"/api/v1/queue", "/api/v1/review", "/console/queue", "/console/runners"}
+	for i := range cases {
+		id := strconv.FormatInt(results[i].sub.ID, 10)
+		paths = append(paths, "/api/v1/submissions/"+id, "/api/v1/submissions/"+id+"/audit", "/submissions/"+id)
+	}
+	for _, path := range paths {
+		for _, token := range []string{"", p.token, organiser} {
+			body := getAs(t, p.url+path, token)
+			for _, s := range secrets {
+				if strings.Contains(body, s) {
+					t.Errorf("GET %s (token %.5s…) answers a secret of the runner's host (%.8s…)", path, token, s)
+				}
+			}
+		}
+	}
+	for i, c := range cases {
+		t.Logf("%s: %s in %v", c.name, results[i].sub.Status, results[i].elapsed.Round(100*time.Millisecond))
+	}
+}
+
+// hostileBundle is a submission folder for the shell benchmark whose
+// results are the given entrypoint's own runs on this host, seeds 11 to
+// 13, as a competitor makes them.
+func hostileBundle(t *testing.T, entrypoint string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "honest")
+	for _, sub := range []string{"code", "results"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files := map[string]string{
+		"submission.json": `{"format": "d5list/v1", "benchmark": "` + hostileBench + `", "division": "open", "availability": "available",
+ "submitter": "d5list tests", "system_name": "cpu-box", "framework": "sh"}`,
+		"system.json": `{"submitter": "d5list tests", "division": "open", "status": "available", "system_name": "cpu-box",
+ "number_of_nodes": "1", "host_processors_per_node": "1", "host_processor_model_name": "any",
+ "host_processor_core_count": "1", "accelerators_per_node": "0", "accelerator_model_name": "",
+ "framework": "sh", "operating_system": "Linux"}`,
+		"recipe.yaml": "fixed: {dataset: none, model: none, epochs: 3}\nmutable: {batch_size: 32, executor: sh, optimizer: none}\nmetrics: [{name: test_accuracy, acceptable: 0.5}]\nentrypoint: code/run.sh\n",
+		"code/run.sh": entrypoint,
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, seed := range []int{11, 12, 13} {
+		cmd := exec.Command("/bin/sh", filepath.Join(dir, "code", "run.sh"))
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "D5_SEED=" + strconv.Itoa(seed), "D5_RUN_INDEX=" + strconv.Itoa(i),
+			"D5_RESULT_LOG=" + filepath.Join(dir, "results", fmt.Sprintf("result_%d.txt", i))}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("the honest entrypoint, seed %d: %v\n%s", seed, err, out)
+		}
+	}
+	return dir
+}
+
+// sandboxTraversable is a temp folder the sandbox's user can enter, as the
+// runner's default (the system temp dir) is; t.TempDir() is private.
+func sandboxTraversable(t *testing.T) string {
+	t.Helper()
+	d := t.TempDir()
+	for _, dir := range []string{filepath.Dir(d), d} {
+		if err := os.Chmod(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return d
+}
+
+func adminToken(t *testing.T, args ...string) string {
+	t.Helper()
+	var out bytes.Buffer
+	if err := run(context.Background(), append([]string{"admin"}, args...), &out, io.Discard); err != nil {
+		t.Fatalf("admin %s: %v", args[0], err)
+	}
+	return strings.TrimSpace(out.String())
+}
+
+func getAs(t *testing.T, url, token string) string {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// hasWords reports whether rs holds a reason with code whose message
+// holds words.
+func hasWords(rs []d5list.Reason, code, words string) bool {
+	for _, r := range rs {
+		if r.Code == code && strings.Contains(r.Message, words) {
+			return true
+		}
+	}
+	return false
+}

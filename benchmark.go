@@ -58,6 +58,31 @@ type Benchmark struct {
 	DailyQuota int `json:"daily_quota,omitempty" yaml:"daily_quota"`
 }
 
+// LabelRuns is the runner label that says what its executor runs:
+// RunsBuiltin (the portal's own workloads, named by Benchmark.Workload) or
+// RunsEntrypoint (the bundle's own code: the process and Slurm executors).
+// A runner that states it leases only the jobs its executor can run.
+const (
+	LabelRuns      = "runs"
+	RunsBuiltin    = "builtin"
+	RunsEntrypoint = "entrypoint"
+)
+
+// ReRunBy is what a runner's executor must run to re-run this benchmark.
+func (b *Benchmark) ReRunBy() string {
+	if b.Workload != "" {
+		return RunsBuiltin
+	}
+	return RunsEntrypoint
+}
+
+// RunsOn reports whether a runner with these labels has an executor for
+// this benchmark; one that does not say what it runs is taken at its word.
+func (b *Benchmark) RunsOn(labels map[string]string) bool {
+	runs, ok := labels[LabelRuns]
+	return !ok || runs == b.ReRunBy()
+}
+
 // DivisionRules are the recipe rules of the closed division.
 type DivisionRules struct {
 	// Fixed components a closed-division recipe must match exactly.

@@ -26,6 +26,18 @@ type Executor interface {
 	Execute(ctx context.Context, spec d5list.JobSpec) ([]d5list.RunLog, error)
 }
 
+// runsLabel is what an executor runs (d5list.LabelRuns); the agent
+// advertises it so that it leases only the jobs its executor can run.
+func runsLabel(e Executor) string {
+	switch e.(type) {
+	case Builtin, *Builtin:
+		return d5list.RunsBuiltin
+	case *Process, *Slurm:
+		return d5list.RunsEntrypoint
+	}
+	return ""
+}
+
 // Agent is one runner: it polls for a job, runs it, reports, and repeats.
 type Agent struct {
 	ID        string
@@ -46,6 +58,13 @@ func (a *Agent) Run(ctx context.Context) error {
 	log := a.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	if runs := runsLabel(a.Executor); runs != "" {
+		labels := map[string]string{d5list.LabelRuns: runs}
+		for k, v := range a.Labels {
+			labels[k] = v
+		}
+		a.Labels = labels
 	}
 	for {
 		lease, err := a.Queue.Lease(ctx, a.ID, a.Labels)

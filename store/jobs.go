@@ -160,7 +160,7 @@ func (db *DB) LeaseJob(ctx context.Context, runnerID string, labels map[string]s
 				}
 				benches[j.BenchmarkID] = bench
 			}
-			if !LabelsSatisfy(labels, bench.Requires) {
+			if !LabelsSatisfy(labels, bench.Requires) || !bench.RunsOn(labels) {
 				continue
 			}
 			if expired {

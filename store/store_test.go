@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -606,6 +607,50 @@ func TestLeaseMatchesRunnerLabels(t *testing.T) {
 				if sub, _ := db.Submission(ctx, gpu.ID); sub.Status != d5list.StatusQueued {
 					t.Fatalf("unmatched submission is %s, want queued", sub.Status)
 				}
+			}
+		})
+	}
+}
+
+// A runner leases only what its executor runs (issue 14): the builtin
+// executor a workload's jobs, the process and Slurm executors a bundle's
+// own entrypoint; a runner that does not say takes either.
+func TestLeaseMatchesTheExecutor(t *testing.T) {
+	ctx := context.Background()
+	entrypoint := testBenchmark("l2-torch", nil)
+	entrypoint.Workload = ""
+	for _, tt := range []struct {
+		runs string
+		want []string // benchmarks leased, oldest job first
+	}{
+		{d5list.RunsBuiltin, []string{"l2-digits"}},
+		{d5list.RunsEntrypoint, []string{"l2-torch"}},
+		{"", []string{"l2-torch", "l2-digits"}},
+	} {
+		t.Run("runs="+tt.runs, func(t *testing.T) {
+			db, _ := newTestDB(t)
+			if err := db.UpsertBenchmarks(ctx, []d5list.Benchmark{entrypoint}); err != nil {
+				t.Fatal(err)
+			}
+			mustCreate(t, db, testSubmission("l2-torch", 1))
+			mustCreate(t, db, testSubmission("l2-digits", 1))
+			labels := map[string]string{"cpu_model": "AMD EPYC"}
+			if tt.runs != "" {
+				labels[d5list.LabelRuns] = tt.runs
+			}
+			var got []string
+			for {
+				l, err := db.LeaseJob(ctx, "r", labels, time.Minute)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if l == nil {
+					break
+				}
+				got = append(got, l.Spec.Benchmark.ID)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("leased %v, want %v", got, tt.want)
 			}
 		})
 	}

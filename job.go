@@ -84,7 +84,7 @@ type RunClock struct {
 
 // LogClockPollS is how often, in seconds, a runner looks at a run's log
 // to time its lines: LogS is exact to within it at either end.
-const LogClockPollS = 0.05
+const LogClockPollS = 0.02
 
 // Availability is the share of the run's wall time it was not kept
 // waiting for a CPU by other work on the machine: 1 on a quiet machine, or

@@ -1,6 +1,7 @@
 // Package examples holds a smoke test of the PyTorch CIFAR-10 example: it
 // runs the example's entrypoint through the process executor on synthetic
-// data. It needs python3 with torch and skips cleanly without.
+// data. It needs python3 with torch; CI installs Debian's (python3-torch),
+// elsewhere it skips without.
 package examples
 
 import (
@@ -20,14 +21,28 @@ import (
 )
 
 func TestSyntheticSmoke(t *testing.T) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 is not installed: example smoke test skipped")
+	// Debian's python3-torch, the sandbox's own /usr/bin/python3, first;
+	// else a python3 on PATH that has torch (a pip or conda install),
+	// bound into the sandbox read-only.
+	py := runner.SandboxPython
+	var readOnly, extraPath []string
+	if exec.Command(py, "-c", "import torch").Run() != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI must install python3-torch for %s (.ci/install-packages.sh)", py)
+		}
+		onPath, err := exec.LookPath("python3")
+		if err != nil {
+			t.Skip("python3 is not installed: example smoke test skipped")
+		}
+		prefix, err := exec.Command(onPath, "-c", "import sys, torch; print(sys.prefix)").Output()
+		if err != nil {
+			t.Skipf("neither %s nor %s has torch: example smoke test skipped (apt-get install python3-torch)", runner.SandboxPython, onPath)
+		}
+		py = onPath
+		readOnly = []string{strings.TrimSpace(string(prefix))}
+		extraPath = []string{filepath.Dir(onPath), filepath.Join(readOnly[0], "bin")}
 	}
-	prefix, err := exec.Command(py, "-c", "import sys, torch; print(sys.prefix)").Output()
-	if err != nil {
-		t.Skip("python3 has no torch: example smoke test skipped (pip install torch torchvision)")
-	}
+	_, bwrapErr := exec.LookPath("bwrap")
 	dir := filepath.Join(t.TempDir(), "bundle")
 	if err := os.CopyFS(dir, os.DirFS("pytorch-cifar10-resnet")); err != nil {
 		t.Fatal(err)
@@ -35,7 +50,7 @@ func TestSyntheticSmoke(t *testing.T) {
 	// The bundle layout needs a results folder; the re-run replaces it.
 	os.MkdirAll(filepath.Join(dir, "results"), 0o755)
 	os.WriteFile(filepath.Join(dir, "results", "result_0.txt"), []byte(":::MLLOG {\"namespace\": \"\", \"time_ms\": 1, \"event_type\": \"INTERVAL_START\", \"key\": \"run_start\", \"value\": null, \"metadata\": {}}\n"), 0o644)
-	run := "#!/bin/sh\nexec python3 \"$(dirname \"$0\")/train.py\" --synthetic --epochs 1 --depth 8\n"
+	run := "#!/bin/sh\nexec " + filepath.Base(py) + " \"$(dirname \"$0\")/train.py\" --synthetic --epochs 1 --depth 8\n"
 	if err := os.WriteFile(filepath.Join(dir, "code", "run.sh"), []byte(run), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -46,16 +61,15 @@ func TestSyntheticSmoke(t *testing.T) {
 	work := t.TempDir()
 	os.Chmod(filepath.Dir(work), 0o755)
 	os.Chmod(work, 0o755)
-	pyBin := filepath.Dir(py)
 	p, err := runner.NewProcess(runner.ProcessOptions{
 		Fetch: func(ctx context.Context, spec d5list.JobSpec, w io.Writer) error {
 			_, err := w.Write(archive.Bytes())
 			return err
 		},
 		WorkDir:          work,
-		AllowUnsandboxed: true,
-		ReadOnlyPaths:    []string{strings.TrimSpace(string(prefix))},
-		ExtraPath:        []string{pyBin, filepath.Join(strings.TrimSpace(string(prefix)), "bin")},
+		AllowUnsandboxed: bwrapErr != nil,
+		ReadOnlyPaths:    readOnly,
+		ExtraPath:        extraPath,
 	})
 	if err != nil {
 		t.Fatal(err)

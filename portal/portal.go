@@ -349,25 +349,28 @@ func (s *Service) Complete(ctx context.Context, jobID int64, secret string, logs
 }
 
 // onRunnerClock puts a re-run whose log the competitor's code wrote on the
-// runner's clock: its time to train is at least what the runner saw pass
-// between the run_start and run_stop lines arriving (LogS), or, for a log
-// that arrived all at once, the run's whole wall time. A log that claims
-// less is stretched to it, evaluation times and time to accuracy with it
-// (and the throughput shrunk), so a re-run that sleeps 5 s and logs 10 ms
-// measures 5 s. A log may claim more by up to two polls of the runner's
-// (each line is seen up to a poll late), and keeps its own times then; one
-// that claims more than that, or more than the whole run took, is shrunk to
-// what the runner saw: replaying a claim's logs in no time measures no time.
+// runner's clock. Its time to train is what the runner saw pass between
+// the run_start and run_stop lines arriving (LogS), or, for a log that
+// arrived all at once, the run's whole wall time. The log's own time is
+// kept where it is within two polls of LogS (each line is seen up to a poll
+// late, so the runner can tell no better); otherwise the log is stretched
+// or shrunk to the runner's time, evaluation times and time to accuracy
+// with it (and the throughput inversely): a re-run that sleeps 5 s and
+// logs 10 ms measures 5 s, and one that replays a claim's logs in no time
+// measures no time.
 func onRunnerClock(run *d5list.RunMetrics) {
 	c := run.Clock
 	if c == nil || !c.CompetitorLog {
 		return
 	}
-	seen, most := c.LogS, c.LogS+2*d5list.LogClockPollS
-	if seen == 0 {
-		seen, most = c.WallS, c.WallS
+	seen := c.LogS
+	if seen > 0 && math.Abs(run.TimeToTrain-seen) <= 2*d5list.LogClockPollS {
+		return
 	}
-	if !(seen > run.TimeToTrain) && !(run.TimeToTrain > most) {
+	if seen == 0 {
+		seen = c.WallS
+	}
+	if seen == run.TimeToTrain {
 		return
 	}
 	if run.TimeToTrain <= 0 {

@@ -120,6 +120,8 @@ func TestMeasureOnTheRunnersClock(t *testing.T) {
 		{"competitor's log claiming more than seen, within two polls", &d5list.RunClock{CompetitorLog: true, LogS: 0.001, WallS: 0.002}, 0.01, 0},
 		// A replay of the claim's logs: lines written faster than they say.
 		{"competitor's log claiming more than two polls over what was seen", &d5list.RunClock{CompetitorLog: true, LogS: 0.2, WallS: 1}, 0.2, 1000},
+		{"lines seen a little later than logged, within two polls", &d5list.RunClock{CompetitorLog: true, LogS: 1 + 1.5*d5list.LogClockPollS, WallS: 2}, 1, 1000},
+		{"lines seen later than logged by more than two polls", &d5list.RunClock{CompetitorLog: true, LogS: 1.2, WallS: 2}, 1.2, 1000},
 		{"competitor's log written at once, claiming more than the whole run", &d5list.RunClock{CompetitorLog: true, WallS: 0.004}, 0.004, 0},
 		{"the runner's own workload", &d5list.RunClock{WallS: 6}, 0.01, 0},
 	}

@@ -134,28 +134,29 @@ func writeJSON(path string, v any) error {
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("run", stderr)
 	runs := fs.Int("runs", 0, "number of runs; default the benchmark's count. Fewer is a quick trial; a submission needs exactly the benchmark's count")
+	unsandboxed := fs.Bool("allow-unsandboxed", false, "a benchmark that runs the bundle's own code: run it without bubblewrap when bwrap is not installed (a runner re-runs it sandboxed)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return fmt.Errorf("usage: d5list run [--runs N] DIR")
+		return fmt.Errorf("usage: d5list run [--runs N] [--allow-unsandboxed] DIR")
 	}
 	if *runs < 0 {
 		return fmt.Errorf("--runs: %d is negative", *runs)
 	}
-	return runRecipeRuns(ctx, pos[0], *runs, stdout)
+	return runRecipeRuns(ctx, pos[0], *runs, *unsandboxed, stdout)
 }
 
 // runRecipe executes a submission folder's recipe exactly as a portal
 // runner would, with fresh distinct seeds, into DIR/results.
 func runRecipe(ctx context.Context, dir string, progress io.Writer) error {
-	return runRecipeRuns(ctx, dir, 0, progress)
+	return runRecipeRuns(ctx, dir, 0, false, progress)
 }
 
 // runRecipeRuns is runRecipe with n runs instead of the benchmark's count
 // (n = 0).
-func runRecipeRuns(ctx context.Context, dir string, n int, progress io.Writer) error {
+func runRecipeRuns(ctx context.Context, dir string, n int, unsandboxed bool, progress io.Writer) error {
 	manifest, recipe, err := readFolder(dir)
 	if err != nil {
 		return err
@@ -167,9 +168,6 @@ func runRecipeRuns(ctx context.Context, dir string, n int, progress io.Writer) e
 	b, err := catalog.Lookup(bs, manifest.Benchmark)
 	if err != nil {
 		return fmt.Errorf("submission.json: benchmark: %w", err)
-	}
-	if b.Workload == "" {
-		return fmt.Errorf("benchmark %s runs the bundle's own code on a runner; `d5list run` runs builtin workloads only", b.ID)
 	}
 	resultsDir := filepath.Join(dir, "results")
 	old, _ := filepath.Glob(filepath.Join(resultsDir, "result_*.txt"))
@@ -185,6 +183,9 @@ func runRecipeRuns(ctx context.Context, dir string, n int, progress io.Writer) e
 		n = b.Runs
 	}
 	seeds := distinctSeeds(n)
+	if b.Workload == "" {
+		return runEntrypoint(ctx, dir, b, recipe, seeds, unsandboxed, progress)
+	}
 	for i, seed := range seeds {
 		fmt.Fprintf(progress, "run %d/%d (seed %d) ...\n", i+1, len(seeds), seed)
 		// One run at a time through the runner's own executor, written as

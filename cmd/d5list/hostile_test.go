@@ -84,20 +84,7 @@ func TestHostileEntrypoints(t *testing.T) {
 	runnerToken := adminToken(t, "runner-token", "--data", data, "--name", "sandboxed")
 	organiser := adminToken(t, "token", "--data", data, "--user", "olga", "--role", "organiser")
 
-	ctx, stopRunner := context.WithCancel(context.Background())
-	runnerDone := make(chan error, 1)
-	go func() {
-		runnerDone <- run(ctx, []string{"runner", "--server", p.url, "--token", runnerToken, "--executor", "process",
-			"--work", sandboxTraversable(t), "--concurrency", "2", "--heartbeat", "500ms", "--id", "hostile"}, io.Discard, testWriter{t})
-	}()
-	t.Cleanup(func() {
-		stopRunner()
-		select {
-		case <-runnerDone:
-		case <-time.After(30 * time.Second):
-			t.Error("the runner did not stop within 30 s")
-		}
-	})
+	startProcessRunner(t, p, runnerToken)
 
 	honest := hostileBundle(t, honestEntrypoint)
 	cases := []struct {
@@ -251,6 +238,29 @@ func hostileBundle(t *testing.T, entrypoint string) string {
 		}
 	}
 	return dir
+}
+
+// startProcessRunner runs `d5list runner --executor process` against p,
+// with two slots, until the test ends.
+func startProcessRunner(t *testing.T, p *portalUnderTest, token string) {
+	t.Helper()
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"runner", "--server", p.url, "--token", token, "--executor", "process",
+			"--work", sandboxTraversable(t), "--concurrency", "2", "--heartbeat", "500ms", "--id", "sandboxed"}, io.Discard, testWriter{t})
+	}()
+	t.Cleanup(func() {
+		stop()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("runner: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("the runner did not stop within 30 s")
+		}
+	})
 }
 
 // sandboxTraversable is a temp folder the sandbox's user can enter, as the

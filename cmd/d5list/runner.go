@@ -66,7 +66,13 @@ func runRunner(ctx context.Context, cfg runnerConfig, log *slog.Logger) error {
 	case cfg.ID == "" || sanitizeID(cfg.ID) != cfg.ID:
 		return fmt.Errorf("runner: --id %q: use letters, digits, '-', '_' and '.'", cfg.ID)
 	}
-	labels, err := runnerLabels(sysinfo.Detect().Labels(), cfg.Datasets, cfg.Labels)
+	detected := sysinfo.Detect().Labels()
+	if cfg.Executor != "builtin" {
+		for k, v := range runner.FrameworkLabels(ctx) {
+			detected[k] = v
+		}
+	}
+	labels, err := runnerLabels(detected, cfg.Datasets, cfg.Labels)
 	if err != nil {
 		return err
 	}

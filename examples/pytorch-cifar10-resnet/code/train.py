@@ -106,6 +106,14 @@ def augment(x):
     return torch.where(flip.view(n, 1, 1, 1), x.flip(3), x)
 
 
+def grad_scaler(device):
+    """torch.amp.GradScaler where it exists (torch >= 2.3), else the CUDA
+    one it replaced (Debian's torch 1.13): both are no-ops off CUDA."""
+    if hasattr(torch, "amp") and hasattr(torch.amp, "GradScaler"):
+        return torch.amp.GradScaler(device.type, enabled=device.type == "cuda")
+    return torch.cuda.amp.GradScaler(enabled=device.type == "cuda")
+
+
 def main():
     env = os.environ
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -149,7 +157,7 @@ def main():
                           weight_decay=args.weight_decay, nesterov=True)
     steps = args.epochs * ((tx.shape[0] + args.batch_size - 1) // args.batch_size)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=steps, pct_start=0.15)
-    scaler = torch.amp.GradScaler(device.type, enabled=device.type == "cuda")
+    scaler = grad_scaler(device)
     log.end("init_stop")
 
     log.start("run_start")
@@ -177,7 +185,8 @@ def main():
         log.start("eval_start", metadata={"epoch_num": epoch})
         model.eval()
         correct = 0
-        with torch.no_grad(), torch.autocast(device.type, dtype=torch.float16, enabled=device.type == "cuda"):
+        with torch.no_grad(), torch.autocast(device.type, dtype=torch.bfloat16 if device.type == "cpu" else torch.float16,
+                                             enabled=device.type == "cuda"):
             for k in range(0, vx.shape[0], 1024):
                 x = normalize(vx[k:k + 1024]).contiguous(memory_format=torch.channels_last)
                 correct += int((model(x).argmax(1) == vy[k:k + 1024]).sum())

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+
+	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/bundle"
+	"github.com/deep500/d5list/runner"
+)
+
+// runEntrypoint makes the claim of a benchmark that runs the bundle's own
+// code the way a runner re-runs it: the folder packed as a bundle, each
+// seed run in turn by the process executor in its bubblewrap sandbox (the
+// same environment, the same cleared variables), the logs written to
+// DIR/results. A claim made outside the sandbox can differ from its
+// re-run in ways the competitor cannot see (a BLAS kernel chosen by an
+// environment variable, a library found on another path).
+func runEntrypoint(ctx context.Context, dir string, b *d5list.Benchmark, recipe d5list.Recipe, seeds []int64, unsandboxed bool, progress io.Writer) error {
+	if recipe.Entrypoint == "" {
+		return fmt.Errorf("benchmark %s runs the bundle's own code: the recipe must name its entrypoint (entrypoint: code/run.sh)", b.ID)
+	}
+	archive, err := packForRun(dir)
+	if err != nil {
+		return err
+	}
+	var mu sync.Mutex
+	p, err := runner.NewProcess(runner.ProcessOptions{
+		Fetch: func(ctx context.Context, spec d5list.JobSpec, w io.Writer) error {
+			_, err := w.Write(archive)
+			return err
+		},
+		AllowUnsandboxed: unsandboxed,
+		OnLine: func(run int, stream, line string) {
+			if stream == d5list.StreamMLLOG {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintf(progress, "run %d: %s\n", run, line)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(progress, "%d runs of %s in the runner's sandbox, seeds %v ...\n", len(seeds), recipe.Entrypoint, seeds)
+	logs, err := p.Execute(ctx, d5list.JobSpec{Benchmark: *b, Recipe: recipe, Seeds: seeds})
+	if err != nil {
+		return err
+	}
+	resultsDir := filepath.Join(dir, "results")
+	for i, l := range logs {
+		if err := os.WriteFile(filepath.Join(resultsDir, "result_"+strconv.Itoa(i)+".txt"), l.Log, 0o644); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(progress, "wrote %d result logs to %s\n", len(logs), resultsDir)
+	return nil
+}
+
+// packForRun packs a copy of dir whose results folder holds one
+// placeholder log: a bundle needs one, and the runs replace it.
+func packForRun(dir string) ([]byte, error) {
+	tmp, err := os.MkdirTemp("", "d5list-run-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.CopyFS(tmp, os.DirFS(dir)); err != nil {
+		return nil, fmt.Errorf("copying %s: %w", dir, err)
+	}
+	results := filepath.Join(tmp, "results")
+	if err := os.RemoveAll(results); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(results, 0o755); err != nil {
+		return nil, err
+	}
+	placeholder := ":::MLLOG {\"namespace\": \"\", \"time_ms\": 0, \"event_type\": \"INTERVAL_START\", \"key\": \"run_start\", \"value\": null, \"metadata\": {}}\n"
+	if err := os.WriteFile(filepath.Join(results, "result_0.txt"), []byte(placeholder), 0o644); err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := bundle.Pack(tmp, &buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

@@ -275,12 +275,23 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	// progress shows its events, so an entrypoint need not print them.
 	var lc logClock
 	stopMLLOG := tailFile(host.result, i, d5list.StreamMLLOG, bothLines(lc.line, LinesFrom(ctx)), logClockPoll)
-	err = runGroup(ctx, cmd, p.opts.KillGrace, i, tail, bothLines(p.opts.OnLine, LinesFrom(ctx)), p.opts.OnStart)
+	tree := newTreeClock()
+	onStart := func(run, pid int) {
+		tree.follow(pid)
+		if p.opts.OnStart != nil {
+			p.opts.OnStart(run, pid)
+		}
+	}
+	started := time.Now()
+	err = runGroup(ctx, cmd, p.opts.KillGrace, i, tail, bothLines(p.opts.OnLine, LinesFrom(ctx)), onStart)
+	foreign := tree.foreignDelayShare()
 	stopMLLOG()
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w%s", err, tail.String())
 	}
-	clock := &d5list.RunClock{CPUS: processCPU(cmd.ProcessState)}
+	// WaitS, as the builtin workloads report it: the share of the run
+	// that foreign work delayed its processes by, times its wall time.
+	clock := &d5list.RunClock{CPUS: processCPU(cmd.ProcessState), WaitS: foreign * time.Since(started).Seconds()}
 	lc.measure(clock)
 	log, err := readResult(host.result, p.opts.Limits.MaxResultBytes, tail)
 	return log, clock, err

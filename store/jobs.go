@@ -440,6 +440,51 @@ func (db *DB) LeasableJobs(ctx context.Context) (waiting int, mark string, err e
 	return waiting, mark, nil
 }
 
+// RequeueLeasesOf puts back in the queue, without counting the attempt,
+// every job leased to a runner whose id starts with prefix: the portal's
+// in-process runners, whose jobs ended with the process that held them
+// when the portal stopped. It returns how many it requeued.
+func (db *DB) RequeueLeasesOf(ctx context.Context, prefix, reason string) (int, error) {
+	n := 0
+	err := db.writeTx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT `+jobColumns+` WHERE state = ? AND substr(runner_id, 1, length(?)) = ?`,
+			string(d5list.JobLeased), prefix, prefix)
+		if err != nil {
+			return err
+		}
+		var held []*jobRow
+		for rows.Next() {
+			j, err := scanJob(rows)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			held = append(held, j)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		now := db.now().UnixNano()
+		for _, j := range held {
+			if err := jobEventTx(ctx, tx, j, j.Attempts, d5list.EventRequeued, j.RunnerID, reason, now); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = ?, attempts = max(attempts - 1, 0), runner_id = '',
+				secret_hash = '', lease_expires = 0, updated_at = ? WHERE id = ?`, string(d5list.JobQueued), now, j.ID); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE submissions SET status = ?, updated_at = ? WHERE id = ?`,
+				string(d5list.StatusQueued), now, j.SubmissionID); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	return n, wrap(err, "requeueing the jobs of runners %s*", prefix)
+}
+
 // ReleaseLease gives back a lease that never reached its runner (the lease
 // request was cancelled while the lease was being taken): the job is
 // queued again and the attempt is not counted, since no runner tried it.

@@ -849,3 +849,37 @@ func TestDatabaseFilesAreOwnerOnly(t *testing.T) {
 		}
 	}
 }
+
+// The in-process runners' jobs end with the portal process: at the next
+// start they are queued again without counting the attempt (issue 19),
+// and a remote runner's lease, still running elsewhere, is left alone.
+func TestRequeueLeasesOfTheInProcessRunners(t *testing.T) {
+	ctx := context.Background()
+	db, _ := newTestDB(t)
+	local := mustCreate(t, db, testSubmission("l2-digits", 1))
+	remote := mustCreate(t, db, testSubmission("l2-digits", 2))
+	localLease := mustLease(t, db, "local-0", nil, time.Minute)
+	remoteLease := mustLease(t, db, "gpu-box-0", nil, time.Minute)
+	if localLease.Spec.SubmissionID != local.ID || remoteLease.Spec.SubmissionID != remote.ID {
+		t.Fatal("leases went to the wrong runners")
+	}
+	n, err := db.RequeueLeasesOf(ctx, "local-", "the portal stopped")
+	if err != nil || n != 1 {
+		t.Fatalf("requeued %d (%v), want 1", n, err)
+	}
+	jobs, _ := db.Jobs(ctx, local.ID)
+	if jobs[0].State != d5list.JobQueued || jobs[0].Attempts != 0 || jobs[0].RunnerID != "" {
+		t.Fatalf("the local runner's job: %+v, want queued with no attempt counted", jobs[0])
+	}
+	if sub, _ := db.Submission(ctx, local.ID); sub.Status != d5list.StatusQueued {
+		t.Fatalf("its submission is %s, want queued", sub.Status)
+	}
+	jobs, _ = db.Jobs(ctx, remote.ID)
+	if jobs[0].State != d5list.JobLeased || jobs[0].Attempts != 1 {
+		t.Fatalf("the remote runner's job: %+v, want still leased", jobs[0])
+	}
+	if err := db.HeartbeatJob(ctx, remoteLease.Job.ID, remoteLease.Secret, time.Minute); err != nil {
+		t.Fatalf("the remote lease no longer holds: %v", err)
+	}
+	wantCode(t, "a report on the requeued lease", db.HeartbeatJob(ctx, localLease.Job.ID, localLease.Secret, time.Minute), d5list.EFORBIDDEN)
+}

@@ -1,12 +1,7 @@
 package workloads
 
 import (
-	"bytes"
 	"context"
-	"math"
-	"os"
-	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/deep500/d5list/sysinfo"
@@ -53,7 +48,7 @@ func readHelperClock(workers []*worker) (helperClock, bool) {
 		if w.cmd.Process == nil {
 			return c, false
 		}
-		cpu, wait, ok := processSchedstat(w.cmd.Process.Pid)
+		cpu, wait, ok := sysinfo.ProcessSchedstat(w.cmd.Process.Pid)
 		if !ok {
 			return c, false
 		}
@@ -65,7 +60,7 @@ func readHelperClock(workers []*worker) (helperClock, bool) {
 		return c, false
 	}
 	c.coordinatorCPU = cpu
-	if c.machineBusy, ok = machineBusy(); !ok {
+	if c.machineBusy, ok = sysinfo.MachineBusy(); !ok {
 		return c, false
 	}
 	return c, len(workers) > 0
@@ -85,64 +80,5 @@ func (c helperClock) foreignDelayShare(end helperClock) float64 {
 		return 0
 	}
 	own := (end.helperCPU - c.helperCPU) + (end.coordinatorCPU - c.coordinatorCPU)
-	foreign := max(0, (end.machineBusy-c.machineBusy)-own)
-	if foreign+own <= 0 {
-		return 0
-	}
-	wait := float64(end.helperWait-c.helperWait) / float64(c.helpers)
-	share := wait * float64(foreign) / float64(foreign+own) / float64(span)
-	return math.Min(math.Max(share, 0), 1)
-}
-
-// processSchedstat sums /proc/pid/task/*/schedstat: nanoseconds on a CPU
-// and waiting on a run queue, over every thread of process pid.
-func processSchedstat(pid int) (cpu, wait time.Duration, ok bool) {
-	tasks, err := filepath.Glob(filepath.Join("/proc", strconv.Itoa(pid), "task", "*", "schedstat"))
-	if err != nil || len(tasks) == 0 {
-		return 0, 0, false
-	}
-	for _, path := range tasks {
-		c, w, ok := sysinfo.Schedstat(path)
-		if !ok {
-			continue // a thread that ended between the listing and the read
-		}
-		cpu += c
-		wait += w
-	}
-	return cpu, wait, true
-}
-
-// clockTicks is USER_HZ, the unit of /proc/stat: 100 on every Linux
-// architecture Go supports (the kernel's ABI fixes it).
-const clockTicks = 100
-
-// machineBusy is the CPU time the machine has spent on anything but idling
-// since boot, summed over its CPUs: the aggregate "cpu" line of /proc/stat
-// less idle and iowait. Steal counts as busy: a hypervisor that ran another
-// guest delayed the run as any foreign task would.
-func machineBusy() (time.Duration, bool) {
-	data, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0, false
-	}
-	line, _, _ := bytes.Cut(data, []byte("\n"))
-	f := bytes.Fields(line)
-	if len(f) < 5 || string(f[0]) != "cpu" {
-		return 0, false
-	}
-	var busy int64
-	for i, field := range f[1:] {
-		if i >= 8 { // guest time is already in user and nice
-			break
-		}
-		v, err := strconv.ParseInt(string(field), 10, 64)
-		if err != nil {
-			return 0, false
-		}
-		if i == 3 || i == 4 { // idle, iowait
-			continue
-		}
-		busy += v
-	}
-	return time.Duration(busy) * time.Second / clockTicks, true
+	return sysinfo.ForeignDelayShare(span, end.machineBusy-c.machineBusy, own, (end.helperWait-c.helperWait)/time.Duration(c.helpers))
 }

@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"github.com/deep500/d5list/sysinfo"
 	"io"
 	"math"
 	"testing"
@@ -47,7 +48,7 @@ func TestForeignDelayShare(t *testing.T) {
 // A data-parallel run reports its foreign delay once, as a share of its
 // timed span, read from this machine's real /proc.
 func TestDataParallelReportsForeignDelay(t *testing.T) {
-	if _, ok := machineBusy(); !ok {
+	if _, ok := sysinfo.MachineBusy(); !ok {
 		t.Skip("no /proc/stat")
 	}
 	var shares []float64

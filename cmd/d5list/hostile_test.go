@@ -84,7 +84,7 @@ func TestHostileEntrypoints(t *testing.T) {
 	runnerToken := adminToken(t, "runner-token", "--data", data, "--name", "sandboxed")
 	organiser := adminToken(t, "token", "--data", data, "--user", "olga", "--role", "organiser")
 
-	startProcessRunner(t, p, runnerToken)
+	startProcessRunner(t, p, runnerToken, 2)
 
 	honest := hostileBundle(t, honestEntrypoint)
 	cases := []struct {
@@ -241,14 +241,14 @@ func hostileBundle(t *testing.T, entrypoint string) string {
 }
 
 // startProcessRunner runs `d5list runner --executor process` against p,
-// with two slots, until the test ends.
-func startProcessRunner(t *testing.T, p *portalUnderTest, token string) {
+// with slots jobs at once, until the test ends.
+func startProcessRunner(t *testing.T, p *portalUnderTest, token string, slots int) {
 	t.Helper()
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"runner", "--server", p.url, "--token", token, "--executor", "process",
-			"--work", sandboxTraversable(t), "--concurrency", "2", "--heartbeat", "500ms", "--id", "sandboxed"}, io.Discard, testWriter{t})
+			"--work", sandboxTraversable(t), "--concurrency", strconv.Itoa(slots), "--heartbeat", "500ms", "--id", "sandboxed"}, io.Discard, testWriter{t})
 	}()
 	t.Cleanup(func() {
 		stop()

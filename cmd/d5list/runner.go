@@ -65,6 +65,8 @@ func runRunner(ctx context.Context, cfg runnerConfig, log *slog.Logger) error {
 		return fmt.Errorf("runner: --heartbeat must be positive, got %s", cfg.Heartbeat)
 	case cfg.ID == "" || sanitizeID(cfg.ID) != cfg.ID:
 		return fmt.Errorf("runner: --id %q: use letters, digits, '-', '_' and '.'", cfg.ID)
+	case cfg.ID+"-" == localRunnerPrefix:
+		return fmt.Errorf("runner: --id %q is the portal's in-process runners' (their jobs are requeued when the portal restarts): choose another", cfg.ID)
 	}
 	detected := sysinfo.Detect().Labels()
 	if cfg.Executor != "builtin" {

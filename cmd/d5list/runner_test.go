@@ -61,6 +61,7 @@ func TestRunnerRefusesBadFlags(t *testing.T) {
 		{[]string{"--server", "http://127.0.0.1:1", "--token", "d5r_x", "--executor", "docker"}, `--executor "docker"`},
 		{[]string{"--server", "http://127.0.0.1:1", "--token", "d5r_x", "--executor", "slurm"}, "needs --work"},
 		{[]string{"--server", "http://127.0.0.1:1", "--token", "d5r_x", "--id", "a b"}, "--id"},
+		{[]string{"--server", "http://127.0.0.1:1", "--token", "d5r_x", "--id", "local"}, "in-process runners"},
 	}
 	for _, c := range cases {
 		err := run(context.Background(), append([]string{"runner"}, c.args...), os.Stdout, os.Stderr)

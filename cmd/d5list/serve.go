@@ -53,6 +53,10 @@ type serveConfig struct {
 	Ready func(addr string)
 }
 
+// localRunnerPrefix starts the ids of the portal's in-process runners;
+// remote runners may not take it (runnerCmd).
+const localRunnerPrefix = "local-"
+
 func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := newFlags("serve", stderr)
 	cfg := serveConfig{}
@@ -145,9 +149,17 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	if cfg.LeaseTTL > 0 && cfg.LeaseTTL/3 < heartbeat {
 		heartbeat = cfg.LeaseTTL / 3
 	}
+	// The in-process runners' jobs ended with the process that ran them:
+	// a portal that crashed or was killed gives them back uncounted, not
+	// as an attempt of the competitor's.
+	if n, err := db.RequeueLeasesOf(ctx, localRunnerPrefix, "the portal stopped during the re-run; not counted as an attempt"); err != nil {
+		return err
+	} else if n > 0 {
+		log.Info("requeued the jobs the in-process runners held when the portal stopped", "jobs", n)
+	}
 	for i := range cfg.Runners {
 		agent := &runner.Agent{
-			ID: "local-" + strconv.Itoa(i), Labels: labels, Queue: svc, Executor: runner.Builtin{},
+			ID: localRunnerPrefix + strconv.Itoa(i), Labels: labels, Queue: svc, Executor: runner.Builtin{},
 			Poll: 500 * time.Millisecond, Heartbeat: heartbeat, Log: log,
 		}
 		wg.Go(func() { _ = agent.Run(work) })

@@ -7,11 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/runner"
 	"github.com/deep500/d5list/sysinfo"
+	"github.com/deep500/d5list/verifier"
 )
 
 // needSandboxedTorch skips where the sandbox's Python has no PyTorch and
@@ -31,17 +33,97 @@ func needSandboxedTorch(t *testing.T) {
 	t.Skipf("needs %s", why)
 }
 
-// TestTorchExampleEndToEnd takes examples/pytorch-digits-mlp as a
-// competitor does (issue 14): `d5list run` trains it with PyTorch in the
-// runner's sandbox, the upload goes to the real portal, a real
-// process-executor runner leases the job and re-runs it, sandboxed, and
-// the entry is verified and ranked by the portal's measurement.
-func TestTorchExampleEndToEnd(t *testing.T) {
+// TestTorchExamplesEndToEnd takes the PyTorch examples as a competitor
+// does (issue 14): `d5list run` trains each in the runner's sandbox, the
+// uploads go to the real portal, a real process-executor runner leases the
+// jobs and re-runs them, sandboxed, and each entry is verified and ranked
+// by the portal's measurement: L2 in one process, L3 in two workers that
+// meet through torch.distributed.
+//
+// The accuracies must match the claim exactly, every time. The times may
+// not, on a shared two-core machine: its speed for this workload changes
+// by up to 60 % from one minute to the next with no run-queue wait to show
+// for it (other tenants of the host), so a claim made in a fast minute and
+// re-run in a slow one is a timing discrepancy, rightly by the rule. A try
+// whose only findings are about timing is therefore made again, claim and
+// re-run, up to three times; any other finding fails at once. CI runs this
+// test alone (.ci/run), as D5LIST_TORCH_E2E=1 asks.
+func TestTorchExamplesEndToEnd(t *testing.T) {
+	if os.Getenv("D5LIST_TORCH_E2E") == "" {
+		t.Skip("the PyTorch examples end to end take minutes of both cores: D5LIST_TORCH_E2E=1 runs them (CI does, alone)")
+	}
 	needSandboxedTorch(t)
-	dir := filepath.Join(t.TempDir(), "submission")
-	copyDir(t, "../../examples/pytorch-digits-mlp", dir)
-	// The competitor fills in the system description; this host's CPU is
-	// what the runner will report, so its timing is re-measured.
+	// One builtin runner in the portal, which must leave these jobs alone,
+	// and one process runner beside it, one job at a time as the claims
+	// were made.
+	p := startPortal(t, 1)
+	startProcessRunner(t, p, adminToken(t, "runner-token", "--data", p.data, "--name", "torch"), 1)
+	for _, ex := range []struct{ folder, benchmark string }{
+		{"pytorch-digits-mlp", "l2-digits-mlp-torch-cpu"},
+		{"pytorch-digits-mlp-ddp", "l3-digits-mlp-torch-ddp-cpu"},
+	} {
+		t.Run(ex.benchmark, func(t *testing.T) {
+			const tries = 3
+			for try := 1; ; try++ {
+				dir := filepath.Join(t.TempDir(), ex.folder)
+				copyDir(t, filepath.Join("../../examples", ex.folder), dir)
+				fillInSystem(t, dir)
+				var out, errOut bytes.Buffer
+				if err := run(context.Background(), []string{"run", dir}, &out, &errOut); err != nil {
+					t.Fatalf("d5list run: %v\n%s%s", err, out.String(), errOut.String())
+				}
+				id := p.submitFolder(t, dir)
+				got := p.waitFinal(t, id)
+				var owned submissionJSON
+				if err := json.Unmarshal([]byte(getAs(t, p.url+"/api/v1/submissions/"+strconv.FormatInt(id, 10), p.token)), &owned); err != nil {
+					t.Fatal(err)
+				}
+				if got.Measured == nil || len(got.Measured.Runs) != 5 {
+					t.Fatalf("measured %+v, want the re-run's 5 runs; reasons %s", got.Measured, reasonsText(owned.Reasons))
+				}
+				for j, r := range got.Measured.Runs {
+					c := got.Claimed.Runs[j]
+					if r.Seed != c.Seed || r.FinalAccuracy != c.FinalAccuracy || len(r.Evals) != len(c.Evals) {
+						t.Fatalf("run %d: re-run seed %d accuracy %v, claimed seed %d accuracy %v: want the same", j, r.Seed, r.FinalAccuracy, c.Seed, c.FinalAccuracy)
+					}
+				}
+				if got.Status == d5list.StatusVerified {
+					var board d5list.Leaderboard
+					if code := p.getJSON(t, "/api/v1/leaderboards/"+ex.benchmark, &board); code != 200 {
+						t.Fatalf("leaderboard: %d", code)
+					}
+					if len(board.Entries) != 1 || board.Entries[0].SubmissionID != id || board.Entries[0].Rank != 1 || board.Entries[0].Basis != d5list.BasisMeasured {
+						t.Fatalf("leaderboard %+v, want submission %d ranked first by its measured time", board.Entries, id)
+					}
+					t.Logf("verified on try %d: measured %.3f s (claimed %.3f s)", try, board.Entries[0].Value, board.Entries[0].Claimed)
+					return
+				}
+				if got.Status != d5list.StatusDiscrepancy || !onlyTiming(owned.Reasons) || try == tries {
+					t.Fatalf("try %d: %s, want verified; reasons (as its owner sees them) %s", try, got.Status, reasonsText(owned.Reasons))
+				}
+				t.Logf("try %d: a timing discrepancy, accuracies exact; claiming and re-running again: %s", try, reasonsText(owned.Reasons))
+			}
+		})
+	}
+}
+
+// onlyTiming reports whether every reason is a timing finding.
+func onlyTiming(rs []d5list.Reason) bool {
+	for _, r := range rs {
+		switch r.Code {
+		case verifier.CodeTimingMismatch, verifier.CodeRunTimingMismatch, verifier.CodeEpochTimeMismatch:
+		default:
+			return false
+		}
+	}
+	return len(rs) > 0
+}
+
+// fillInSystem does what the competitor does with the example's
+// system.json: names this host's CPU, which is what the runner reports, so
+// that the timing is re-measured.
+func fillInSystem(t *testing.T, dir string) {
+	t.Helper()
 	var system map[string]any
 	data, err := os.ReadFile(filepath.Join(dir, "system.json"))
 	if err != nil {
@@ -57,35 +139,4 @@ func TestTorchExampleEndToEnd(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "system.json"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var out, errOut bytes.Buffer
-	if err := run(context.Background(), []string{"run", dir}, &out, &errOut); err != nil {
-		t.Fatalf("d5list run: %v\n%s%s", err, out.String(), errOut.String())
-	}
-
-	// One builtin runner in the portal, which must leave this job alone,
-	// and one process runner beside it.
-	p := startPortal(t, 1)
-	startProcessRunner(t, p, adminToken(t, "runner-token", "--data", p.data, "--name", "torch"))
-	id := p.submitFolder(t, dir)
-	got := p.waitFinal(t, id)
-	if got.Status != d5list.StatusVerified {
-		t.Fatalf("the PyTorch example: %s, want verified; reasons %s", got.Status, reasonsText(got.Reasons))
-	}
-	if got.Measured == nil || len(got.Measured.Runs) != 5 {
-		t.Fatalf("measured %+v, want the re-run's 5 runs", got.Measured)
-	}
-	for i, r := range got.Measured.Runs {
-		c := got.Claimed.Runs[i]
-		if r.Seed != c.Seed || r.FinalAccuracy != c.FinalAccuracy {
-			t.Errorf("run %d: re-run seed %d accuracy %v, claimed seed %d accuracy %v: want the same", i, r.Seed, r.FinalAccuracy, c.Seed, c.FinalAccuracy)
-		}
-	}
-	var board d5list.Leaderboard
-	if code := p.getJSON(t, "/api/v1/leaderboards/l2-digits-mlp-torch-cpu", &board); code != 200 {
-		t.Fatalf("leaderboard: %d", code)
-	}
-	if len(board.Entries) != 1 || board.Entries[0].SubmissionID != id || board.Entries[0].Rank != 1 || board.Entries[0].Basis != d5list.BasisMeasured {
-		t.Fatalf("leaderboard %+v, want submission %d ranked first by its measured time", board.Entries, id)
-	}
-	t.Logf("verified: measured %.3f s (claimed %.3f s)", board.Entries[0].Value, board.Entries[0].Claimed)
 }

@@ -1,0 +1,129 @@
+"""The MLP of l2-digits-mlp-torch-cpu, trained data-parallel with
+torch.distributed (gloo on CPU).
+
+Every worker holds the whole model; each global minibatch (workers x
+batch_size samples) is split in rank order, each worker computes the
+gradient of its slice, and an all_reduce sums the gradients (flattened into
+one tensor) before every step, so that all workers take the same step. For a seed and a worker
+count the accuracies are always the same. Rank 0 writes the MLLOG.
+
+The workers are started with torch.multiprocessing.spawn and meet over
+TCP on 127.0.0.1 (Debian's torchrun of torch 1.13 fails in its launcher on
+Python 3.11); under Slurm, one task per worker would take its rank from
+SLURM_PROCID instead.
+"""
+import argparse
+import os
+import socket
+import sys
+
+import numpy as np
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from sklearn.datasets import load_digits
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mllog_emitter import Emitter  # noqa: E402
+
+# The benchmark's fixed part: the model, data, split and epochs of
+# l2-digits-mlp-torch-cpu, and the worker count.
+HIDDEN = 512
+EPOCHS = 30
+TARGET = 0.96
+TEST_SHARE = 0.2
+SPLIT_SEED = 0
+
+
+def split():
+    digits = load_digits()
+    x = digits.data.astype(np.float32) / 16.0
+    y = digits.target.astype(np.int64)
+    order = np.random.RandomState(SPLIT_SEED).permutation(len(x))
+    n_test = int(len(x) * TEST_SHARE)
+    test, train = order[:n_test], order[n_test:]
+    return (torch.from_numpy(x[train]), torch.from_numpy(y[train]),
+            torch.from_numpy(x[test]), torch.from_numpy(y[test]))
+
+
+def worker(rank, world, port, seed, args, log_path, benchmark):
+    dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % port, rank=rank, world_size=world)
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    torch.manual_seed(seed)
+    log = Emitter(log_path if rank == 0 else None, echo=False)
+
+    x_train, y_train, x_test, y_test = split()
+    model = torch.nn.Sequential(
+        torch.nn.Linear(64, HIDDEN), torch.nn.ReLU(),
+        torch.nn.Linear(HIDDEN, HIDDEN), torch.nn.ReLU(),
+        torch.nn.Linear(HIDDEN, 10))
+    params = list(model.parameters())
+    opt = torch.optim.SGD(params, lr=args.lr, momentum=args.momentum)
+    loss_fn = torch.nn.CrossEntropyLoss(reduction="sum")
+    shuffle = torch.Generator().manual_seed(seed)
+    global_batch = world * args.batch_size
+
+    log.event("submission_benchmark", benchmark)
+    log.event("seed", seed)
+    log.event("number_of_workers", world)
+    log.event("global_batch_size", global_batch)
+    log.event("opt_base_learning_rate", args.lr)
+    log.event("train_samples", len(x_train))
+    log.event("eval_samples", len(x_test))
+    dist.barrier()
+    log.start("run_start")
+    acc = 0.0
+    for epoch in range(1, EPOCHS + 1):
+        model.train()
+        perm = torch.randperm(len(x_train), generator=shuffle)
+        for i in range(0, len(perm), global_batch):
+            batch = perm[i:i + global_batch]
+            mine = batch[rank::world]
+            opt.zero_grad()
+            if len(mine):
+                loss_fn(model(x_train[mine]), y_train[mine]).backward()
+            else:
+                for p in params:
+                    p.grad = torch.zeros_like(p)
+            # One all_reduce a step, of all gradients flattened together.
+            flat = torch.cat([p.grad.reshape(-1) for p in params])
+            dist.all_reduce(flat)
+            flat /= len(batch)
+            offset = 0
+            for p in params:
+                p.grad.copy_(flat[offset:offset + p.numel()].view_as(p))
+                offset += p.numel()
+            opt.step()
+        if rank == 0:
+            model.eval()
+            with torch.no_grad():
+                acc = (model(x_test).argmax(1) == y_test).float().mean().item()
+            log.event("eval_accuracy", round(acc, 6), {"epoch_num": epoch})
+        dist.barrier()
+    log.end("run_stop", metadata={"status": "success" if acc >= TARGET else "aborted"})
+    log.close()
+    dist.destroy_process_group()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--batch-size", type=int, default=32, help="per worker")
+    ap.add_argument("--lr", type=float, default=0.1)
+    ap.add_argument("--momentum", type=float, default=0.9)
+    args = ap.parse_args()
+    seed = int(os.environ.get("D5_SEED", "1"))
+    log_path = os.path.abspath(os.environ.get("D5_RESULT_LOG", "result.txt"))
+    benchmark = os.environ.get("D5_BENCHMARK", "l3-digits-mlp-torch-ddp-cpu")
+    mp.spawn(worker, args=(args.workers, free_port(), seed, args, log_path, benchmark), nprocs=args.workers, join=True)
+
+
+if __name__ == "__main__":
+    main()

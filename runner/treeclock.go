@@ -1,0 +1,122 @@
+package runner
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/deep500/d5list/sysinfo"
+)
+
+// treeClock measures how long other work on the machine delayed one run of
+// the process executor, as the builtin workloads' clock does for their
+// threads: it follows the run's process tree (the sandbox's leader and
+// every descendant, found through /proc/PID/task/TID/children) every poll,
+// keeps each process's last CPU and run-queue wait (schedstat), and
+// compares them with the CPU time the whole machine spent busy over the
+// run. A process that ends between two polls loses at most a poll's worth
+// of its times.
+type treeClock struct {
+	mu     sync.Mutex
+	leader int
+	procs  map[int]procTimes
+	start  time.Time
+	busy0  time.Duration
+	ok     bool
+	stop   chan struct{}
+	done   chan struct{}
+}
+
+type procTimes struct{ cpu, wait time.Duration }
+
+func newTreeClock() *treeClock {
+	return &treeClock{procs: map[int]procTimes{}, stop: make(chan struct{}), done: make(chan struct{})}
+}
+
+// follow starts following the tree under pid (runGroup's onStart).
+func (c *treeClock) follow(pid int) {
+	c.mu.Lock()
+	c.leader, c.start = pid, time.Now()
+	c.busy0, c.ok = sysinfo.MachineBusy()
+	c.mu.Unlock()
+	go func() {
+		defer close(c.done)
+		tick := time.NewTicker(logClockPoll)
+		defer tick.Stop()
+		for {
+			c.sample()
+			select {
+			case <-c.stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+}
+
+func (c *treeClock) sample() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	todo := []int{c.leader}
+	for len(todo) > 0 {
+		pid := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if cpu, wait, ok := sysinfo.ProcessSchedstat(pid); ok {
+			c.procs[pid] = procTimes{cpu, wait}
+		}
+		todo = append(todo, childPIDs(pid)...)
+	}
+}
+
+// foreignDelayShare stops following and returns the share of the run's
+// span that foreign work delayed it by; 0 where /proc cannot tell.
+func (c *treeClock) foreignDelayShare() float64 {
+	c.mu.Lock()
+	started := c.leader != 0
+	c.mu.Unlock()
+	if !started {
+		return 0
+	}
+	close(c.stop)
+	<-c.done
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	busy, ok := sysinfo.MachineBusy()
+	if !ok || !c.ok {
+		return 0
+	}
+	span := time.Since(c.start)
+	var own, wait time.Duration
+	computing := 0
+	for _, p := range c.procs {
+		own += p.cpu
+		wait += p.wait
+		// The processes that compute (not a shell or a launcher that waits
+		// for them) are delayed in lockstep: their waits count once.
+		if p.cpu >= span/4 {
+			computing++
+		}
+	}
+	return sysinfo.ForeignDelayShare(span, busy-c.busy0, own, wait/time.Duration(max(computing, 1)))
+}
+
+// childPIDs lists the children of every thread of pid.
+func childPIDs(pid int) []int {
+	files, _ := filepath.Glob(filepath.Join("/proc", strconv.Itoa(pid), "task", "*", "children"))
+	var kids []int
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, field := range strings.Fields(string(data)) {
+			if k, err := strconv.Atoi(field); err == nil {
+				kids = append(kids, k)
+			}
+		}
+	}
+	return kids
+}

@@ -69,6 +69,25 @@ func (db *DB) Job(ctx context.Context, id int64) (*d5list.Job, error) {
 	return &j.Job, nil
 }
 
+// queryJobsTx loads the jobs that where (a WHERE clause, and an ORDER BY)
+// selects, all read before the caller writes in the same transaction.
+func queryJobsTx(ctx context.Context, tx *sql.Tx, where string, args ...any) ([]*jobRow, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT `+jobColumns+` `+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var jobs []*jobRow
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, err
+		}
+		jobs = append(jobs, j)
+	}
+	return jobs, rows.Err()
+}
+
 // Jobs lists the jobs of a submission, oldest first.
 func (db *DB) Jobs(ctx context.Context, submissionID int64) ([]d5list.Job, error) {
 	jobs := []d5list.Job{}
@@ -107,23 +126,9 @@ func (db *DB) LeaseJob(ctx context.Context, runnerID string, labels map[string]s
 	var lease *d5list.Lease
 	err := db.writeTx(ctx, func(tx *sql.Tx) error {
 		now := db.now().UnixNano()
-		rows, err := tx.QueryContext(ctx, `SELECT `+jobColumns+`
-			WHERE state = ? OR (state = ? AND lease_expires <= ?) ORDER BY id`,
+		waiting, err := queryJobsTx(ctx, tx, `WHERE state = ? OR (state = ? AND lease_expires <= ?) ORDER BY id`,
 			string(d5list.JobQueued), string(d5list.JobLeased), now)
 		if err != nil {
-			return err
-		}
-		var waiting []*jobRow
-		for rows.Next() {
-			j, err := scanJob(rows)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			waiting = append(waiting, j)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
 			return err
 		}
 
@@ -447,22 +452,9 @@ func (db *DB) LeasableJobs(ctx context.Context) (waiting int, mark string, err e
 func (db *DB) RequeueLeasesOf(ctx context.Context, prefix, reason string) (int, error) {
 	n := 0
 	err := db.writeTx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT `+jobColumns+` WHERE state = ? AND substr(runner_id, 1, length(?)) = ?`,
+		held, err := queryJobsTx(ctx, tx, `WHERE state = ? AND substr(runner_id, 1, length(?)) = ?`,
 			string(d5list.JobLeased), prefix, prefix)
 		if err != nil {
-			return err
-		}
-		var held []*jobRow
-		for rows.Next() {
-			j, err := scanJob(rows)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			held = append(held, j)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
 			return err
 		}
 		now := db.now().UnixNano()

@@ -169,10 +169,12 @@ func verifiedSubmission() *d5list.Submission {
 	run := 2
 	claimed, measured := 0.93, 0.91
 	at := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	rerun := result(20, 5)
+	rerun.Runner = map[string]string{"runs": "builtin", "cpu_model": "AMD EPYC"}
 	return &d5list.Submission{
 		ID: 7, BenchmarkID: "l2-digits-mlp-cpu", OwnerID: 1, Owner: "alice", Division: "closed", Availability: "available",
 		Submitter: "First Lab", SystemName: "box-a", Framework: "numpy", Status: d5list.StatusVerified,
-		BundleSHA256: "ab12", BundleSize: 4096, Claimed: result(10, 5), Measured: result(20, 5),
+		BundleSHA256: "ab12", BundleSize: 4096, Claimed: result(10, 5), Measured: rerun,
 		Reasons:   []d5list.Reason{{Code: "accuracy_mismatch", Message: "run 2 epoch 2 accuracy differs", File: "results/result_2.txt", Run: &run, Claimed: &claimed, Measured: &measured}},
 		CreatedAt: at, UpdatedAt: at,
 	}

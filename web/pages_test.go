@@ -194,6 +194,9 @@ func TestSubmissionPage(t *testing.T) {
 		t.Errorf("reason %q", reason.Text())
 	}
 
+	if on := doc.Find(testid("measured-on")).Text(); !strings.Contains(on, "cpu_model=AMD EPYC, runs=builtin") {
+		t.Errorf("measured-on %q: want the labels of the runner that measured it", on)
+	}
 	claimed, measured := doc.Find(testid("score-claimed")).Text(), doc.Find(testid("score-measured")).Text()
 	wantClaimed, wantMeasured := strconv.FormatFloat(sub.Claimed.Score.Value, 'f', 2, 64)+" s", strconv.FormatFloat(sub.Measured.Score.Value, 'f', 2, 64)+" s"
 	if claimed != wantClaimed || measured != wantMeasured {

@@ -4,6 +4,7 @@ package catalog
 import (
 	"bytes"
 	_ "embed"
+	"fmt"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -19,12 +20,27 @@ func Benchmarks() ([]d5list.Benchmark, error) {
 	return Parse("benchmarks.yaml", benchmarksYAML)
 }
 
+// RefuseBuiltIn refuses definitions that would replace a built-in
+// benchmark: the portal seeds those from the embedded catalogue at every
+// start, so a change made elsewhere would be undone at the next one. A
+// built-in benchmark changes in catalog/benchmarks.yaml, with a release.
+func RefuseBuiltIn(bs []d5list.Benchmark) error {
+	builtIn, err := Benchmarks()
+	if err != nil {
+		return err
+	}
+	for _, b := range bs {
+		if _, err := Lookup(builtIn, b.ID); err == nil {
+			return d5list.Errorf(d5list.EINVALID, "benchmark %s is built in: the portal seeds it from catalog/benchmarks.yaml at every start, so a change made here would be undone; add it under a new id, or change that file", b.ID)
+		}
+	}
+	return nil
+}
+
 // Parse reads a catalogue file and validates every entry.
 func Parse(name string, data []byte) ([]d5list.Benchmark, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	var bs []d5list.Benchmark
-	if err := dec.Decode(&bs); err != nil {
+	bs, err := decodeBenchmarks(data)
+	if err != nil {
 		return nil, d5list.Errorf(d5list.EINVALID, "%s: %v", name, err)
 	}
 	seen := map[string]bool{}
@@ -40,6 +56,47 @@ func Parse(name string, data []byte) ([]d5list.Benchmark, error) {
 		normalize(b)
 	}
 	return bs, nil
+}
+
+// decodeBenchmarks reads the three shapes people write: the catalogue's
+// own (a list of benchmarks), the same list under a "benchmarks:" key, and
+// one benchmark alone. Unknown fields are errors, so a misspelt key is not
+// silently dropped.
+func decodeBenchmarks(data []byte) ([]d5list.Benchmark, error) {
+	var node yaml.Node
+	if err := yaml.Unmarshal(data, &node); err != nil {
+		return nil, err
+	}
+	if len(node.Content) == 0 {
+		return nil, nil
+	}
+	root := node.Content[0]
+	// The shape is read from the tree, the values from the text itself, so
+	// that errors keep the text's line numbers.
+	decode := func(v any) error {
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		dec.KnownFields(true)
+		return dec.Decode(v)
+	}
+	var bs []d5list.Benchmark
+	switch {
+	case root.Kind == yaml.SequenceNode:
+		err := decode(&bs)
+		return bs, err
+	case root.Kind == yaml.MappingNode && len(root.Content) == 2 && root.Content[0].Value == "benchmarks":
+		var wrapped struct {
+			Benchmarks []d5list.Benchmark `yaml:"benchmarks"`
+		}
+		err := decode(&wrapped)
+		return wrapped.Benchmarks, err
+	case root.Kind == yaml.MappingNode:
+		var b d5list.Benchmark
+		if err := decode(&b); err != nil {
+			return nil, err
+		}
+		return []d5list.Benchmark{b}, nil
+	}
+	return nil, fmt.Errorf("line %d: want a list of benchmarks, a list under benchmarks:, or one benchmark", root.Line)
 }
 
 // Validate checks one benchmark definition.

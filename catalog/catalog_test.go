@@ -113,3 +113,26 @@ func TestDataParallelEntry(t *testing.T) {
 		t.Fatalf("fixed.workers is %v (%T), want a positive int64", b.Division.Fixed["workers"], b.Division.Fixed["workers"])
 	}
 }
+
+// The three shapes people write all read as the same benchmarks, and an
+// unknown field is named with its line in each.
+func TestParseAcceptsTheShapesPeopleWrite(t *testing.T) {
+	one := "id: x\nname: X\nlevel: 2\ncategory: c\nruns: 1\nranking: {metric: m}\n"
+	indented := "  " + strings.ReplaceAll(strings.TrimSuffix(one, "\n"), "\n", "\n  ") + "\n"
+	for _, tt := range []struct{ name, yaml string }{
+		{"the catalogue's list", "- " + strings.ReplaceAll(strings.TrimSuffix(one, "\n"), "\n", "\n  ") + "\n"},
+		{"a list under benchmarks:", "benchmarks:\n  -" + strings.TrimPrefix(strings.ReplaceAll(indented, "\n  ", "\n    "), " ")},
+		{"one benchmark", one},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			bs, err := Parse("b.yaml", []byte(tt.yaml))
+			if err != nil || len(bs) != 1 || bs[0].ID != "x" || bs[0].Level != 2 || bs[0].Ranking.Metric != "m" {
+				t.Fatalf("%q: %+v %v", tt.yaml, bs, err)
+			}
+		})
+	}
+	_, err := Parse("b.yaml", []byte("benchmarks:\n  - id: x\n    levle: 2\n"))
+	if err == nil || !strings.Contains(err.Error(), "line 3") || !strings.Contains(err.Error(), "levle") {
+		t.Fatalf("a misspelt field under benchmarks: %v, want it named with its line", err)
+	}
+}

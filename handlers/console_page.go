@@ -181,7 +181,7 @@ func (h *Handler) ConsoleBenchmarks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(bs) == 0 {
-		fail(d5list.Errorf(d5list.EINVALID, "benchmarks.yaml: no benchmark under benchmarks:"))
+		fail(d5list.Errorf(d5list.EINVALID, "benchmarks.yaml: no benchmark in it"))
 		return
 	}
 	for i := range bs {
@@ -189,6 +189,10 @@ func (h *Handler) ConsoleBenchmarks(w http.ResponseWriter, r *http.Request) {
 			fail(d5list.Errorf(d5list.EINVALID, "benchmark %d (%s): %s", i+1, bs[i].ID, d5list.ErrorMessage(err)))
 			return
 		}
+	}
+	if err := catalog.RefuseBuiltIn(bs); err != nil {
+		fail(err)
+		return
 	}
 	if err := acc.UpsertBenchmarks(r.Context(), bs); err != nil {
 		fail(err)

@@ -455,7 +455,7 @@ func ConsolePage(c Console) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 48, "</tbody></table></div></section><section id=\"benchmarks\" data-testid=\"console-benchmarks\"><h2>Benchmarks</h2><p class=\"muted\">Paste one or more benchmark definitions in the catalogue's YAML (a list under <code>benchmarks:</code>). Each is validated; a benchmark with a known id is replaced.</p><ul>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 48, "</tbody></table></div></section><section id=\"benchmarks\" data-testid=\"console-benchmarks\"><h2>Benchmarks</h2><p class=\"muted\">Paste benchmark definitions in the catalogue's YAML: one benchmark, a list of them, or a list under <code>benchmarks:</code> (<code>d5list admin benchmarks export</code> prints them all). Each is validated; a benchmark you added before is replaced. The built-in benchmarks are seeded from <code>catalog/benchmarks.yaml</code> at every start and are changed there, not here.</p><ul>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

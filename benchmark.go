@@ -1,6 +1,10 @@
 package d5list
 
-import "strconv"
+import (
+	"sort"
+	"strconv"
+	"strings"
+)
 
 // Direction says whether a smaller or a larger metric value is better.
 type Direction string
@@ -74,6 +78,30 @@ func (b *Benchmark) ReRunBy() string {
 		return RunsBuiltin
 	}
 	return RunsEntrypoint
+}
+
+// RunnableBy reports whether a runner with these labels may take this
+// benchmark's jobs: it has every label of Requires with the same value
+// ("*": with any value), and an executor that runs the benchmark.
+func (b *Benchmark) RunnableBy(labels map[string]string) bool {
+	for k, want := range b.Requires {
+		have, ok := labels[k]
+		if !ok || (want != "*" && have != want) {
+			return false
+		}
+	}
+	return b.RunsOn(labels)
+}
+
+// RunnerNeeds says in words what labels a runner needs for this
+// benchmark, sorted: "framework.torch=*, runs=entrypoint".
+func (b *Benchmark) RunnerNeeds() string {
+	needs := []string{LabelRuns + "=" + b.ReRunBy()}
+	for k, v := range b.Requires {
+		needs = append(needs, k+"="+v)
+	}
+	sort.Strings(needs)
+	return strings.Join(needs, ", ")
 }
 
 // RunsOn reports whether a runner with these labels has an executor for

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
 
 	d5list "github.com/deep500/d5list"
@@ -27,7 +28,7 @@ func (h *Handler) SubmissionPage(w http.ResponseWriter, r *http.Request) {
 		h.Error(w, r, err)
 		return
 	}
-	live, err := h.submissionLive(r, sub)
+	live, err := h.submissionLive(r, sub, bench)
 	if err != nil {
 		h.Error(w, r, err)
 		return
@@ -35,7 +36,7 @@ func (h *Handler) SubmissionPage(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, http.StatusOK, templates.SubmissionPage(sub, bench, h.auditFor(r.Context(), sub.ID), live))
 }
 
-func (h *Handler) submissionLive(r *http.Request, sub *d5list.Submission) (templates.SubmissionLive, error) {
+func (h *Handler) submissionLive(r *http.Request, sub *d5list.Submission, bench *d5list.Benchmark) (templates.SubmissionLive, error) {
 	var live templates.SubmissionLive
 	ctx := r.Context()
 	if h.runners != nil {
@@ -46,6 +47,9 @@ func (h *Handler) submissionLive(r *http.Request, sub *d5list.Submission) (templ
 		if job != nil {
 			live.JobID, live.JobState, live.Attempt, live.MaxAttempts, live.QueuePosition =
 				job.ID, job.State, job.Attempts, job.MaxAttempts, job.Position
+			if live.NoRunner, err = h.noRunnerFor(ctx, job, bench); err != nil {
+				return live, err
+			}
 		}
 	}
 	ps := h.progress()
@@ -62,4 +66,22 @@ func (h *Handler) submissionLive(r *http.Request, sub *d5list.Submission) (templ
 		return live, err
 	}
 	return live, nil
+}
+
+// noRunnerFor says, for a queued job that no online runner can take, what
+// a runner needs; "" when one can, or the job is not waiting.
+func (h *Handler) noRunnerFor(ctx context.Context, job *d5list.QueuedJob, bench *d5list.Benchmark) (string, error) {
+	if job.State != d5list.JobQueued || bench == nil {
+		return "", nil
+	}
+	runners, err := h.runners.Runners(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, r := range runners {
+		if r.Online && bench.RunnableBy(r.Labels) {
+			return "", nil
+		}
+	}
+	return "No runner online can take this job: it needs a runner with " + bench.RunnerNeeds() + ". It waits in the queue until one calls in.", nil
 }

@@ -42,6 +42,9 @@ type submissionJSON struct {
 	Attempt       int             `json:"attempt"`
 	MaxAttempts   int             `json:"max_attempts,omitempty"`
 	QueuePosition int             `json:"queue_position"`
+	// NoRunner, for a queued job, says that no online runner can take it
+	// and what one needs.
+	NoRunner string `json:"no_runner,omitempty"`
 }
 
 func newSubmissionJSON(s *d5list.Submission) submissionJSON {
@@ -82,6 +85,14 @@ func (h *Handler) ShowSubmission(w http.ResponseWriter, r *http.Request) {
 		if job != nil {
 			out.JobID, out.JobState, out.Attempt, out.MaxAttempts, out.QueuePosition =
 				job.ID, job.State, job.Attempts, job.MaxAttempts, job.Position
+			bench, err := h.svc.Benchmark(r.Context(), sub.BenchmarkID)
+			if err == nil {
+				out.NoRunner, err = h.noRunnerFor(r.Context(), job, bench)
+			}
+			if err != nil {
+				h.Error(w, r, err)
+				return
+			}
 		}
 	}
 	h.writeJSON(w, r, http.StatusOK, out)

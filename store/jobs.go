@@ -165,7 +165,7 @@ func (db *DB) LeaseJob(ctx context.Context, runnerID string, labels map[string]s
 				}
 				benches[j.BenchmarkID] = bench
 			}
-			if !LabelsSatisfy(labels, bench.Requires) || !bench.RunsOn(labels) {
+			if !bench.RunnableBy(labels) {
 				continue
 			}
 			if expired {
@@ -209,19 +209,6 @@ func (db *DB) LeaseJob(ctx context.Context, runnerID string, labels map[string]s
 		return nil, wrap(err, "leasing a job for runner %q", runnerID)
 	}
 	return lease, nil
-}
-
-// LabelsSatisfy reports whether a runner with labels may take a job that
-// requires the given labels: each must be present with the same value, or
-// with any value where the requirement is "*".
-func LabelsSatisfy(labels, requires map[string]string) bool {
-	for k, want := range requires {
-		have, ok := labels[k]
-		if !ok || (want != "*" && have != want) {
-			return false
-		}
-	}
-	return true
 }
 
 // liveLeaseTx loads job id and checks that secret holds its unexpired

@@ -18,6 +18,9 @@ type SubmissionLive struct {
 	Attempt       int
 	MaxAttempts   int
 	QueuePosition int
+	// NoRunner, for a queued job, says that no online runner can take it
+	// and what one needs.
+	NoRunner string
 	// LogVisible: the viewer may read the re-run's output; Log is its tail.
 	LogVisible bool
 	Log        []d5list.LogLine

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -245,4 +246,40 @@ func mustLastSeq(t *testing.T, p *realPortal, id int64) int64 {
 		t.Fatalf("last line: %v %v", lines, err)
 	}
 	return lines[0].Seq
+}
+
+// A queued job that no online runner can take says so, with what a runner
+// needs, on its page and in the API; once such a runner calls in, it is
+// just waiting its turn (issue 14).
+func TestQueuedJobNobodyCanRunSaysSo(t *testing.T) {
+	p := startReal(t)
+	ctx := context.Background()
+	id := p.queueSubmission(t, p.users["competitor"])
+	path := "/submissions/" + strconv.FormatInt(id, 10)
+	// A runner for competitors' code is online; the digits job needs the builtin one.
+	if err := p.db.TouchRunner(ctx, "torch-box/a-0", map[string]string{"runs": "entrypoint", "framework.torch": "1.13.1"}, 0); err != nil {
+		t.Fatal(err)
+	}
+	anon := p.login(t, "")
+	note := anon.doc(t, path).Find(testid("no-runner")).Text()
+	if !strings.Contains(note, "No runner online can take this job") || !strings.Contains(note, "runs=builtin") {
+		t.Fatalf("no-runner note %q, want what a runner needs", note)
+	}
+	var api struct {
+		NoRunner string `json:"no_runner"`
+	}
+	if err := json.Unmarshal([]byte(anon.get(t, "/api/v1"+path)), &api); err != nil || !strings.Contains(api.NoRunner, "runs=builtin") {
+		t.Fatalf("API no_runner %q (%v)", api.NoRunner, err)
+	}
+
+	if err := p.db.TouchRunner(ctx, "local-0", map[string]string{"runs": "builtin", "cpu_model": "AMD EPYC"}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if n := anon.doc(t, path).Find(testid("no-runner")).Length(); n != 0 {
+		t.Fatalf("the note is still there with a builtin runner online")
+	}
+	api.NoRunner = ""
+	if err := json.Unmarshal([]byte(anon.get(t, "/api/v1"+path)), &api); err != nil || api.NoRunner != "" {
+		t.Fatalf("API no_runner %q (%v) with a runner online, want none", api.NoRunner, err)
+	}
 }

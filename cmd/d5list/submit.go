@@ -92,6 +92,7 @@ type followedSubmission struct {
 	Reasons       []d5list.Reason `json:"reasons"`
 	Attempt       int             `json:"attempt"`
 	QueuePosition int             `json:"queue_position"`
+	NoRunner      string          `json:"no_runner"`
 }
 
 // followSubmission polls a submission until its status is final, printing
@@ -114,6 +115,9 @@ func followSubmission(ctx context.Context, server, token string, id int64, every
 			line += fmt.Sprintf(", place %d in line", sub.QueuePosition)
 		case sub.Attempt > 1 && !sub.Final:
 			line += fmt.Sprintf(", attempt %d", sub.Attempt)
+		}
+		if sub.NoRunner != "" {
+			line += "\n" + sub.NoRunner
 		}
 		if line != last {
 			fmt.Fprintln(out, line)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -23,12 +24,13 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	mlperf := fs.Bool("mlperf", false, "check and score an MLPerf Training results folder (result_*.txt) the way MLPerf's tools do")
 	round := fs.String("round", "", "with --mlperf: the MLPerf Training round (3.1, 4.1, ...); default: the folder name's vX.Y- prefix, else the newest round with the benchmark")
+	server := fs.String("server", "", serverFlagHelp)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return fmt.Errorf("usage: d5list check DIR|BUNDLE|RECIPE [--json]  or  d5list check --mlperf [--round X.Y] DIR")
+		return fmt.Errorf("usage: d5list check DIR|BUNDLE|RECIPE [--json] [--server URL]  or  d5list check --mlperf [--round X.Y] DIR")
 	}
 	if *mlperf {
 		return checkMLPerf(pos[0], *round, *asJSON, stdout)
@@ -36,7 +38,11 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	if isRecipeFile(pos[0]) {
 		return checkRecipe(pos[0], *asJSON, stdout, stderr)
 	}
-	b, claimed, reasons, err := checkBundle(pos[0])
+	bs, err := benchmarksOf(context.Background(), *server)
+	if err != nil {
+		return err
+	}
+	b, claimed, reasons, err := checkBundle(pos[0], bs)
 	if err != nil {
 		reasons = d5list.ErrorReasons(err)
 		if len(reasons) == 0 {
@@ -75,7 +81,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 
 // checkBundle applies the portal's upload checks to a folder or archive,
 // and returns the bundle it read with the claimed result.
-func checkBundle(path string) (*bundle.Bundle, *d5list.Result, []d5list.Reason, error) {
+func checkBundle(path string, bs []d5list.Benchmark) (*bundle.Bundle, *d5list.Result, []d5list.Reason, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, nil, nil, err
@@ -88,10 +94,6 @@ func checkBundle(path string) (*bundle.Bundle, *d5list.Result, []d5list.Reason, 
 	}
 	if err != nil {
 		return nil, nil, nil, err
-	}
-	bs, err := catalog.Benchmarks()
-	if err != nil {
-		return b, nil, nil, err
 	}
 	bench, err := catalog.Lookup(bs, b.Manifest.Benchmark)
 	if err != nil {

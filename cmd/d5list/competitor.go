@@ -28,14 +28,19 @@ var recipeFiles = []string{"recipe.yaml", "recipe.yml", "recipe.json", "recipe.p
 func initCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("init", stderr)
 	submitter := fs.String("submitter", "", "submitter (organisation) name; default: the user name")
+	server := fs.String("server", "", serverFlagHelp)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 2 {
-		return fmt.Errorf("usage: d5list init BENCHMARK DIR")
+		return fmt.Errorf("usage: d5list init BENCHMARK DIR [--server URL]")
 	}
-	if err := writeStarter(pos[0], pos[1], *submitter); err != nil {
+	bs, err := benchmarksOf(context.Background(), *server)
+	if err != nil {
+		return err
+	}
+	if err := writeStarter(bs, pos[0], pos[1], *submitter); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s: edit recipe.yaml (mutable part), submission.json and system.json, then run `d5list run %s`\n", pos[1], pos[1])
@@ -45,11 +50,7 @@ func initCmd(args []string, stdout, stderr io.Writer) error {
 // writeStarter writes a submission folder for benchmark id into dir:
 // the recipe with the benchmark's fixed part and default mutable part,
 // the cover sheet, and a system description of this machine.
-func writeStarter(id, dir, submitter string) error {
-	bs, err := catalog.Benchmarks()
-	if err != nil {
-		return err
-	}
+func writeStarter(bs []d5list.Benchmark, id, dir, submitter string) error {
 	b, err := catalog.Lookup(bs, id)
 	if err != nil {
 		return err
@@ -134,34 +135,39 @@ func writeJSON(path string, v any) error {
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("run", stderr)
 	runs := fs.Int("runs", 0, "number of runs; default the benchmark's count. Fewer is a quick trial; a submission needs exactly the benchmark's count")
+	server := fs.String("server", "", serverFlagHelp)
 	unsandboxed := fs.Bool("allow-unsandboxed", false, "a benchmark that runs the bundle's own code: run it without bubblewrap when bwrap is not installed (a runner re-runs it sandboxed)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return fmt.Errorf("usage: d5list run [--runs N] [--allow-unsandboxed] DIR")
+		return fmt.Errorf("usage: d5list run [--runs N] [--allow-unsandboxed] [--server URL] DIR")
 	}
 	if *runs < 0 {
 		return fmt.Errorf("--runs: %d is negative", *runs)
 	}
-	return runRecipeRuns(ctx, pos[0], *runs, *unsandboxed, stdout)
+	bs, err := benchmarksOf(ctx, *server)
+	if err != nil {
+		return err
+	}
+	return runRecipeRuns(ctx, bs, pos[0], *runs, *unsandboxed, stdout)
 }
 
 // runRecipe executes a submission folder's recipe exactly as a portal
 // runner would, with fresh distinct seeds, into DIR/results.
 func runRecipe(ctx context.Context, dir string, progress io.Writer) error {
-	return runRecipeRuns(ctx, dir, 0, false, progress)
+	bs, err := catalog.Benchmarks()
+	if err != nil {
+		return err
+	}
+	return runRecipeRuns(ctx, bs, dir, 0, false, progress)
 }
 
 // runRecipeRuns is runRecipe with n runs instead of the benchmark's count
 // (n = 0).
-func runRecipeRuns(ctx context.Context, dir string, n int, unsandboxed bool, progress io.Writer) error {
+func runRecipeRuns(ctx context.Context, bs []d5list.Benchmark, dir string, n int, unsandboxed bool, progress io.Writer) error {
 	manifest, recipe, err := readFolder(dir)
-	if err != nil {
-		return err
-	}
-	bs, err := catalog.Benchmarks()
 	if err != nil {
 		return err
 	}

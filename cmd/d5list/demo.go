@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/deep500/d5list/catalog"
 	"io"
 	"log/slog"
 	"os"
@@ -39,7 +40,11 @@ func runDemo(ctx context.Context, db *store.DB, svc demoSubmitter, log *slog.Log
 	}
 	defer os.RemoveAll(dir)
 	folder := filepath.Join(dir, "submission")
-	if err := writeStarter(benchmark, folder, "Demo Lab"); err != nil {
+	bs, err := catalog.Benchmarks()
+	if err != nil {
+		return err
+	}
+	if err := writeStarter(bs, benchmark, folder, "Demo Lab"); err != nil {
 		return err
 	}
 	log.Info("demo: training the reference recipe", "runs", "5", "folder", folder)

@@ -47,6 +47,11 @@ type Manifest struct {
 	CodeURL      string `json:"code_url,omitempty"`
 	// Claims are explicit claimed values; they must equal what the logs give.
 	Claims map[string]float64 `json:"claims,omitempty"`
+	// Environment is what the claim's runs ran with, as `d5list run`
+	// recorded it: the runner labels of that machine and sandbox (cpu_model,
+	// framework.torch, ...). A re-run whose accuracies differ names the
+	// labels that differ from its own.
+	Environment map[string]string `json:"environment,omitempty"`
 }
 
 // ManifestFormat is the only bundle format version this portal reads.

@@ -35,10 +35,10 @@ func ParseManifest(name string, data []byte) (d5list.Manifest, error) {
 		}
 	}
 	known := map[string]bool{"format": true, "benchmark": true, "division": true, "availability": true,
-		"submitter": true, "system_name": true, "framework": true, "code_url": true, "claims": true}
+		"submitter": true, "system_name": true, "framework": true, "code_url": true, "claims": true, "environment": true}
 	for _, k := range order {
 		if !known[k] {
-			rs.add(CodeManifest, name, lines[k], "unknown field %q (fields: format, benchmark, division, availability, submitter, system_name, framework, code_url, claims)", k)
+			rs.add(CodeManifest, name, lines[k], "unknown field %q (fields: format, benchmark, division, availability, submitter, system_name, framework, code_url, claims, environment)", k)
 		}
 	}
 	str("format", &m.Format, true)
@@ -69,6 +69,11 @@ func ParseManifest(name string, data []byte) (d5list.Manifest, error) {
 	if raw, ok := vals["claims"]; ok && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &m.Claims); err != nil {
 			rs.add(CodeManifest, name, lines["claims"], "claims must be an object of metric name to number")
+		}
+	}
+	if raw, ok := vals["environment"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &m.Environment); err != nil {
+			rs.add(CodeManifest, name, lines["environment"], "environment must be an object of label to string, as `d5list run` writes it")
 		}
 	}
 	return m, rs.err("")

@@ -129,6 +129,10 @@ func TestParseManifest(t *testing.T) {
 	if m.Format != d5list.ManifestFormat || m.Division != "closed" || m.Claims["time_to_train_s"] != 12.5 {
 		t.Errorf("%+v", m)
 	}
+	withEnv := strings.Replace(validManifest(), `"claims"`, `"environment": {"framework.torch": "1.13.1", "runs": "entrypoint"}, "claims"`, 1)
+	if m, err := ParseManifest("submission.json", []byte(withEnv)); err != nil || m.Environment["framework.torch"] != "1.13.1" {
+		t.Errorf("environment: %+v %v", m.Environment, err)
+	}
 	tests := []struct {
 		name, src string
 		line      int
@@ -142,6 +146,7 @@ func TestParseManifest(t *testing.T) {
 		{"bad url", strings.Replace(validManifest(), `"claims"`, `"code_url": "file:///etc", "claims"`, 1), 2, "code_url"},
 		{"claims not numbers", strings.Replace(validManifest(), `12.5`, `"fast"`, 1), 2, "claims"},
 		{"number for a string", "{\"format\": \"d5list/v1\",\n\"benchmark\": 3}", 2, `"benchmark" must be a string`},
+		{"environment not labels", strings.Replace(validManifest(), `"claims"`, `"environment": {"framework.torch": 2}, "claims"`, 1), 2, "environment must be an object"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -134,7 +134,8 @@ func Check(b *bundle.Bundle, bench *d5list.Benchmark) (claimed *d5list.Result, r
 	c.manifest()
 	c.recipe()
 	runs := c.logs()
-	claimed = &d5list.Result{Runs: runs}
+	// The claim's Runner is where its runs ran, as `d5list run` recorded it.
+	claimed = &d5list.Result{Runs: runs, Runner: b.Manifest.Environment}
 	claimed.Score = d5list.OlympicScore(runs, bench.Ranking.Metric, bench.Ranking.Direction)
 	c.unconverged(runs)
 	c.claims(claimed)

@@ -37,6 +37,7 @@ const (
 	CodeTimingNotCompared    = "timing_not_compared"
 	CodeTimingNotReproduced  = "timing_not_reproduced"
 	CodeRerunMuchFaster      = "rerun_much_faster"
+	CodeEnvironmentDiffers   = "environment_differs"
 	CodeMetricMismatch       = "metric_mismatch" // a Verify.Reproduce metric differs
 	CodeMetricMissing        = "metric_missing"  // ... or is absent on one side
 	timingNotReproducedWords = "timing not reproduced: no runner with the declared hardware"
@@ -144,12 +145,71 @@ func Compare(bench *d5list.Benchmark, claimed, measured *d5list.Result, sameHard
 			c.compareReproduced(p.claimed, p.measured, nil)
 		}
 	}
+	if c.discrepant {
+		c.environmentNote(claimed.Runner, measured.Runner)
+	}
 	if sameHardware {
 		c.compareTiming(pairs, measured.Runs)
 	} else if !c.discrepant {
 		c.review(d5list.Reason{Code: CodeTimingNotReproduced, Message: timingNotReproducedWords})
 	}
 	return c.verdict()
+}
+
+// environmentNote follows findings about the runs' values with what the
+// claim's machine and the re-run's runner reported differently (a torch
+// version, a CPU model), the first suspects of a result that does not
+// reproduce.
+func (c *comparison) environmentNote(claimed, measured map[string]string) {
+	if len(measured) == 0 {
+		return
+	}
+	if len(claimed) == 0 {
+		c.reasons = append(c.reasons, d5list.Reason{Code: CodeEnvironmentDiffers,
+			Message: "the claim does not say what its runs ran with (`d5list run` records it as submission.json's environment); the re-run's runner reported " + labelList(measured, nil)})
+		return
+	}
+	differs := map[string]bool{}
+	for k, v := range measured {
+		if claimed[k] != v {
+			differs[k] = true
+		}
+	}
+	for k := range claimed {
+		if _, ok := measured[k]; !ok {
+			differs[k] = true
+		}
+	}
+	if len(differs) == 0 {
+		return
+	}
+	c.reasons = append(c.reasons, d5list.Reason{Code: CodeEnvironmentDiffers,
+		Message: "what differs between where the claim ran and the re-run: the claim's " + labelList(claimed, differs) + "; the re-run's " + labelList(measured, differs)})
+}
+
+// labelList prints labels (only those in keep, if given) sorted, a
+// missing one as "(none)".
+func labelList(labels map[string]string, keep map[string]bool) string {
+	var keys []string
+	if keep == nil {
+		for k := range labels {
+			keys = append(keys, k)
+		}
+	} else {
+		for k := range keep {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		v, ok := labels[k]
+		if !ok {
+			v = "(none)"
+		}
+		parts[i] = k + "=" + v
+	}
+	return strings.Join(parts, ", ")
 }
 
 type comparison struct {

@@ -540,6 +540,46 @@ func TestCompareAccuracyReasonFields(t *testing.T) {
 	}
 }
 
+// Accuracies that do not reproduce are followed by what differed between
+// where the claim ran and the re-run (issue 14); matching environments,
+// or a verified re-run, add nothing.
+func TestCompareNamesEnvironmentDifferences(t *testing.T) {
+	bench := compareBench(0, 0.2)
+	rerun := map[string]string{"cpu_model": "AMD EPYC", "framework.torch": "1.13.1", "runs": "entrypoint"}
+	for _, tt := range []struct {
+		name     string
+		claimEnv map[string]string
+		mismatch bool
+		want     string // in the note; "" means no note
+	}{
+		{"another torch", map[string]string{"cpu_model": "AMD EPYC", "framework.torch": "2.3.0", "runs": "entrypoint"}, true,
+			"the claim's framework.torch=2.3.0; the re-run's framework.torch=1.13.1"},
+		{"no record", nil, true, "the claim does not say what its runs ran with"},
+		{"the same environment", rerun, true, ""},
+		{"verified", map[string]string{"framework.torch": "2.3.0"}, false, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			claimed := baseResult(bench.Quality)
+			claimed.Runner = tt.claimEnv
+			measured := cloneResult(claimed)
+			measured.Runner = rerun
+			if tt.mismatch {
+				claimed.Runs[2].Evals[1].Accuracy = 0.75
+			}
+			_, reasons := Compare(bench, claimed, measured, true)
+			var note string
+			for _, r := range reasons {
+				if r.Code == CodeEnvironmentDiffers {
+					note = r.Message
+				}
+			}
+			if (tt.want == "") != (note == "") || !strings.Contains(note, tt.want) {
+				t.Fatalf("note %q, want %q; reasons %s", note, tt.want, reasonMessages(reasons))
+			}
+		})
+	}
+}
+
 func TestCompareNilResults(t *testing.T) {
 	bench := compareBench(0, 0.2)
 	res := baseResult(bench.Quality)

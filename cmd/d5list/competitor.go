@@ -189,6 +189,9 @@ func runRecipeRuns(ctx context.Context, bs []d5list.Benchmark, dir string, n int
 		n = b.Runs
 	}
 	seeds := distinctSeeds(n)
+	if err := recordEnvironment(ctx, dir, manifest, b); err != nil {
+		return err
+	}
 	if b.Workload == "" {
 		return runEntrypoint(ctx, dir, b, recipe, seeds, unsandboxed, progress)
 	}
@@ -207,6 +210,23 @@ func runRecipeRuns(ctx context.Context, bs []d5list.Benchmark, dir string, n int
 	}
 	fmt.Fprintf(progress, "wrote %d result logs to %s\n", len(seeds), resultsDir)
 	return nil
+}
+
+// recordEnvironment writes into DIR/submission.json what the runs ran
+// with: the labels a runner of this machine would report (its CPU, the
+// executor kind, and for the bundle's own code the frameworks the
+// sandbox's Python imports). A re-run whose accuracies differ names the
+// labels that differ from its own.
+func recordEnvironment(ctx context.Context, dir string, manifest d5list.Manifest, b *d5list.Benchmark) error {
+	env := sysinfo.Detect().Labels()
+	env[d5list.LabelRuns] = b.ReRunBy()
+	if b.Workload == "" {
+		for k, v := range runner.FrameworkLabels(ctx) {
+			env[k] = v
+		}
+	}
+	manifest.Environment = env
+	return writeJSON(filepath.Join(dir, "submission.json"), manifest)
 }
 
 func readFolder(dir string) (d5list.Manifest, d5list.Recipe, error) {

@@ -116,3 +116,13 @@ type SubmissionFilter struct {
 	OwnerID     int64
 	Limit       int
 }
+
+// MayDownload says who may download a submission's bundle and run logs:
+// anyone once it is verified, as MLPerf publishes the code and logs of
+// its results; its owner and the organisers always, whatever its verdict.
+func (s *Submission) MayDownload(user *User) bool {
+	if s.Status == StatusVerified {
+		return true
+	}
+	return user != nil && (user.ID == s.OwnerID || user.Role.AtLeast(RoleOrganiser))
+}

@@ -52,8 +52,10 @@ func (h *Handler) submissionLive(r *http.Request, sub *d5list.Submission, bench 
 			}
 		}
 	}
-	ps := h.progress()
 	user, _ := h.viewer(r) // a bad token just sees the public page
+	_, downloads := h.svc.(Downloads)
+	live.CanDownload = downloads && sub.MayDownload(user)
+	ps := h.progress()
 	if ps == nil || !mayReadLog(user, sub) {
 		return live, nil
 	}

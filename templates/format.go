@@ -4,6 +4,7 @@
 package templates
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -345,4 +346,76 @@ func runnerLabels(labels map[string]string) string {
 		parts[i] = k + "=" + labels[k]
 	}
 	return strings.Join(parts, ", ")
+}
+
+type recipeValue struct{ key, value string }
+
+type recipePart struct {
+	name   string
+	values []recipeValue
+}
+
+// recipeParts lays a recipe out as the page shows it: fixed, mutable,
+// metrics and entrypoint, keys sorted, values as JSON.
+func recipeParts(r *d5list.Recipe) []recipePart {
+	section := func(name string, m map[string]any) recipePart {
+		p := recipePart{name: name}
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			p.values = append(p.values, recipeValue{k, jsonText(m[k])})
+		}
+		return p
+	}
+	var parts []recipePart
+	for _, p := range []recipePart{section("fixed", r.Fixed), section("mutable", r.Mutable)} {
+		if len(p.values) > 0 {
+			parts = append(parts, p)
+		}
+	}
+	if len(r.Metrics) > 0 {
+		p := recipePart{name: "metrics"}
+		for _, m := range r.Metrics {
+			p.values = append(p.values, recipeValue{m.Name, metricWords(m)})
+		}
+		parts = append(parts, p)
+	}
+	if r.Entrypoint != "" {
+		parts = append(parts, recipePart{name: "entrypoint", values: []recipeValue{{"", r.Entrypoint}}})
+	}
+	return parts
+}
+
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// metricWords is a recipe metric's acceptable value in words.
+func metricWords(m d5list.MetricSpec) string {
+	if m.Acceptable == nil {
+		return "reported"
+	}
+	op := ">="
+	if m.Direction == d5list.LowerIsBetter {
+		op = "<="
+	}
+	return op + " " + jsonText(*m.Acceptable)
+}
+
+// bytesWords is a size for people: 4.2 MB, 512 kB, 900 bytes.
+func bytesWords(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MB"
+	case n >= 1<<10:
+		return strconv.FormatFloat(float64(n)/(1<<10), 'f', 0, 64) + " kB"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
 }

@@ -187,14 +187,18 @@ var minRole = map[string]string{
 	"GET /feed.atom":                              "anyone",
 	"GET /list":                                   "anyone",
 	"GET /submissions/{id}/badge.svg":             "anyone",
-	"GET /submissions/{id}/events":                "anyone", // the log only for the submitter and organisers
-	"GET /console/runners":                        "organiser",
-	"GET /console/queue":                          "organiser",
-	"POST /console/jobs/{id}/cancel":              "organiser",
-	"POST /api/v1/runner/jobs/{id}/progress":      "runner",
-	"GET /healthz":                                "anyone",
-	"GET /metrics":                                "anyone",
-	"GET /static/*":                               "anyone",
+	// Anyone for a verified entry; its owner and the organisers otherwise
+	// (Submission.MayDownload, TestEndToEnd).
+	"GET /submissions/{id}/bundle":           "anyone",
+	"GET /submissions/{id}/runs/{run}/log":   "anyone",
+	"GET /submissions/{id}/events":           "anyone", // the log only for the submitter and organisers
+	"GET /console/runners":                   "organiser",
+	"GET /console/queue":                     "organiser",
+	"POST /console/jobs/{id}/cancel":         "organiser",
+	"POST /api/v1/runner/jobs/{id}/progress": "runner",
+	"GET /healthz":                           "anyone",
+	"GET /metrics":                           "anyone",
+	"GET /static/*":                          "anyone",
 }
 
 var paramValue = strings.NewReplacer("{id}", "999", "{benchmark}", "l2-digits-mlp-cpu", "{name}", "none", "*", "css/site.css")

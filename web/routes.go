@@ -50,6 +50,8 @@ func routes(r chi.Router, h *handlers.Handler, assets http.Handler) {
 	r.Get("/editions/{name}/benchmarks/{id}", h.EditionBoardPage)
 	r.Get("/feed.atom", h.Feed)
 	r.Get("/submissions/{id}/badge.svg", h.Badge)
+	r.Get("/submissions/{id}/bundle", h.DownloadBundle)
+	r.Get("/submissions/{id}/runs/{run}/log", h.DownloadRunLog)
 	// End of the public list.
 
 	// Live progress and the pool pages (issues 4 and 7): the submission's

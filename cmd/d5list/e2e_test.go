@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -235,6 +238,61 @@ func TestEndToEnd(t *testing.T) {
 	if href != "/submissions/"+strconv.FormatInt(honestID, 10) {
 		t.Fatalf("leaderboard row links to %q", href)
 	}
+
+	// The entry page shows the recipe as read and links the downloads;
+	// anyone may download a verified entry's bundle and logs, only its
+	// owner and the organisers those of one that is not.
+	entry := p.page(t, href)
+	var recipe []string
+	entry.Find(`[data-testid="recipe-mutable"]`).Each(func(_ int, row *goquery.Selection) {
+		recipe = append(recipe, row.Find(`[data-testid="recipe-key"]`).Text()+"="+row.Find(`[data-testid="recipe-value"]`).Text())
+	})
+	if !slices.Contains(recipe, "batch_size=32") || !slices.Contains(recipe, `optimizer="momentum"`) {
+		t.Errorf("the entry page's mutable recipe %v, want batch_size=32 and the optimizer", recipe)
+	}
+	if entry.Find(`[data-testid="download-bundle"]`).Length() != 1 || entry.Find(`[data-testid="download-log"]`).Length() != 5 {
+		t.Errorf("the entry page links %d bundles and %d logs, want 1 and 5", entry.Find(`[data-testid="download-bundle"]`).Length(), entry.Find(`[data-testid="download-log"]`).Length())
+	}
+	var honestJSON struct {
+		BundleSHA256 string `json:"bundle_sha256"`
+	}
+	p.getJSON(t, "/api/v1/submissions/"+strconv.FormatInt(honestID, 10), &honestJSON)
+	code, archive := download(t, p.url+href+"/bundle", "")
+	if sum := sha256.Sum256(archive); code != http.StatusOK || hex.EncodeToString(sum[:]) != honestJSON.BundleSHA256 {
+		t.Errorf("the verified bundle: %d, %d bytes, want 200 and the stored archive", code, len(archive))
+	}
+	want, err := os.ReadFile(filepath.Join(honest, "results", "result_3.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, got := download(t, p.url+href+"/runs/3/log", ""); code != http.StatusOK || !bytes.Equal(got, want) {
+		t.Errorf("run 3's log: %d, %d bytes, want 200 and results/result_3.txt (%d bytes)", code, len(got), len(want))
+	}
+	tamperedURL := p.url + "/submissions/" + strconv.FormatInt(tamperedID, 10)
+	if code, _ := download(t, tamperedURL+"/bundle", ""); code != http.StatusForbidden {
+		t.Errorf("a visitor downloading a discrepant entry's bundle: %d, want 403", code)
+	}
+	if code, _ := download(t, tamperedURL+"/runs/2/log", p.token); code != http.StatusOK {
+		t.Errorf("the owner downloading the discrepant entry's log: %d, want 200", code)
+	}
+}
+
+func download(t *testing.T, url, token string) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, data
 }
 
 // raiseFirstAccuracy adds 0.01 to the first eval_accuracy of an MLLOG file

@@ -5,7 +5,7 @@ package static
 
 import "embed"
 
-// FS holds css/, js/ and vendor/.
+// FS holds css/, js/, img/ and vendor/.
 //
-//go:embed css js vendor
+//go:embed css js img vendor
 var FS embed.FS

@@ -199,6 +199,7 @@ var minRole = map[string]string{
 	"GET /healthz":                           "anyone",
 	"GET /metrics":                           "anyone",
 	"GET /static/*":                          "anyone",
+	"GET /favicon.ico":                       "anyone",
 }
 
 var paramValue = strings.NewReplacer("{id}", "999", "{benchmark}", "l2-digits-mlp-cpu", "{name}", "none", "*", "css/site.css")

@@ -107,4 +107,8 @@ func routes(r chi.Router, h *handlers.Handler, assets http.Handler) {
 	// Operations and assets.
 	r.Get("/healthz", h.Health)
 	r.Method(http.MethodGet, "/static/*", assets)
+	// Browsers ask for /favicon.ico whatever the page's icon link says.
+	r.Get("/favicon.ico", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/static/img/favicon.svg", http.StatusMovedPermanently)
+	})
 }

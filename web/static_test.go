@@ -22,6 +22,7 @@ func TestStaticFiles(t *testing.T) {
 		{"/static/js/submission.js", "text/javascript", "data-poll-url"},
 		{"/static/css/site.css", "text/css", ".chart"},
 		{"/static/vendor/echarts.LICENSE", "text/plain", "Apache License"},
+		{"/static/img/favicon.svg", "image/svg+xml", "<svg"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
@@ -43,6 +44,16 @@ func TestStaticFiles(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("/favicon.ico", func(t *testing.T) {
+		rec := s.get("/favicon.ico")
+		if rec.Code != http.StatusMovedPermanently || rec.Header().Get("Location") != "/static/img/favicon.svg" {
+			t.Fatalf("GET /favicon.ico: %d to %q, want the icon every page links", rec.Code, rec.Header().Get("Location"))
+		}
+		if !strings.Contains(s.get("/").Body.String(), `<link rel="icon" href="/static/img/favicon.svg"`) {
+			t.Error("the home page does not link the icon")
+		}
+	})
 
 	t.Run("directories are not listed", func(t *testing.T) {
 		for _, p := range []string{"/static/", "/static/js/", "/static/../static.go"} {

@@ -67,6 +67,10 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		printRecipe(stdout, recipe)
 		printResult(stdout, claimed)
+		if b != nil && claimed != nil {
+			fmt.Fprintf(stdout, "OK: %s passes every check the portal applies on upload (%s, %d runs); submit it with `d5list submit %s`\n",
+				pos[0], b.Manifest.Benchmark, len(claimed.Runs), pos[0])
+		}
 	} else {
 		for _, r := range reasons {
 			fmt.Fprintln(stdout, formatReason(r))

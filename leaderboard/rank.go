@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	d5list "github.com/deep500/d5list"
@@ -218,9 +219,25 @@ func (s *Scored) Rank(opt Options) []d5list.Entry {
 		}
 		entry := *e
 		entry.Rank = len(entries) + 1
+		entry.Value, entry.Min, entry.Max, entry.Claimed = noNoise(entry.Value), noNoise(entry.Min), noNoise(entry.Max), noNoise(entry.Claimed)
 		entries = append(entries, entry)
 	}
 	return entries
+}
+
+// noNoise rounds a value for the boards and exports to 12 significant
+// digits: the olympic mean of times logged in milliseconds is exact to far
+// fewer, and the float arithmetic's last digits (1.2630000000000001) are
+// noise a reader would copy. The order was settled on the exact values.
+func noNoise(v float64) float64 {
+	if v == 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return v
+	}
+	r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 12, 64), 64)
+	if err != nil {
+		return v
+	}
+	return r
 }
 
 // before is a comparison's answer when a differs from b: -1 when a goes

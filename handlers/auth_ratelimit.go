@@ -30,6 +30,8 @@ var (
 	DefaultUploadRate      = RateLimit{Burst: 30, Every: 2 * time.Second}
 )
 
+// Upload limits by default (BrowserOptions): per account a day and at
+// once, and portal-wide at once.
 const (
 	DefaultUploadsPerDay   = 200
 	DefaultUploadsInFlight = 2

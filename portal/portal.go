@@ -250,9 +250,24 @@ func (s *Service) Leaderboard(ctx context.Context, benchmarkID string) (*d5list.
 
 // Lease hands a runner the next job it can run, or nil when there is none.
 func (s *Service) Lease(ctx context.Context, runnerID string, labels map[string]string) (*d5list.Lease, error) {
+	// The in-process runners are on the runners page as remote ones are:
+	// what they ask for with, and the job they hold.
+	ps, poolErr := s.poolStore()
+	if poolErr == nil {
+		if err := s.arrive(ctx, ps, runnerID, labels, 0); err != nil {
+			s.log.Warn("recording runner", "runner", runnerID, "err", err)
+		}
+	}
 	lease, err := s.store.LeaseJob(ctx, runnerID, labels, s.cfg.LeaseTTL)
 	if lease != nil {
 		s.changed()
+		if poolErr == nil {
+			if err := ps.TouchRunner(ctx, runnerID, nil, lease.Job.ID); err != nil {
+				s.log.Warn("recording runner", "runner", runnerID, "err", err)
+			} else {
+				s.touched(runnerID, lease.Job.ID)
+			}
+		}
 	}
 	return lease, err
 }

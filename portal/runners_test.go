@@ -118,3 +118,40 @@ func TestFailKeepsTheOutputPrivate(t *testing.T) {
 		t.Errorf("submission %s reasons %+v", sub.Status, sub.Reasons)
 	}
 }
+
+// The portal's in-process runners show in the pool as remote ones do
+// (issue 16): online with their labels when they ask, holding the job they
+// leased.
+func TestInProcessRunnersAreInThePool(t *testing.T) {
+	svc, cs, _ := newDispatchService(t)
+	ctx := context.Background()
+	labels := map[string]string{d5list.LabelRuns: d5list.RunsBuiltin, "cpu_model": "AMD EPYC"}
+	if l, err := svc.Lease(ctx, "local-0", labels); err != nil || l != nil {
+		t.Fatalf("lease from an empty queue: %+v %v", l, err)
+	}
+	find := func() d5list.Runner {
+		t.Helper()
+		runners, err := svc.Runners(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range runners {
+			if r.Name == "local-0" {
+				return r
+			}
+		}
+		t.Fatalf("local-0 is not in the pool: %+v", runners)
+		return d5list.Runner{}
+	}
+	if r := find(); !r.Online || r.Labels["cpu_model"] != "AMD EPYC" || r.CurrentJob != 0 {
+		t.Fatalf("the idle in-process runner: %+v", r)
+	}
+	job := queueJob(t, svc, cs, "l2-digits-mlp-cpu")
+	l, err := svc.Lease(ctx, "local-0", labels)
+	if err != nil || l == nil || l.Job.ID != job {
+		t.Fatalf("lease: %+v %v", l, err)
+	}
+	if r := find(); r.CurrentJob != job {
+		t.Fatalf("the busy in-process runner: %+v, want job %d", r, job)
+	}
+}

@@ -56,7 +56,37 @@ func submitCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stderr, "submission %d ended %s\n", res.ID, final.Status)
 		return errSilent
 	}
+	fmt.Fprintln(stdout, verifiedLine(ctx, *server, res.ID, final))
 	return nil
+}
+
+// verifiedLine says what a verified submission scored, as the portal
+// measured it, and where it ranks.
+func verifiedLine(ctx context.Context, server string, id int64, sub *followedSubmission) string {
+	line := fmt.Sprintf("verified: submission %d", id)
+	if sub.Measured != nil && sub.Measured.Score.Valid {
+		line += fmt.Sprintf(", measured %s %.6g (olympic mean of the re-run)", sub.Measured.Score.Metric, sub.Measured.Score.Value)
+	}
+	url := fmt.Sprintf("%s/api/v1/leaderboards/%s", strings.TrimRight(server, "/"), sub.Benchmark)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return line
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return line
+	}
+	defer resp.Body.Close()
+	var board d5list.Leaderboard
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&board) != nil {
+		return line
+	}
+	for _, e := range board.Entries {
+		if e.SubmissionID == id {
+			return line + fmt.Sprintf("; rank %d of %d on %s", e.Rank, len(board.Entries), sub.Benchmark)
+		}
+	}
+	return line + fmt.Sprintf("; not on %s's default board (it shows each system's best entry)", sub.Benchmark)
 }
 
 // getSubmission reads one submission as token's user.
@@ -93,6 +123,8 @@ type followedSubmission struct {
 	Attempt       int             `json:"attempt"`
 	QueuePosition int             `json:"queue_position"`
 	NoRunner      string          `json:"no_runner"`
+	Benchmark     string          `json:"benchmark"`
+	Measured      *d5list.Result  `json:"measured"`
 }
 
 // followSubmission polls a submission until its status is final, printing

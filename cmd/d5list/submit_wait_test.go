@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -44,8 +45,9 @@ func TestSubmitWait(t *testing.T) {
 	if err := run(ctx, []string{"submit", honest, "--server", p.url, "--token", p.token, "--wait"}, &out, &errOut); err != nil {
 		t.Fatalf("submit --wait of an honest submission: %v\n%s%s", err, out.String(), errOut.String())
 	}
-	if lines := strings.Split(strings.TrimSpace(out.String()), "\n"); lines[len(lines)-1] != "verified" {
-		t.Fatalf("submit --wait printed %q, want it to end with the verdict", out.String())
+	lines = strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) < 2 || lines[len(lines)-2] != "verified" || !regexp.MustCompile(`^verified: submission \d+, measured op_time_ms [0-9.]+ \(olympic mean of the re-run\); rank 1 of 1 on l0-gemm-cpu$`).MatchString(lines[len(lines)-1]) {
+		t.Fatalf("submit --wait printed %q, want it to end with the verdict, the measured score and the rank", out.String())
 	}
 
 	out.Reset()

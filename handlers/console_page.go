@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -262,8 +263,33 @@ func (h *Handler) ConsoleReview(w http.ResponseWriter, r *http.Request) {
 	}
 	sub, _, err := rs.Review(r.Context(), userFrom(r.Context()), id, req)
 	if err != nil {
+		if c := d5list.ErrorCode(err); c == d5list.EINVALID || c == d5list.ECONFLICT {
+			h.renderConsole(w, r, StatusOf(d5list.ErrorCode(err)), templates.Console{ReviewError: "submission " + strconv.FormatInt(id, 10) + ": " + d5list.ErrorMessage(err)})
+			return
+		}
 		h.Error(w, r, err)
 		return
 	}
 	http.Redirect(w, r, "/console?done=submission+"+strconv.FormatInt(sub.ID, 10)+"+is+now+"+string(sub.Status)+"#review", http.StatusSeeOther)
+}
+
+// ConsoleFreezeEdition is POST /console/editions: the console's form for
+// what POST /api/v1/editions does.
+func (h *Handler) ConsoleFreezeEdition(w http.ResponseWriter, r *http.Request) {
+	ls, err := h.list()
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	name := strings.TrimSpace(r.PostFormValue("name"))
+	ed, err := ls.FreezeEdition(r.Context(), userFrom(r.Context()), name)
+	if err != nil {
+		if c := d5list.ErrorCode(err); c == d5list.EINVALID || c == d5list.ECONFLICT {
+			h.renderConsole(w, r, StatusOf(d5list.ErrorCode(err)), templates.Console{EditionError: d5list.ErrorMessage(err), EditionName: name})
+			return
+		}
+		h.Error(w, r, err)
+		return
+	}
+	http.Redirect(w, r, "/console?done=edition+"+url.QueryEscape(ed.Name)+"+frozen#editions", http.StatusSeeOther)
 }

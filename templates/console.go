@@ -10,7 +10,13 @@ type Console struct {
 	// YAML is the editor's text: what was posted when it failed, else empty.
 	YAML       string
 	YAMLError  string
-	Notice     string
+	// ReviewError and EditionError re-show a refused form's reason beside
+	// the form, which keeps what was typed where the browser can.
+	ReviewError  string
+	EditionError string
+	// EditionName is the edition form's text when it was refused.
+	EditionName string
+	Notice      string
 	NewRunner  string // a runner token just created, shown once
 	RunnerName string
 	HasRunners bool

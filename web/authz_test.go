@@ -160,6 +160,7 @@ var minRole = map[string]string{
 	"POST /console/users/{id}/approve":            "organiser",
 	"POST /console/benchmarks":                    "organiser",
 	"POST /console/runner-tokens":                 "admin",
+	"POST /console/editions":                      "organiser",
 	"POST /console/review/{id}":                   "organiser",
 	"POST /api/v1/submissions":                    "competitor",
 	"GET /api/v1/submissions/{id}":                "anyone",

@@ -40,6 +40,7 @@ func routes(r chi.Router, h *handlers.Handler, assets http.Handler) {
 		// admins mint them, not every organiser.
 		r.With(h.RequireRole(d5list.RoleAdmin)).Post("/runner-tokens", h.ConsoleRunnerTokens)
 		r.Post("/review/{id}", h.ConsoleReview)
+		r.Post("/editions", h.ConsoleFreezeEdition)
 	})
 	// End of accounts.
 

@@ -1,0 +1,87 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+
+	d5list "github.com/deep500/d5list"
+)
+
+// The console's review queue shows each entry's claimed and measured
+// score and preselects no action; a refused review and a refused edition
+// re-show the console with the reason beside the form, not a bare error
+// page; an edition is frozen from the console (issue 16).
+func TestConsoleReviewAndEditions(t *testing.T) {
+	p := startReal(t)
+	ctx := context.Background()
+	sub := &d5list.Submission{
+		BenchmarkID: "l2-digits-mlp-cpu", OwnerID: p.users["competitor"].ID, Status: d5list.StatusQueued,
+		Division: d5list.DivisionClosed, Availability: d5list.AvailabilityAvailable,
+		Submitter: "Carl", SystemName: "box", Framework: "go", BundleSHA256: strings.Repeat("ab", 32),
+		Recipe: &d5list.Recipe{}, Reasons: []d5list.Reason{},
+		Claimed: &d5list.Result{Score: d5list.Score{Metric: d5list.MetricTimeToTrain, Value: 12.5, Valid: true}},
+	}
+	if err := p.db.CreateSubmission(ctx, sub); err != nil {
+		t.Fatal(err)
+	}
+	id := sub.ID
+	lease, err := p.db.LeaseJob(ctx, "r-0", nil, time.Minute)
+	if err != nil || lease == nil {
+		t.Fatalf("lease: %v", err)
+	}
+	measured := &d5list.Result{Score: d5list.Score{Metric: d5list.MetricTimeToTrain, Value: 20.25, Valid: true}}
+	if err := p.db.CompleteJob(ctx, lease.Job.ID, lease.Secret, measured, d5list.StatusNeedsReview, []d5list.Reason{{Code: "timing_too_noisy", Message: "noisy"}}); err != nil {
+		t.Fatal(err)
+	}
+	org := p.login(t, "organiser")
+	row := org.doc(t, "/console/").Find(`[data-testid="review-row"][data-id="` + strconv.FormatInt(id, 10) + `"]`)
+	if row.Find(testid("review-claimed")).Text() != "12.50" || row.Find(testid("review-measured")).Text() != "20.25" {
+		t.Errorf("review row figures %q / %q, want 12.50 and 20.25", row.Find(testid("review-claimed")).Text(), row.Find(testid("review-measured")).Text())
+	}
+	selected := row.Find(testid("review-action") + " option[selected]")
+	if v, _ := selected.Attr("value"); selected.Length() != 1 || v != "" {
+		t.Errorf("the review action preselects %q, want no action", v)
+	}
+
+	post := func(path string, form url.Values) (int, *goquery.Document) {
+		t.Helper()
+		form.Set("csrf", org.csrf)
+		resp, err := org.PostForm(p.url+path, form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		doc, err := goquery.NewDocumentFromReader(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, doc
+	}
+	code, doc := post("/console/review/"+strconv.FormatInt(id, 10), url.Values{"action": {"reject"}})
+	if code != http.StatusBadRequest || doc.Find(testid("review-error")).Length() != 1 || doc.Find(testid("review-queue")).Length() != 1 {
+		t.Fatalf("a rejection without a reason: %d, error %q, want the console again with the reason", code, doc.Find(testid("review-error")).Text())
+	}
+
+	code, doc = post("/console/editions", url.Values{"name": {"2026-11"}})
+	if code != http.StatusSeeOther {
+		t.Fatalf("freezing an edition: %d %q", code, doc.Text())
+	}
+	console := org.doc(t, "/console/")
+	if !strings.Contains(console.Find(testid("edition-item")).Text(), "2026-11") {
+		t.Fatalf("the console lists editions %q, want 2026-11", console.Find(testid("edition-item")).Text())
+	}
+	code, doc = post("/console/editions", url.Values{"name": {"2026-11"}})
+	if code == http.StatusSeeOther || doc.Find(testid("edition-error")).Length() != 1 {
+		t.Fatalf("freezing 2026-11 again: %d, want the console with the reason", code)
+	}
+	if v, _ := doc.Find(testid("edition-name")).Attr("value"); v != "2026-11" {
+		t.Errorf("the edition form lost what was typed: %q", v)
+	}
+}

@@ -8,8 +8,8 @@ type Console struct {
 	Accounts   []d5list.Account
 	Benchmarks []d5list.Benchmark
 	// YAML is the editor's text: what was posted when it failed, else empty.
-	YAML       string
-	YAMLError  string
+	YAML      string
+	YAMLError string
 	// ReviewError and EditionError re-show a refused form's reason beside
 	// the form, which keeps what was typed where the browser can.
 	ReviewError  string
@@ -17,13 +17,13 @@ type Console struct {
 	// EditionName is the edition form's text when it was refused.
 	EditionName string
 	Notice      string
-	NewRunner  string // a runner token just created, shown once
-	RunnerName string
-	HasRunners bool
-	HasReview  bool
-	Review     []d5list.Submission
-	Editions   []d5list.EditionSummary
-	HasEdition bool
+	NewRunner   string // a runner token just created, shown once
+	RunnerName  string
+	HasRunners  bool
+	HasReview   bool
+	Review      []d5list.Submission
+	Editions    []d5list.EditionSummary
+	HasEdition  bool
 	// Roles an organiser may give; an admin may also give admin.
 	Roles []d5list.Role
 }

@@ -6,6 +6,7 @@ import (
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/templates"
+	"github.com/deep500/d5list/verifier"
 )
 
 // SubmissionPage is GET /submissions/{id}: status, reasons, and the
@@ -52,6 +53,7 @@ func (h *Handler) submissionLive(r *http.Request, sub *d5list.Submission, bench 
 			}
 		}
 	}
+	live.NextStep = verifier.NextStep(sub.Status, sub.Reasons)
 	user, _ := h.viewer(r) // a bad token just sees the public page
 	_, downloads := h.svc.(Downloads)
 	live.CanDownload = downloads && sub.MayDownload(user)

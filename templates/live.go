@@ -18,6 +18,8 @@ type SubmissionLive struct {
 	Attempt       int
 	MaxAttempts   int
 	QueuePosition int
+	// NextStep says what the competitor can do about the verdict.
+	NextStep string
 	// CanDownload: the viewer may download the bundle and the run logs.
 	CanDownload bool
 	// NoRunner, for a queued job, says that no online runner can take it

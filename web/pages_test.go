@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
+
+	d5list "github.com/deep500/d5list"
 )
 
 func parseHTML(t *testing.T, rec *httptest.ResponseRecorder) *goquery.Document {
@@ -309,5 +311,41 @@ func TestPagesLoadOnlyLocalScripts(t *testing.T) {
 		if doc.Find(`script[src="`+src+`"]`).Length() != 1 {
 			t.Errorf("chart page does not load %s", src)
 		}
+	}
+}
+
+// Each kind of failed verdict tells the competitor what to do next, below
+// the findings; a verified entry has no such line (issue 16).
+func TestSubmissionPageSaysWhatToDoNext(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		status d5list.Status
+		code   string
+		want   string
+	}{
+		{"re-run failed", d5list.StatusFailed, "rerun_failed", "could not re-run your recipe"},
+		{"accuracies", d5list.StatusDiscrepancy, "accuracy_mismatch", "Make each run deterministic"},
+		{"seeds", d5list.StatusDiscrepancy, "seed_mismatch", "$D5_SEED"},
+		{"timing", d5list.StatusDiscrepancy, "timing_mismatch", "Measure again on that hardware"},
+		{"hardware", d5list.StatusNeedsReview, "timing_not_reproduced", "Declare the hardware you ran on"},
+		{"rejected", d5list.StatusRejected, "accuracy_mismatch", "An organiser rejected it"},
+		{"verified", d5list.StatusVerified, "accuracy_mismatch", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newServer(t, 0)
+			sub := verifiedSubmission()
+			sub.Status, sub.Reasons = tt.status, []d5list.Reason{{Code: tt.code, Message: "a finding"}}
+			s.fake.submissions[sub.ID] = sub
+			next := page(t, s, "/submissions/7").Find(testid("next-step"))
+			if tt.want == "" {
+				if next.Length() != 0 {
+					t.Fatalf("a verified entry says %q", next.Text())
+				}
+				return
+			}
+			if !strings.Contains(next.Text(), "What to do next:") || !strings.Contains(next.Text(), tt.want) {
+				t.Fatalf("next step %q, want %q", next.Text(), tt.want)
+			}
+		})
 	}
 }

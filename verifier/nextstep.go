@@ -1,0 +1,55 @@
+package verifier
+
+import (
+	d5list "github.com/deep500/d5list"
+)
+
+// NextStep says, in a sentence or two, what the competitor can do about
+// a submission's verdict, from the first kind of finding that explains it:
+// a verdict is only useful if it says what to fix. It is "" for a
+// verified submission, one still on its way, and a finding it has no
+// advice for.
+func NextStep(status d5list.Status, reasons []d5list.Reason) string {
+	if status == d5list.StatusVerified || !status.Final() {
+		return ""
+	}
+	has := func(codes ...string) bool {
+		for _, r := range reasons {
+			for _, c := range codes {
+				if r.Code == c {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	switch {
+	case status == d5list.StatusRejected:
+		return "An organiser rejected it, for the reason above. Fix what it names, run `d5list check` and submit a new entry."
+	case has("rerun_failed"):
+		return "The portal could not re-run your recipe: its reason is above, and your log tail (visible to you) shows where the run stopped. " +
+			"Run `d5list run` on your folder, which runs it the way a runner does, fix what breaks, and submit again."
+	case has(CodeSeedMismatch, CodeRunMissing, CodeRunExtra, CodeRunDuplicate):
+		return "The re-run did not run the same seeds as your logs: log each run's `seed` event with the seed the runner hands over ($D5_SEED), " +
+			"regenerate the logs with `d5list run`, and submit again."
+	case has(CodeAccuracyMismatch, CodeFinalAccuracy, CodeEpochsToTarget, CodeConvergenceMismatch, CodeEpochMissing, CodeEpochExtra,
+		CodeMetricMismatch, CodeMetricMissing, CodeClaimTargetNotMet):
+		step := "The re-run with your seeds did not give your logs' values. Make each run deterministic for its seed (seed every random generator, " +
+			"use deterministic kernels, fix the thread count), regenerate the logs with `d5list run`, check that two runs with one seed agree, and submit again."
+		if has(CodeEnvironmentDiffers) {
+			step += " The findings name what differed between your machine and the runner."
+		}
+		return step
+	case has(CodeTimingMismatch, CodeRunTimingMismatch, CodeEpochTimeMismatch):
+		return "Your logs claim faster times than the portal measured on the hardware you declared. Measure again on that hardware, with nothing else running, " +
+			"and submit the new logs; the board ranks the portal's measurement in any case."
+	case has(CodeTimingNotReproduced):
+		return "No runner of the hardware you declared could re-measure the times, so they are shown as claimed, not re-measured. " +
+			"Declare the hardware you ran on exactly (system.json's host_processor_model_name, accelerators), or wait for an organiser's decision."
+	case has(CodeRerunMuchFaster, CodeTimingTooNoisy):
+		return "The timing needs an organiser's eye; the accuracies were reproduced. You will see the decision on this page."
+	case status == d5list.StatusNeedsReview:
+		return "An organiser will look at it; the decision will show on this page."
+	}
+	return ""
+}

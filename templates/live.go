@@ -111,3 +111,22 @@ func boolWord(b bool) string {
 	}
 	return "false"
 }
+
+// Overview is what the home page shows beside the benchmarks: each
+// board's leader and how many entries it ranks, and the newest results.
+type Overview struct {
+	Boards map[string]BoardSummary
+	Latest []LatestResult
+}
+
+// BoardSummary is one benchmark's board in a line.
+type BoardSummary struct {
+	Leader *d5list.Entry
+	Ranked int
+}
+
+// LatestResult is a ranked entry with its benchmark.
+type LatestResult struct {
+	Benchmark d5list.Benchmark
+	Entry     d5list.Entry
+}

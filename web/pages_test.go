@@ -69,6 +69,21 @@ func TestHomePageListsLevels(t *testing.T) {
 	if levels.Eq(0).Find(testid("benchmark")).Length() != 1 || levels.Eq(1).Find(testid("level-empty")).Length() != 1 {
 		t.Error("L0 should list the convolution benchmark and L1 say it is empty")
 	}
+	// Each benchmark with its leader and how many it ranks, and the newest
+	// ranked results (issue 16).
+	leader := l2.Find(testid("benchmark-leader"))
+	if !strings.Contains(leader.Text(), "First Lab · box-a") || !strings.Contains(leader.Text(), "12.50 s") || leader.Find(`a[href="/submissions/7"]`).Length() != 1 {
+		t.Errorf("L2's leader %q, want First Lab's box-a at 12.50 s, linked", leader.Text())
+	}
+	if n := l2.Find(testid("benchmark-ranked")).Text(); n != "3" {
+		t.Errorf("L2 ranks %q entries, want 3", n)
+	}
+	if l0 := levels.Eq(0).Find(testid("benchmark-leader")).Text(); !strings.Contains(l0, "none yet") {
+		t.Errorf("an empty board's leader %q, want none yet", l0)
+	}
+	if latest := doc.Find(testid("latest-result")); latest.Length() != 3 || !strings.Contains(latest.First().Text(), "rank 1") {
+		t.Errorf("%d latest results (%q), want the 3 ranked", latest.Length(), latest.First().Text())
+	}
 }
 
 // chartOptions finds a chart container and parses its JSON options block.

@@ -66,6 +66,11 @@ func NewCache() *Cache {
 // The caller gets its own copy of the entries.
 func (c *Cache) Get(benchmarkID string, opt Options, compute func() ([]d5list.Entry, error)) ([]d5list.Entry, error) {
 	key := cacheKey{benchmarkID, opt.normalized()}
+	if key.opt.Search != "" {
+		// Searches are as many as visitors can type: each is one pass over
+		// the cached scored board, and is not kept.
+		return compute()
+	}
 	entries, err := load(c, benchmarkID, key, c.boards, c.flights,
 		func(e []d5list.Entry) { c.boards[key] = e }, compute)
 	return slices.Clone(entries), err

@@ -16,6 +16,7 @@ const (
 	ParamFramework    = "framework"
 	ParamRows         = "rows"   // "system" (default) or "all"
 	ParamStatus       = "status" // "verified" (default) or "all"
+	ParamSearch       = "q"      // submitter, system, framework or accelerator contains it
 )
 
 // ParseQuery reads Options from a permalink's query. Unknown values of the
@@ -27,6 +28,10 @@ func ParseQuery(q url.Values) (Options, error) {
 		Availability: strings.TrimSpace(q.Get(ParamAvailability)),
 		Accelerator:  strings.TrimSpace(q.Get(ParamAccelerator)),
 		Framework:    strings.TrimSpace(q.Get(ParamFramework)),
+		Search:       strings.TrimSpace(q.Get(ParamSearch)),
+	}
+	if len(opt.Search) > 100 {
+		return Options{}, d5list.Errorf(d5list.EINVALID, "query parameter %s: longer than 100 characters", ParamSearch)
 	}
 	switch v := q.Get(ParamRows); v {
 	case "", "system":
@@ -68,6 +73,7 @@ func (o Options) Query() url.Values {
 	set(ParamAvailability, o.Availability)
 	set(ParamAccelerator, o.Accelerator)
 	set(ParamFramework, o.Framework)
+	set(ParamSearch, o.Search)
 	if o.AllPerSystem {
 		q.Set(ParamRows, "all")
 	}

@@ -27,6 +27,11 @@ type Options struct {
 	AllPerSystem bool
 	// Filters, compared case-insensitively; empty matches everything.
 	Division, Availability, Accelerator, Framework string
+	// Search keeps the entries whose submitter, system, framework or
+	// accelerator contains it (case-insensitively). Unlike the filters,
+	// which make a board of their own, it finds rows: each keeps its rank
+	// on the board the other options make.
+	Search string
 }
 
 // normalized makes options that select the same board compare equal, so
@@ -34,6 +39,7 @@ type Options struct {
 func (o Options) normalized() Options {
 	n := func(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
 	o.Division, o.Availability, o.Accelerator, o.Framework = n(o.Division), n(o.Availability), n(o.Accelerator), n(o.Framework)
+	o.Search = n(o.Search)
 	return o
 }
 
@@ -198,6 +204,7 @@ func rankedRuns(bench *d5list.Benchmark, s *d5list.Submission) ([]d5list.RunMetr
 func (s *Scored) Rank(opt Options) []d5list.Entry {
 	opt = opt.normalized()
 	entries := make([]d5list.Entry, 0, len(s.order))
+	rank := 0
 	var seen map[string]bool
 	if !opt.AllPerSystem {
 		seen = map[string]bool{}
@@ -217,12 +224,26 @@ func (s *Scored) Rank(opt Options) []d5list.Entry {
 			}
 			seen[c.system] = true
 		}
+		rank++
+		if opt.Search != "" && !found(e, opt.Search) {
+			continue
+		}
 		entry := *e
-		entry.Rank = len(entries) + 1
+		entry.Rank = rank
 		entry.Value, entry.Min, entry.Max, entry.Claimed = noNoise(entry.Value), noNoise(entry.Min), noNoise(entry.Max), noNoise(entry.Claimed)
 		entries = append(entries, entry)
 	}
 	return entries
+}
+
+// found says whether a search (lower case) is in one of the entry's names.
+func found(e *d5list.Entry, search string) bool {
+	for _, s := range []string{e.Submitter, e.SystemName, e.Framework, e.Accelerator} {
+		if strings.Contains(strings.ToLower(s), search) {
+			return true
+		}
+	}
+	return false
 }
 
 // noNoise rounds a value for the boards and exports to 12 significant

@@ -364,3 +364,43 @@ func TestRankedValuesCarryNoFloatNoise(t *testing.T) {
 		t.Fatalf("CSV row %q, want value 0.603 written as such", row)
 	}
 }
+
+// A search finds rows: each keeps its rank on the board, the match is
+// case-insensitive over submitter, system, framework and accelerator, and
+// searched boards are not kept in the cache (issue 16).
+func TestRankSearch(t *testing.T) {
+	bench := testBench()
+	subs := []d5list.Submission{
+		sub(subSpec{id: 1, submitter: "Alpha Lab", system: "a1", times: []float64{1, 1, 1, 1, 1}, acc: 0.95}),
+		sub(subSpec{id: 2, submitter: "Beta Lab", system: "b1", times: []float64{2, 2, 2, 2, 2}, acc: 0.95, acc_: "H100"}),
+		sub(subSpec{id: 3, submitter: "Gamma", system: "alpha-box", times: []float64{3, 3, 3, 3, 3}, acc: 0.95}),
+	}
+	for _, tt := range []struct {
+		q    string
+		want []string // submission id:rank
+	}{
+		{"ALPHA", []string{"1:1", "3:3"}},
+		{"h100", []string{"2:2"}},
+		{"numpy", []string{"1:1", "2:2", "3:3"}},
+		{"nobody", nil},
+	} {
+		var got []string
+		for _, e := range Rank(bench, subs, Options{Search: tt.q}) {
+			got = append(got, fmt.Sprintf("%d:%d", e.SubmissionID, e.Rank))
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("search %q: %v, want %v", tt.q, got, tt.want)
+		}
+	}
+	c := NewCache()
+	computed := 0
+	compute := func() ([]d5list.Entry, error) { computed++; return Rank(bench, subs, Options{Search: "alpha"}), nil }
+	for range 2 {
+		if _, err := c.Get(bench.ID, Options{Search: "alpha"}, compute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if computed != 2 || len(c.boards) != 0 {
+		t.Errorf("a searched board was kept: computed %d times, %d boards cached", computed, len(c.boards))
+	}
+}

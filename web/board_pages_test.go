@@ -325,3 +325,33 @@ func TestEditionBoardPaged(t *testing.T) {
 		t.Errorf("edition per=abc: %d, want 400", a.code)
 	}
 }
+
+// The board's search box finds rows by submitter or system, each with its
+// rank on the whole board, and the filters form keeps the search (issue 16).
+func TestBoardPageSearch(t *testing.T) {
+	b := newSyntheticBoard(t, 300, 40)
+	full, _ := b.doc(t, "/benchmarks/"+b.bench.ID+"?per=100")
+	target := full.Find(testid("leaderboard-row")).Eq(7)
+	name := strings.TrimSpace(target.Find(testid("entry-submitter")).Text())
+	rank := target.AttrOr("data-rank", "")
+	doc, _ := b.doc(t, "/benchmarks/"+b.bench.ID+"?q="+url.QueryEscape(strings.ToUpper(name)))
+	rows := doc.Find(testid("leaderboard-row"))
+	if rows.Length() == 0 {
+		t.Fatalf("searching %q found nothing", name)
+	}
+	found := false
+	rows.Each(func(_ int, r *goquery.Selection) {
+		if got := strings.TrimSpace(r.Find(testid("entry-submitter")).Text()); !strings.Contains(strings.ToLower(got), strings.ToLower(name)) {
+			t.Errorf("searching %q shows %q", name, got)
+		}
+		if r.AttrOr("data-submission", "") == target.AttrOr("data-submission", "-") {
+			found = r.AttrOr("data-rank", "") == rank
+		}
+	})
+	if !found {
+		t.Errorf("the searched entry is not shown with its board rank %s", rank)
+	}
+	if v, _ := doc.Find(testid("filter-search")).Attr("value"); v != strings.ToUpper(name) {
+		t.Errorf("the search box holds %q, want the search", v)
+	}
+}

@@ -17,6 +17,7 @@ const (
 	ParamRows         = "rows"   // "system" (default) or "all"
 	ParamStatus       = "status" // "verified" (default) or "all"
 	ParamSearch       = "q"      // submitter, system, framework or accelerator contains it
+	ParamSort         = "sort"   // "" (by rank), "date", "submitter" or "system"
 )
 
 // ParseQuery reads Options from a permalink's query. Unknown values of the
@@ -29,6 +30,15 @@ func ParseQuery(q url.Values) (Options, error) {
 		Accelerator:  strings.TrimSpace(q.Get(ParamAccelerator)),
 		Framework:    strings.TrimSpace(q.Get(ParamFramework)),
 		Search:       strings.TrimSpace(q.Get(ParamSearch)),
+		Sort:         strings.TrimSpace(q.Get(ParamSort)),
+	}
+	switch strings.ToLower(opt.Sort) {
+	case "", "rank", SortDate, SortSubmitter, SortSystem:
+		if strings.ToLower(opt.Sort) == "rank" {
+			opt.Sort = ""
+		}
+	default:
+		return Options{}, d5list.Errorf(d5list.EINVALID, "query parameter %s=%q: use \"rank\", \"date\", \"submitter\" or \"system\"", ParamSort, opt.Sort)
 	}
 	if len(opt.Search) > 100 {
 		return Options{}, d5list.Errorf(d5list.EINVALID, "query parameter %s: longer than 100 characters", ParamSearch)
@@ -74,6 +84,7 @@ func (o Options) Query() url.Values {
 	set(ParamAccelerator, o.Accelerator)
 	set(ParamFramework, o.Framework)
 	set(ParamSearch, o.Search)
+	set(ParamSort, o.Sort)
 	if o.AllPerSystem {
 		q.Set(ParamRows, "all")
 	}

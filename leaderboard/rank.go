@@ -32,14 +32,24 @@ type Options struct {
 	// which make a board of their own, it finds rows: each keeps its rank
 	// on the board the other options make.
 	Search string
+	// Sort orders the rows by another column (SortDate, SortSubmitter,
+	// SortSystem); each keeps its rank. Empty is by rank.
+	Sort string
 }
+
+// The orders a board's rows may be shown in besides by rank.
+const (
+	SortDate      = "date" // newest first
+	SortSubmitter = "submitter"
+	SortSystem    = "system"
+)
 
 // normalized makes options that select the same board compare equal, so
 // the cache does not hold the same board twice.
 func (o Options) normalized() Options {
 	n := func(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
 	o.Division, o.Availability, o.Accelerator, o.Framework = n(o.Division), n(o.Availability), n(o.Accelerator), n(o.Framework)
-	o.Search = n(o.Search)
+	o.Search, o.Sort = n(o.Search), n(o.Sort)
 	return o
 }
 
@@ -233,7 +243,28 @@ func (s *Scored) Rank(opt Options) []d5list.Entry {
 		entry.Value, entry.Min, entry.Max, entry.Claimed = noNoise(entry.Value), noNoise(entry.Min), noNoise(entry.Max), noNoise(entry.Claimed)
 		entries = append(entries, entry)
 	}
+	sortRows(entries, opt.Sort)
 	return entries
+}
+
+// sortRows shows the ranked rows in another order; ties keep rank order.
+func sortRows(entries []d5list.Entry, by string) {
+	var less func(a, b *d5list.Entry) int
+	switch by {
+	case SortDate:
+		less = func(a, b *d5list.Entry) int { return b.CreatedAt.Compare(a.CreatedAt) }
+	case SortSubmitter:
+		less = func(a, b *d5list.Entry) int {
+			return strings.Compare(strings.ToLower(a.Submitter), strings.ToLower(b.Submitter))
+		}
+	case SortSystem:
+		less = func(a, b *d5list.Entry) int {
+			return strings.Compare(strings.ToLower(a.SystemName), strings.ToLower(b.SystemName))
+		}
+	default:
+		return
+	}
+	slices.SortStableFunc(entries, func(a, b d5list.Entry) int { return less(&a, &b) })
 }
 
 // found says whether a search (lower case) is in one of the entry's names.

@@ -86,6 +86,15 @@ func (v BoardView) toggle(f func(*leaderboard.Options)) string {
 	return o.PageLink(v.Path, v.Page.At(1))
 }
 
+// SortLink is this view's link ordered by column ("" for rank), from the
+// first page.
+func (v BoardView) SortLink(by string) string {
+	return v.toggle(func(o *leaderboard.Options) { o.Sort = by })
+}
+
+// SortedBy says whether the rows are shown in the order of column by.
+func (v BoardView) SortedBy(by string) bool { return strings.EqualFold(v.Options.Sort, by) }
+
 // perPageField is the page size the filter form carries along, or "" for
 // the default (which the form then leaves out of the link).
 func (v BoardView) perPageField() string {
@@ -180,4 +189,16 @@ func levelLink(level int, category string) string {
 
 func equalFold(a, b string) bool {
 	return strings.EqualFold(strings.TrimSpace(a), strings.TrimSpace(b))
+}
+
+// ariaSort is a column header's aria-sort: the order of the column the
+// rows are shown by (dates newest first: descending), else "none".
+func ariaSort(sorted, descending bool) string {
+	switch {
+	case !sorted:
+		return "none"
+	case descending:
+		return "descending"
+	}
+	return "ascending"
 }

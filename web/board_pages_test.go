@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -353,5 +354,44 @@ func TestBoardPageSearch(t *testing.T) {
 	}
 	if v, _ := doc.Find(testid("filter-search")).Attr("value"); v != strings.ToUpper(name) {
 		t.Errorf("the search box holds %q, want the search", v)
+	}
+}
+
+// The column headers sort the board by submitter, system or date; the
+// rows keep their ranks, and rank order is one click back (issue 16).
+func TestBoardPageSorting(t *testing.T) {
+	b := newSyntheticBoard(t, 200, 30)
+	base := "/benchmarks/" + b.bench.ID
+	doc, _ := b.doc(t, base+"?per=100")
+	href, _ := doc.Find(testid("sort-submitter")).Attr("href")
+	if !strings.Contains(href, "sort=submitter") {
+		t.Fatalf("the submitter header links %q", href)
+	}
+	column := func(doc *goquery.Document, id string) []string {
+		var out []string
+		doc.Find(testid("leaderboard-row")).Each(func(_ int, r *goquery.Selection) {
+			out = append(out, strings.ToLower(strings.TrimSpace(r.Find(testid(id)).Text())))
+		})
+		return out
+	}
+	sorted, _ := b.doc(t, href)
+	names := column(sorted, "entry-submitter")
+	if len(names) < 2 || !slices.IsSorted(names) {
+		t.Errorf("sorted by submitter: %v", names)
+	}
+	if v := sorted.Find(`th[aria-sort="ascending"] a`).AttrOr("data-testid", ""); v != "sort-submitter" {
+		t.Errorf("aria-sort marks %q, want the submitter column", v)
+	}
+	byDate, _ := b.doc(t, base+"?sort=date&per=100")
+	dates := column(byDate, "entry-date")
+	if !slices.IsSortedFunc(dates, func(a, b string) int { return strings.Compare(b, a) }) {
+		t.Errorf("sorted by date, newest first: %v", dates)
+	}
+	ranks := column(byDate, "entry-rank")
+	if slices.IsSortedFunc(ranks, func(a, b string) int { x, _ := strconv.Atoi(a); y, _ := strconv.Atoi(b); return x - y }) {
+		t.Errorf("sorted by date, the ranks %v still read in rank order: the synthetic dates should mix them", ranks)
+	}
+	if a := fetch(t, b.url+base+"?sort=cost"); a.code != http.StatusBadRequest {
+		t.Errorf("?sort=cost: %d, want 400", a.code)
 	}
 }

@@ -388,5 +388,30 @@ func TestBrowser(t *testing.T) {
 	if after.Status != d5list.StatusVerified {
 		t.Fatalf("accepted submission is %s, want verified", after.Status)
 	}
+
+	// 7. The board and an entry fit a phone and a desktop: nothing wider
+	// than the window (issue 16). Each is kept as a screenshot.
+	for _, width := range []int64{390, 1400} {
+		for _, page := range []struct{ name, path string }{
+			{"board", "/benchmarks/l2-digits-mlp-cpu"},
+			{"entry", fmt.Sprintf("/submissions/%d", id)},
+		} {
+			var fits bool
+			var widths string
+			b.step(fmt.Sprintf("%s-%d", page.name, width),
+				chromedp.EmulateViewport(width, 900),
+				chromedp.Navigate(p.url+page.path),
+				chromedp.WaitVisible(`[data-testid="site-header"]`, chromedp.ByQuery),
+				chromedp.Evaluate(`document.documentElement.scrollWidth <= window.innerWidth`, &fits),
+				chromedp.Evaluate(`document.documentElement.scrollWidth + " > " + window.innerWidth + ": " +
+					Array.from(document.querySelectorAll('body *')).filter(function (e) { return e.getBoundingClientRect().right > window.innerWidth + 1; })
+						.slice(0, 5).map(function (e) { return e.tagName + (e.dataset.testid ? '[' + e.dataset.testid + ']' : '') + '.' + e.className; }).join(', ')`, &widths),
+			)
+			shot := b.shot(fmt.Sprintf("%s-%dpx", page.name, width))
+			if !fits {
+				t.Errorf("the %s page overflows a %d px window (%s); screenshot %s", page.name, width, widths, shot)
+			}
+		}
+	}
 	t.Logf("screenshots (on failure, or every step with D5LIST_SCREENSHOTS=1) in %s", b.dir)
 }

@@ -1,10 +1,6 @@
 package d5list
 
-import (
-	"sort"
-	"strconv"
-	"strings"
-)
+import "strconv"
 
 // Direction says whether a smaller or a larger metric value is better.
 type Direction string
@@ -96,12 +92,11 @@ func (b *Benchmark) RunnableBy(labels map[string]string) bool {
 // RunnerNeeds says in words what labels a runner needs for this
 // benchmark, sorted: "framework.torch=*, runs=entrypoint".
 func (b *Benchmark) RunnerNeeds() string {
-	needs := []string{LabelRuns + "=" + b.ReRunBy()}
+	needs := map[string]string{LabelRuns: b.ReRunBy()}
 	for k, v := range b.Requires {
-		needs = append(needs, k+"="+v)
+		needs[k] = v
 	}
-	sort.Strings(needs)
-	return strings.Join(needs, ", ")
+	return FormatLabels(needs)
 }
 
 // RunsOn reports whether a runner with these labels has an executor for

@@ -1,6 +1,10 @@
 package d5list
 
-import "time"
+import (
+	"sort"
+	"strings"
+	"time"
+)
 
 // RunnerToken is an organiser-issued credential of one runner machine. The
 // token itself is shown once; only its hash is kept.
@@ -44,4 +48,19 @@ type Backlog struct {
 type QueueView struct {
 	Backlog []Backlog   `json:"backlog"`
 	Jobs    []QueuedJob `json:"jobs"`
+}
+
+// FormatLabels prints runner labels sorted by name, as
+// "cpu_model=AMD EPYC, runs=builtin".
+func FormatLabels(labels map[string]string) string {
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + labels[k]
+	}
+	return strings.Join(parts, ", ")
 }

@@ -262,11 +262,7 @@ func (s *Service) Lease(ctx context.Context, runnerID string, labels map[string]
 	if lease != nil {
 		s.changed()
 		if poolErr == nil {
-			if err := ps.TouchRunner(ctx, runnerID, nil, lease.Job.ID); err != nil {
-				s.log.Warn("recording runner", "runner", runnerID, "err", err)
-			} else {
-				s.touched(runnerID, lease.Job.ID)
-			}
+			s.holds(ctx, ps, runnerID, lease.Job.ID)
 		}
 	}
 	return lease, err

@@ -93,13 +93,19 @@ func (s *Service) WaitLease(ctx context.Context, runner string, labels map[strin
 		return nil, res.err
 	}
 	lease := res.lease
-	if err := ps.TouchRunner(context.WithoutCancel(ctx), runner, nil, lease.Job.ID); err != nil {
-		s.log.Warn("recording runner", "runner", runner, "err", err)
-	} else {
-		s.touched(runner, lease.Job.ID)
-	}
+	s.holds(context.WithoutCancel(ctx), ps, runner, lease.Job.ID)
 	s.log.Info("job leased", "job", lease.Job.ID, "runner", runner, "attempt", lease.Job.Attempts)
 	return lease, nil
+}
+
+// holds records that runner holds job jobID, for the runners page; a
+// failure to record it is logged, since the lease stands either way.
+func (s *Service) holds(ctx context.Context, ps PoolStore, runner string, jobID int64) {
+	if err := ps.TouchRunner(ctx, runner, nil, jobID); err != nil {
+		s.log.Warn("recording runner", "runner", runner, "err", err)
+		return
+	}
+	s.touched(runner, jobID)
 }
 
 // giveBack returns a lease taken for a request that was cancelled before

@@ -446,15 +446,7 @@ func (db *DB) RequeueLeasesOf(ctx context.Context, prefix, reason string) (int, 
 		}
 		now := db.now().UnixNano()
 		for _, j := range held {
-			if err := jobEventTx(ctx, tx, j, j.Attempts, d5list.EventRequeued, j.RunnerID, reason, now); err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = ?, attempts = max(attempts - 1, 0), runner_id = '',
-				secret_hash = '', lease_expires = 0, updated_at = ? WHERE id = ?`, string(d5list.JobQueued), now, j.ID); err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, `UPDATE submissions SET status = ?, updated_at = ? WHERE id = ?`,
-				string(d5list.StatusQueued), now, j.SubmissionID); err != nil {
+			if err := requeueUncountedTx(ctx, tx, j, reason, now); err != nil {
 				return err
 			}
 			n++
@@ -475,17 +467,22 @@ func (db *DB) ReleaseLease(ctx context.Context, jobID int64, secret, reason stri
 		if err != nil || !ok {
 			return err
 		}
-		now := db.now().UnixNano()
-		if err := jobEventTx(ctx, tx, j, j.Attempts, d5list.EventRequeued, j.RunnerID, reason, now); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = ?, attempts = max(attempts - 1, 0), runner_id = '',
-			secret_hash = '', lease_expires = 0, updated_at = ? WHERE id = ?`, string(d5list.JobQueued), now, jobID); err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE submissions SET status = ?, updated_at = ? WHERE id = ?`,
-			string(d5list.StatusQueued), now, j.SubmissionID)
-		return err
+		return requeueUncountedTx(ctx, tx, j, reason, db.now().UnixNano())
 	})
 	return wrap(err, "releasing the lease of job %d", jobID)
+}
+
+// requeueUncountedTx puts a leased job back in line without counting the
+// lease as an attempt: it ended for the portal's reasons, not the run's.
+func requeueUncountedTx(ctx context.Context, tx *sql.Tx, j *jobRow, reason string, now int64) error {
+	if err := jobEventTx(ctx, tx, j, j.Attempts, d5list.EventRequeued, j.RunnerID, reason, now); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = ?, attempts = max(attempts - 1, 0), runner_id = '',
+		secret_hash = '', lease_expires = 0, updated_at = ? WHERE id = ?`, string(d5list.JobQueued), now, j.ID); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE submissions SET status = ?, updated_at = ? WHERE id = ?`,
+		string(d5list.StatusQueued), now, j.SubmissionID)
+	return err
 }

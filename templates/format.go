@@ -333,21 +333,6 @@ func submissionScripts(sub *d5list.Submission) []string {
 	return append([]string{"/static/js/submission.js"}, chartScripts...)
 }
 
-// runnerLabels lists the labels a runner reported with its measurement,
-// sorted, as "cpu_model=AMD EPYC, cpu_cores=2".
-func runnerLabels(labels map[string]string) string {
-	keys := make([]string, 0, len(labels))
-	for k := range labels {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + "=" + labels[k]
-	}
-	return strings.Join(parts, ", ")
-}
-
 type recipeValue struct{ key, value string }
 
 type recipePart struct {

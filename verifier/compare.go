@@ -166,7 +166,7 @@ func (c *comparison) environmentNote(claimed, measured map[string]string) {
 	}
 	if len(claimed) == 0 {
 		c.reasons = append(c.reasons, d5list.Reason{Code: CodeEnvironmentDiffers,
-			Message: "the claim does not say what its runs ran with (`d5list run` records it as submission.json's environment); the re-run's runner reported " + labelList(measured, nil)})
+			Message: "the claim does not say what its runs ran with (`d5list run` records it as submission.json's environment); the re-run's runner reported " + d5list.FormatLabels(measured)})
 		return
 	}
 	differs := map[string]bool{}
@@ -184,32 +184,20 @@ func (c *comparison) environmentNote(claimed, measured map[string]string) {
 		return
 	}
 	c.reasons = append(c.reasons, d5list.Reason{Code: CodeEnvironmentDiffers,
-		Message: "what differs between where the claim ran and the re-run: the claim's " + labelList(claimed, differs) + "; the re-run's " + labelList(measured, differs)})
+		Message: "what differs between where the claim ran and the re-run: the claim's " + d5list.FormatLabels(labelsOf(claimed, differs)) + "; the re-run's " + d5list.FormatLabels(labelsOf(measured, differs))})
 }
 
-// labelList prints labels (only those in keep, if given) sorted, a
-// missing one as "(none)".
-func labelList(labels map[string]string, keep map[string]bool) string {
-	var keys []string
-	if keep == nil {
-		for k := range labels {
-			keys = append(keys, k)
-		}
-	} else {
-		for k := range keep {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
+// labelsOf is labels restricted to keep, a missing one as "(none)".
+func labelsOf(labels map[string]string, keep map[string]bool) map[string]string {
+	out := make(map[string]string, len(keep))
+	for k := range keep {
 		v, ok := labels[k]
 		if !ok {
 			v = "(none)"
 		}
-		parts[i] = k + "=" + v
+		out[k] = v
 	}
-	return strings.Join(parts, ", ")
+	return out
 }
 
 type comparison struct {

@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"strings"
 
@@ -74,9 +75,33 @@ func ParseManifest(name string, data []byte) (d5list.Manifest, error) {
 	if raw, ok := vals["environment"]; ok && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &m.Environment); err != nil {
 			rs.add(CodeManifest, name, lines["environment"], "environment must be an object of label to string, as `d5list run` writes it")
+		} else if bad := environmentProblem(m.Environment); bad != "" {
+			rs.add(CodeManifest, name, lines["environment"], "environment: %s", bad)
+			m.Environment = nil
 		}
 	}
 	return m, rs.err("")
+}
+
+// The environment's bounds: it is shown in verdicts, and `d5list run`
+// writes a dozen short labels.
+const (
+	maxEnvironmentLabels = 64
+	maxLabelBytes        = 200
+)
+
+// environmentProblem says what in a claimed environment is past its
+// bounds, or "".
+func environmentProblem(env map[string]string) string {
+	if len(env) > maxEnvironmentLabels {
+		return fmt.Sprintf("%d labels, more than %d", len(env), maxEnvironmentLabels)
+	}
+	for k, v := range env {
+		if len(k) > maxLabelBytes || len(v) > maxLabelBytes {
+			return fmt.Sprintf("label %.40q is longer than %d bytes", k, maxLabelBytes)
+		}
+	}
+	return ""
 }
 
 // retag replaces the reason codes of a generic JSON error with code.

@@ -146,6 +146,7 @@ func TestParseManifest(t *testing.T) {
 		{"bad url", strings.Replace(validManifest(), `"claims"`, `"code_url": "file:///etc", "claims"`, 1), 2, "code_url"},
 		{"claims not numbers", strings.Replace(validManifest(), `12.5`, `"fast"`, 1), 2, "claims"},
 		{"number for a string", "{\"format\": \"d5list/v1\",\n\"benchmark\": 3}", 2, `"benchmark" must be a string`},
+		{"environment value too long", strings.Replace(validManifest(), `"claims"`, `"environment": {"framework.torch": "`+strings.Repeat("9", 300)+`"}, "claims"`, 1), 2, "longer than 200 bytes"},
 		{"environment not labels", strings.Replace(validManifest(), `"claims"`, `"environment": {"framework.torch": 2}, "claims"`, 1), 2, "environment must be an object"},
 	}
 	for _, tc := range tests {

@@ -10,32 +10,40 @@ type Leaderboard struct {
 
 // Entry is one ranked row.
 type Entry struct {
-	Rank         int     `json:"rank"`
-	SubmissionID int64   `json:"submission_id"`
-	Submitter    string  `json:"submitter"`
-	SystemName   string  `json:"system_name"`
-	Framework    string  `json:"framework"`
-	Division     string  `json:"division"`
-	Availability string  `json:"availability"`
-	Accelerator  string  `json:"accelerator,omitempty"`
-	Accelerators int     `json:"accelerators,omitempty"`
-	CostPerHour  float64 `json:"cost_per_hour,omitempty"`
-	CodeURL      string  `json:"code_url,omitempty"`
-	Status       Status  `json:"status"`
-	Flag         string  `json:"flag,omitempty"`
-	Metric       string  `json:"metric"`
-	Value        float64 `json:"value"` // the olympic mean over runs, of Basis
-	Min          float64 `json:"min"`   // fastest/lowest run
-	Max          float64 `json:"max"`
-	Runs         int     `json:"runs"`
+	Rank         int    `json:"rank"`
+	SubmissionID int64  `json:"submission_id"`
+	Submitter    string `json:"submitter"`
+	// SubmitterConfirmed: an organiser confirmed the uploading account as
+	// a member of Submitter.
+	SubmitterConfirmed bool    `json:"submitter_confirmed,omitempty"`
+	SystemName         string  `json:"system_name"`
+	Framework          string  `json:"framework"`
+	Division           string  `json:"division"`
+	Availability       string  `json:"availability"`
+	Accelerator        string  `json:"accelerator,omitempty"`
+	Accelerators       int     `json:"accelerators,omitempty"`
+	HostCPU            string  `json:"host_cpu,omitempty"`
+	CostPerHour        float64 `json:"cost_per_hour,omitempty"`
+	CodeURL            string  `json:"code_url,omitempty"`
+	Status             Status  `json:"status"`
+	Flag               string  `json:"flag,omitempty"`
+	Metric             string  `json:"metric"`
+	Value              float64 `json:"value"` // the olympic mean over runs, of Basis
+	Min                float64 `json:"min"`   // fastest/lowest run
+	Max                float64 `json:"max"`
+	Runs               int     `json:"runs"`
 	// Basis says whose runs Value is the olympic mean of: BasisMeasured,
 	// the portal's re-run on the declared hardware, or BasisClaimed, the
 	// submitted logs, not re-measured.
 	Basis string `json:"basis"`
 	// Claimed is the submitted logs' olympic mean beside a measured Value,
 	// for the reader to see what was claimed (0 when it had none).
-	Claimed   float64   `json:"claimed,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
+	Claimed float64 `json:"claimed,omitempty"`
+	// Measures are the level's other measurements (d5list.LevelColumns),
+	// each the median over the same runs as Value; absent where no run
+	// logged it.
+	Measures  map[string]float64 `json:"measures,omitempty"`
+	CreatedAt time.Time          `json:"created_at"`
 	// PrevRank is the rank of the same system in the previous edition, 0
 	// when it was not listed there; New marks such an entry. Both are
 	// unset when there is no previous edition to compare with.

@@ -35,3 +35,32 @@ func TimingDirection(metric string) Direction {
 	}
 	return LowerIsBetter
 }
+
+// LevelColumn is a measurement a level's boards show beside the ranked
+// value, from the same runs.
+type LevelColumn struct {
+	Metric string `json:"metric"`
+	Label  string `json:"label"`
+	Unit   string `json:"unit,omitempty"`
+}
+
+// MetricNumberOfWorkers is a Level 3 run's worker count.
+const MetricNumberOfWorkers = "number_of_workers"
+
+// LevelColumns are what each Deep500 level measures besides its score:
+// operator error at L0, latency at L1, accuracy at L2, and at L3 the
+// workers, scaling efficiency and bytes communicated.
+func LevelColumns(level int) []LevelColumn {
+	switch level {
+	case 0:
+		return []LevelColumn{{MetricOpRelL2Error, "Rel. L2 error", ""}, {MetricOpMaxError, "Max error", ""}}
+	case 1:
+		return []LevelColumn{{MetricLatencyP50, "p50 latency", "ms"}, {MetricLatencyP99, "p99 latency", "ms"}, {MetricThroughput, "Throughput", "samples/s"}}
+	case 2:
+		return []LevelColumn{{MetricFinalAccuracy, "Final accuracy", ""}, {MetricEpochsToTarget, "Epochs to target", ""}}
+	case 3:
+		return []LevelColumn{{MetricNumberOfWorkers, "Workers", ""}, {"scaling_efficiency", "Scaling efficiency", ""},
+			{"communication_bytes", "Communicated", "B"}, {MetricFinalAccuracy, "Final accuracy", ""}}
+	}
+	return nil
+}

@@ -13,11 +13,15 @@ const (
 	ActionFlag     ReviewAction = "flag"         // public note, status kept
 	ActionRerun    ReviewAction = "rerun"        // a new verification attempt -> queued
 	ActionRescore  ReviewAction = "rescore"      // re-judged under changed rules
+	ActionPublish  ReviewAction = "publish"      // a hidden verdict made public, status kept
+	// ActionAppeal is the competitor's: a message asking the organisers to
+	// look at a verdict, status kept.
+	ActionAppeal ReviewAction = "appeal"
 )
 
 // ReviewActions are the actions an organiser may post, in the order the
 // API documents them.
-var ReviewActions = []ReviewAction{ActionAccept, ActionReject, ActionMoveOpen, ActionFlag, ActionRerun}
+var ReviewActions = []ReviewAction{ActionAccept, ActionReject, ActionMoveOpen, ActionFlag, ActionRerun, ActionPublish}
 
 // Allowed reports whether the action may be taken on a submission in
 // status from. Nothing is done to a submission a runner may be working on
@@ -36,6 +40,10 @@ func (a ReviewAction) Allowed(from Status) bool {
 		return from != StatusRejected
 	case ActionRerun:
 		return true
+	case ActionPublish:
+		return from == StatusDiscrepancy || from == StatusFailed || from == StatusRejected
+	case ActionAppeal:
+		return from == StatusDiscrepancy || from == StatusFailed || from == StatusNeedsReview
 	}
 	return false
 }
@@ -89,6 +97,7 @@ type ReviewChange struct {
 	ToStatus   Status
 	Division   *string
 	Flag       *string
+	Published  *bool
 	Claimed    *Result
 	Reasons    *[]Reason
 	// Rerun keeps the latest job and its verdict as history and queues a

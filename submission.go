@@ -59,30 +59,36 @@ const ManifestFormat = "d5list/v1"
 
 // Submission is one uploaded result and its verification state.
 type Submission struct {
-	ID           int64     `json:"id"`
-	BenchmarkID  string    `json:"benchmark"`
-	OwnerID      int64     `json:"owner_id"`
-	Owner        string    `json:"owner"`
-	Division     string    `json:"division"`
-	Availability string    `json:"availability"`
-	Submitter    string    `json:"submitter"`
-	SystemName   string    `json:"system_name"`
-	Framework    string    `json:"framework"`
-	Accelerator  string    `json:"accelerator,omitempty"`
-	Accelerators int       `json:"accelerators,omitempty"` // total count over all nodes
-	HostCPU      string    `json:"host_cpu,omitempty"`     // declared host processor model
-	Status       Status    `json:"status"`
-	BundleSHA256 string    `json:"bundle_sha256"`
-	BundleSize   int64     `json:"bundle_size"`
-	Recipe       *Recipe   `json:"recipe,omitempty"`
-	Claimed      *Result   `json:"claimed,omitempty"`
-	Measured     *Result   `json:"measured,omitempty"`
-	Reasons      []Reason  `json:"reasons"`
-	Flag         string    `json:"flag,omitempty"`          // public note when flagged
-	CodeURL      string    `json:"code_url,omitempty"`      // submission.json code_url
-	CostPerHour  float64   `json:"cost_per_hour,omitempty"` // system.json price in USD, 0 when undeclared
-	CreatedAt    time.Time `json:"created_at"`
-	UpdatedAt    time.Time `json:"updated_at"`
+	ID           int64    `json:"id"`
+	BenchmarkID  string   `json:"benchmark"`
+	OwnerID      int64    `json:"owner_id"`
+	Owner        string   `json:"owner"`
+	Division     string   `json:"division"`
+	Availability string   `json:"availability"`
+	Submitter    string   `json:"submitter"`
+	SystemName   string   `json:"system_name"`
+	Framework    string   `json:"framework"`
+	Accelerator  string   `json:"accelerator,omitempty"`
+	Accelerators int      `json:"accelerators,omitempty"` // total count over all nodes
+	HostCPU      string   `json:"host_cpu,omitempty"`     // declared host processor model
+	Status       Status   `json:"status"`
+	BundleSHA256 string   `json:"bundle_sha256"`
+	BundleSize   int64    `json:"bundle_size"`
+	Recipe       *Recipe  `json:"recipe,omitempty"`
+	Claimed      *Result  `json:"claimed,omitempty"`
+	Measured     *Result  `json:"measured,omitempty"`
+	Reasons      []Reason `json:"reasons"`
+	Flag         string   `json:"flag,omitempty"`          // public note when flagged
+	CodeURL      string   `json:"code_url,omitempty"`      // submission.json code_url
+	CostPerHour  float64  `json:"cost_per_hour,omitempty"` // system.json price in USD, 0 when undeclared
+	// SubmitterConfirmed says that an organiser confirmed the uploading
+	// account as a member of Submitter.
+	SubmitterConfirmed bool `json:"submitter_confirmed,omitempty"`
+	// Published makes a verdict against the entry (Hidden) public; only an
+	// organiser sets it.
+	Published bool      `json:"published,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // Seeds returns the seeds of the claimed runs in run order.
@@ -114,7 +120,32 @@ type SubmissionFilter struct {
 	BenchmarkID string
 	Statuses    []Status
 	OwnerID     int64
-	Limit       int
+	// Submitter and SystemName match case-insensitively.
+	Submitter  string
+	SystemName string
+	Limit      int
+}
+
+// Hidden reports whether the submission's verdict goes against it
+// (discrepancy, failed, rejected) and no organiser has published it: such
+// an entry is seen only by its submitter and the organisers, as a failed
+// attempt on EvalAI or Codabench is private to its team. Entries on their
+// way, verified or waiting for review are public.
+func (s *Submission) Hidden() bool {
+	switch s.Status {
+	case StatusDiscrepancy, StatusFailed, StatusRejected:
+		return !s.Published
+	}
+	return false
+}
+
+// MayView says who may see a submission at all: anyone, unless it is
+// Hidden; its owner and the organisers always.
+func (s *Submission) MayView(user *User) bool {
+	if !s.Hidden() {
+		return true
+	}
+	return user != nil && (user.ID == s.OwnerID || user.Role.AtLeast(RoleOrganiser))
 }
 
 // MayDownload says who may download a submission's bundle and run logs:

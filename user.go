@@ -1,6 +1,9 @@
 package d5list
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Role orders what a user may do; each role includes the ones before it.
 type Role string
@@ -26,4 +29,25 @@ type User struct {
 	Name      string    `json:"name"`
 	Role      Role      `json:"role"`
 	CreatedAt time.Time `json:"created_at"`
+	// Organisation is who the account submits for: every submission.json
+	// it uploads must name it as submitter. An account without one names it
+	// with its first upload; an organiser confirms it (or sets another).
+	Organisation          string `json:"organisation,omitempty"`
+	OrganisationConfirmed bool   `json:"organisation_confirmed,omitempty"`
+}
+
+// MaxOrganisationLen bounds an organisation's name, in bytes.
+const MaxOrganisationLen = 100
+
+// CleanOrganisation trims an organisation's name and collapses its inner
+// spaces, so that "Lab  X " and "Lab X" are one organisation.
+func CleanOrganisation(name string) string {
+	return strings.Join(strings.Fields(name), " ")
+}
+
+// SameOrganisation compares two organisation names as the portal does:
+// ignoring case and spacing, so that nobody posts as "nvidia" beside a
+// confirmed "NVIDIA".
+func SameOrganisation(a, b string) bool {
+	return strings.EqualFold(CleanOrganisation(a), CleanOrganisation(b))
 }

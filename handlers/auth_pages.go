@@ -65,7 +65,7 @@ func (h *Handler) startSession(w http.ResponseWriter, r *http.Request, user *d5l
 
 // SignupPage is GET /signup.
 func (h *Handler) SignupPage(w http.ResponseWriter, r *http.Request) {
-	h.render(w, r, http.StatusOK, templates.SignupPage("", "", false, h.browser.RequireApproval))
+	h.render(w, r, http.StatusOK, templates.SignupPage("", "", "", false, h.browser.RequireApproval))
 }
 
 // Signup is POST /signup: a competitor account, logged in at once unless
@@ -80,20 +80,20 @@ func (h *Handler) Signup(w http.ResponseWriter, r *http.Request) {
 		h.refuseLimited(w, r, wait, "sign-up attempts")
 		return
 	}
-	name := r.PostFormValue("name")
-	user, err := acc.SignUp(r.Context(), name, r.PostFormValue("password"), !h.browser.RequireApproval)
+	name, org := r.PostFormValue("name"), r.PostFormValue("organisation")
+	user, err := acc.SignUp(r.Context(), name, org, r.PostFormValue("password"), !h.browser.RequireApproval)
 	if err != nil {
 		code := d5list.ErrorCode(err)
 		if code != d5list.EINVALID && code != d5list.ECONFLICT {
 			h.Error(w, r, err)
 			return
 		}
-		h.render(w, r, StatusOf(code), templates.SignupPage(d5list.ErrorMessage(err), name, false, h.browser.RequireApproval))
+		h.render(w, r, StatusOf(code), templates.SignupPage(d5list.ErrorMessage(err), name, org, false, h.browser.RequireApproval))
 		return
 	}
 	h.log.InfoContext(r.Context(), "signed up", "user", user.Name, "approved", !h.browser.RequireApproval)
 	if h.browser.RequireApproval {
-		h.render(w, r, http.StatusCreated, templates.SignupPage("", user.Name, true, true))
+		h.render(w, r, http.StatusCreated, templates.SignupPage("", user.Name, user.Organisation, true, true))
 		return
 	}
 	h.startSession(w, r, user, "/upload")

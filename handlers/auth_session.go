@@ -16,7 +16,7 @@ import (
 // implements it). Without it the account pages answer 503 and only API
 // tokens authenticate.
 type Accounts interface {
-	SignUp(ctx context.Context, name, password string, approved bool) (*d5list.User, error)
+	SignUp(ctx context.Context, name, organisation, password string, approved bool) (*d5list.User, error)
 	Login(ctx context.Context, name, password string) (*d5list.User, error)
 	CreateSession(ctx context.Context, userID int64, ttl time.Duration) (cookie, csrf string, err error)
 	SessionUser(ctx context.Context, cookie string) (*d5list.User, string, error)

@@ -14,16 +14,12 @@ import (
 // Badge is GET /submissions/{id}/badge.svg: a shields-style badge with the
 // submission's rank (or its state) for competitors' READMEs.
 func (h *Handler) Badge(w http.ResponseWriter, r *http.Request) {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	if err != nil || id <= 0 {
-		h.Error(w, r, d5list.Errorf(d5list.EINVALID, "submission id %q is not a positive number", r.PathValue("id")))
-		return
-	}
-	sub, err := h.svc.Submission(r.Context(), id)
+	sub, _, err := h.visibleSubmission(r)
 	if err != nil {
 		h.Error(w, r, err)
 		return
 	}
+	id := sub.ID
 	label := "deep500 " + sub.BenchmarkID
 	value, color := badgeValue(sub), "#9f9f9f"
 	if sub.Status == d5list.StatusVerified && sub.Flag == "" {

@@ -51,6 +51,12 @@ func (h *Handler) renderConsole(w http.ResponseWriter, r *http.Request, status i
 			h.Error(w, r, err)
 			return
 		}
+		if as, ok := h.svc.(AppealService); ok {
+			if c.Appeals, err = as.Appeals(ctx, user); err != nil {
+				h.Error(w, r, err)
+				return
+			}
+		}
 	}
 	if el, ok := h.svc.(editionLister); ok {
 		c.HasEdition = true
@@ -146,6 +152,36 @@ func (h *Handler) ConsoleApprove(w http.ResponseWriter, r *http.Request) {
 	}
 	h.log.InfoContext(r.Context(), "sign-up approved", "by", userFrom(r.Context()).Name, "user_id", id)
 	http.Redirect(w, r, "/console?done=approved#users", http.StatusSeeOther)
+}
+
+// OrganisationService confirms accounts' organisations.
+type OrganisationService interface {
+	ConfirmOrganisation(ctx context.Context, user *d5list.User, userID int64, organisation string) error
+}
+
+// ConsoleOrganisation is POST /console/users/{id}/organisation: confirm
+// the account as a member of the organisation it asked for, or of another.
+func (h *Handler) ConsoleOrganisation(w http.ResponseWriter, r *http.Request) {
+	orgs, ok := h.svc.(OrganisationService)
+	if !ok {
+		h.Error(w, r, d5list.Errorf(d5list.EUNAVAILABLE, "this portal keeps no organisations"))
+		return
+	}
+	id, err := pathID(r, "user")
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	org := r.PostFormValue("organisation")
+	if err := orgs.ConfirmOrganisation(r.Context(), userFrom(r.Context()), id, org); err != nil {
+		if d5list.ErrorCode(err) == d5list.EINVALID {
+			h.renderConsole(w, r, http.StatusBadRequest, templates.Console{UsersError: "user " + strconv.FormatInt(id, 10) + ": " + d5list.ErrorMessage(err)})
+			return
+		}
+		h.Error(w, r, err)
+		return
+	}
+	http.Redirect(w, r, "/console?done=organisation+confirmed#users", http.StatusSeeOther)
 }
 
 // ConsoleBenchmarks is POST /console/benchmarks: YAML in the catalogue's

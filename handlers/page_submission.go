@@ -14,12 +14,13 @@ import (
 // its job is, and for the submitter and organisers the re-run's log tail
 // and the submission's timeline.
 func (h *Handler) SubmissionPage(w http.ResponseWriter, r *http.Request) {
-	id, err := submissionID(r)
-	if err != nil {
-		h.Error(w, r, err)
-		return
-	}
-	sub, err := h.svc.Submission(r.Context(), id)
+	h.renderSubmissionPage(w, r, http.StatusOK, nil)
+}
+
+// renderSubmissionPage renders the page with status; edit, if not nil,
+// adds what a form's answer shows (its error and the text to keep).
+func (h *Handler) renderSubmissionPage(w http.ResponseWriter, r *http.Request, status int, edit func(*templates.SubmissionLive)) {
+	sub, user, err := h.visibleSubmission(r)
 	if err != nil {
 		h.Error(w, r, err)
 		return
@@ -34,7 +35,11 @@ func (h *Handler) SubmissionPage(w http.ResponseWriter, r *http.Request) {
 		h.Error(w, r, err)
 		return
 	}
-	h.render(w, r, http.StatusOK, templates.SubmissionPage(sub, bench, h.auditFor(r.Context(), sub.ID), live))
+	if edit != nil {
+		edit(&live)
+	}
+	audit := appealsFor(user, sub, h.auditFor(r.Context(), sub.ID))
+	h.render(w, r, status, templates.SubmissionPage(sub, bench, audit, live))
 }
 
 func (h *Handler) submissionLive(r *http.Request, sub *d5list.Submission, bench *d5list.Benchmark) (templates.SubmissionLive, error) {
@@ -55,6 +60,17 @@ func (h *Handler) submissionLive(r *http.Request, sub *d5list.Submission, bench 
 	}
 	live.NextStep = verifier.NextStep(sub.Status, sub.Reasons)
 	user, _ := h.viewer(r) // a bad token just sees the public page
+	live.Hidden = sub.Hidden()
+	if user != nil && user.ID == sub.OwnerID && d5list.ActionAppeal.Allowed(sub.Status) {
+		if as, ok := h.svc.(AppealService); ok {
+			live.CanAppeal = true
+			if pending, err := as.PendingAppeal(ctx, user, sub.ID); err != nil {
+				return live, err
+			} else if pending != nil {
+				live.CanAppeal, live.AppealSent = false, pending.CreatedAt
+			}
+		}
+	}
 	_, downloads := h.svc.(Downloads)
 	live.CanDownload = downloads && sub.MayDownload(user)
 	ps := h.progress()

@@ -160,6 +160,10 @@ func (h *Handler) SubmissionEvents(w http.ResponseWriter, r *http.Request) {
 		h.Error(w, r, err)
 		return
 	}
+	if !sub.MayView(user) {
+		h.Error(w, r, hiddenSubmission(id))
+		return
+	}
 	ps := h.progress()
 	logVisible := ps != nil && mayReadLog(user, sub)
 	after := int64(0)

@@ -120,21 +120,18 @@ func (h *Handler) ShowAudit(w http.ResponseWriter, r *http.Request) {
 		h.Error(w, r, err)
 		return
 	}
-	id, err := submissionID(r)
+	sub, user, err := h.visibleSubmission(r)
 	if err != nil {
 		h.Error(w, r, err)
 		return
 	}
-	sub, err := h.svc.Submission(r.Context(), id)
-	if err != nil {
-		h.Error(w, r, err)
-		return
-	}
+	id := sub.ID
 	entries, attempts, err := rs.AuditLog(r.Context(), id)
 	if err != nil {
 		h.Error(w, r, err)
 		return
 	}
+	entries = appealsFor(user, sub, entries)
 	h.writeJSON(w, r, http.StatusOK, auditJSON{SubmissionID: id, Status: sub.Status, Division: sub.Division, Flag: sub.Flag,
 		Entries: entries, Attempts: attempts})
 }
@@ -153,6 +150,22 @@ func (h *Handler) RescoreBenchmark(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.writeJSON(w, r, http.StatusOK, rep)
+}
+
+// appealsFor keeps a competitor's messages to the organisers between them:
+// others see that an appeal was made, not what it said.
+func appealsFor(user *d5list.User, sub *d5list.Submission, entries []d5list.AuditEntry) []d5list.AuditEntry {
+	if mayReadLog(user, sub) {
+		return entries
+	}
+	out := make([]d5list.AuditEntry, len(entries))
+	for i, e := range entries {
+		if e.Action == d5list.ActionAppeal {
+			e.Note = ""
+		}
+		out[i] = e
+	}
+	return out
 }
 
 // auditFor returns the audit log for the submission page, or nil where

@@ -65,16 +65,12 @@ func newSubmissionJSON(s *d5list.Submission) submissionJSON {
 
 // ShowSubmission is GET /api/v1/submissions/{id}.
 func (h *Handler) ShowSubmission(w http.ResponseWriter, r *http.Request) {
-	id, err := submissionID(r)
+	sub, _, err := h.visibleSubmission(r)
 	if err != nil {
 		h.Error(w, r, err)
 		return
 	}
-	sub, err := h.svc.Submission(r.Context(), id)
-	if err != nil {
-		h.Error(w, r, err)
-		return
-	}
+	id := sub.ID
 	out := newSubmissionJSON(sub)
 	if h.runners != nil {
 		job, err := h.runners.SubmissionJob(r.Context(), id)
@@ -96,6 +92,33 @@ func (h *Handler) ShowSubmission(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	h.writeJSON(w, r, http.StatusOK, out)
+}
+
+// visibleSubmission reads the {id} submission for whoever asks: a verdict
+// against an entry that no organiser published is its submitter's and the
+// organisers' to see, and to everyone else the entry does not exist, so
+// that a hidden failure leaks nothing, not even its number.
+func (h *Handler) visibleSubmission(r *http.Request) (*d5list.Submission, *d5list.User, error) {
+	id, err := submissionID(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	user, err := h.viewer(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	sub, err := h.svc.Submission(r.Context(), id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !sub.MayView(user) {
+		return nil, nil, hiddenSubmission(id)
+	}
+	return sub, user, nil
+}
+
+func hiddenSubmission(id int64) error {
+	return d5list.Errorf(d5list.ENOTFOUND, "submission %d not found", id)
 }
 
 // submissionID parses the {id} path parameter. A malformed id names no

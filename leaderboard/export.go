@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,13 +21,29 @@ var csvHeader = []string{
 	"rank", "submission_id", "benchmark", "submitter", "system_name", "framework", "division", "availability",
 	"accelerator", "accelerators", "status", "flag", "metric", "value", "min", "max", "runs", "created_at",
 	"prev_rank", "new", "cost_per_hour", "submission_url", "code_url", "system_url", "basis", "claimed",
+	"host_cpu", "submitter_confirmed",
+}
+
+// csvColumns is the header of a board's CSV: the fixed columns, then one
+// per measurement its level shows (d5list.LevelColumns), named by metric.
+func csvColumns(level int) []string {
+	cols := slices.Clone(csvHeader)
+	for _, c := range d5list.LevelColumns(level) {
+		cols = append(cols, c.Metric)
+	}
+	return cols
 }
 
 // SubmissionPath is the stable link of a submission's page.
 func SubmissionPath(id int64) string { return "/submissions/" + strconv.FormatInt(id, 10) }
 
-// SystemPath is the stable link of the system a submission declares.
-func SystemPath(id int64) string { return SubmissionPath(id) + "#system" }
+// SubmitterPath is the page of an organisation.
+func SubmitterPath(submitter string) string { return "/submitters/" + url.PathEscape(submitter) }
+
+// SystemPath is the page of one organisation's system.
+func SystemPath(submitter, system string) string {
+	return SubmitterPath(submitter) + "/systems/" + url.PathEscape(system)
+}
 
 // WriteJSON writes board as JSON, the same bytes as json.Encoder's Encode
 // of it (an empty list as []), one entry at a time: an export of 100,000
@@ -61,20 +79,29 @@ func WriteJSON(w io.Writer, board *d5list.Leaderboard) error {
 // same values back.
 func WriteCSV(w io.Writer, board *d5list.Leaderboard, base string) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(csvHeader); err != nil {
+	if err := cw.Write(csvColumns(board.Benchmark.Level)); err != nil {
 		return err
 	}
+	levelCols := d5list.LevelColumns(board.Benchmark.Level)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, e := range board.Entries {
-		err := cw.Write([]string{
+		rec := []string{
 			strconv.Itoa(e.Rank), strconv.FormatInt(e.SubmissionID, 10), board.Benchmark.ID, csvText(e.Submitter), csvText(e.SystemName),
 			csvText(e.Framework), csvText(e.Division), csvText(e.Availability), csvText(e.Accelerator), strconv.Itoa(e.Accelerators), string(e.Status), csvText(e.Flag),
 			e.Metric, f(e.Value), f(e.Min), f(e.Max), strconv.Itoa(e.Runs), e.CreatedAt.UTC().Format(time.RFC3339Nano),
 			strconv.Itoa(e.PrevRank), strconv.FormatBool(e.New), f(e.CostPerHour),
-			base + SubmissionPath(e.SubmissionID), csvText(e.CodeURL), base + SystemPath(e.SubmissionID),
-			e.Basis, f(e.Claimed),
-		})
-		if err != nil {
+			base + SubmissionPath(e.SubmissionID), csvText(e.CodeURL), base + SystemPath(e.Submitter, e.SystemName),
+			e.Basis, f(e.Claimed), csvText(e.HostCPU), strconv.FormatBool(e.SubmitterConfirmed),
+		}
+		for _, c := range levelCols {
+			v, ok := e.Measures[c.Metric]
+			if !ok {
+				rec = append(rec, "")
+				continue
+			}
+			rec = append(rec, f(v))
+		}
+		if err := cw.Write(rec); err != nil {
 			return err
 		}
 	}
@@ -107,16 +134,21 @@ func readCSVText(s string) string {
 // line and the column.
 func ReadCSV(r io.Reader) ([]d5list.Entry, error) {
 	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = len(csvHeader)
 	head, err := cr.Read()
 	if err != nil {
 		return nil, fmt.Errorf("csv line 1: %w", err)
+	}
+	if len(head) < len(csvHeader) {
+		return nil, fmt.Errorf("csv line 1: %d columns, want at least %d", len(head), len(csvHeader))
 	}
 	for i, h := range csvHeader {
 		if head[i] != h {
 			return nil, fmt.Errorf("csv line 1: column %d is %q, want %q", i+1, head[i], h)
 		}
 	}
+	// The rest are the level's measurements, one column per metric.
+	measures := head[len(csvHeader):]
+	cr.FieldsPerRecord = len(head)
 	entries := []d5list.Entry{}
 	for line := 2; ; line++ {
 		rec, err := cr.Read()
@@ -155,7 +187,26 @@ func ReadCSV(r io.Reader) ([]d5list.Entry, error) {
 			Division: col(6), Availability: col(7), Accelerator: col(8), Accelerators: int(integer(9)),
 			Status: d5list.Status(col(10)), Flag: col(11), Metric: col(12), Value: num(13), Min: num(14), Max: num(15),
 			Runs: int(integer(16)), CreatedAt: created, PrevRank: int(integer(18)), New: isNew, CostPerHour: num(20),
-			CodeURL: col(22), Basis: col(24), Claimed: num(25),
+			CodeURL: col(22), Basis: col(24), Claimed: num(25), HostCPU: col(26),
+		}
+		confirmed, err := strconv.ParseBool(rec[27])
+		if err != nil {
+			return nil, fmt.Errorf("csv line %d, column submitter_confirmed: %q is not true or false", line, rec[27])
+		}
+		e.SubmitterConfirmed = confirmed
+		for i, m := range measures {
+			cell := rec[len(csvHeader)+i]
+			if cell == "" {
+				continue
+			}
+			v, err := strconv.ParseFloat(cell, 64)
+			if err != nil {
+				return nil, fmt.Errorf("csv line %d, column %s: %q is not a number", line, m, cell)
+			}
+			if e.Measures == nil {
+				e.Measures = map[string]float64{}
+			}
+			e.Measures[m] = v
 		}
 		if perr != nil {
 			return nil, perr

@@ -134,25 +134,28 @@ func Score(bench *d5list.Benchmark, subs []d5list.Submission) *Scored {
 			continue
 		}
 		c := candidate{entry: d5list.Entry{
-			SubmissionID: s.ID,
-			Submitter:    s.Submitter,
-			SystemName:   s.SystemName,
-			Framework:    s.Framework,
-			Division:     s.Division,
-			Availability: s.Availability,
-			Accelerator:  s.Accelerator,
-			Accelerators: s.Accelerators,
-			CostPerHour:  s.CostPerHour,
-			CodeURL:      s.CodeURL,
-			Status:       s.Status,
-			Flag:         s.Flag,
-			Metric:       metric,
-			Value:        score.Value,
-			Min:          score.Min,
-			Max:          score.Max,
-			Runs:         len(runs),
-			Basis:        basis,
-			CreatedAt:    s.CreatedAt,
+			SubmissionID:       s.ID,
+			Submitter:          s.Submitter,
+			SystemName:         s.SystemName,
+			Framework:          s.Framework,
+			Division:           s.Division,
+			Availability:       s.Availability,
+			Accelerator:        s.Accelerator,
+			Accelerators:       s.Accelerators,
+			HostCPU:            s.HostCPU,
+			SubmitterConfirmed: s.SubmitterConfirmed,
+			CostPerHour:        s.CostPerHour,
+			CodeURL:            s.CodeURL,
+			Status:             s.Status,
+			Flag:               s.Flag,
+			Metric:             metric,
+			Value:              score.Value,
+			Min:                score.Min,
+			Max:                score.Max,
+			Runs:               len(runs),
+			Basis:              basis,
+			CreatedAt:          s.CreatedAt,
+			Measures:           Measures(bench.Level, runs),
 		}, system: systemKey(s.Submitter, s.SystemName)}
 		if basis == d5list.BasisMeasured {
 			if cs := d5list.OlympicScore(s.Claimed.Runs, metric, dir); cs.Valid && !math.IsInf(cs.Value, 0) {
@@ -201,6 +204,30 @@ func Score(bench *d5list.Benchmark, subs []d5list.Submission) *Scored {
 // since a claim is a hypothesis and a forged clock must buy nothing. Where
 // it could not (no runner of that hardware, or no re-run yet) the claim is
 // all there is, and the entry says so.
+// Measures are the medians over runs of the level's columns
+// (d5list.LevelColumns), nil where no run logged any.
+func Measures(level int, runs []d5list.RunMetrics) map[string]float64 {
+	var out map[string]float64
+	vals := make([]float64, 0, len(runs))
+	for _, col := range d5list.LevelColumns(level) {
+		vals = vals[:0]
+		for i := range runs {
+			if v, ok := runs[i].Metric(col.Metric); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+				vals = append(vals, v)
+			}
+		}
+		if len(vals) == 0 {
+			continue
+		}
+		if out == nil {
+			out = map[string]float64{}
+		}
+		slices.Sort(vals)
+		out[col.Metric] = noNoise(median(vals))
+	}
+	return out
+}
+
 func rankedRuns(bench *d5list.Benchmark, s *d5list.Submission) ([]d5list.RunMetrics, string) {
 	if m := s.Measured; m != nil && len(m.Runs) > 0 && bench.RemeasuredOn(s, m.Runner) {
 		return m.Runs, d5list.BasisMeasured

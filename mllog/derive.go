@@ -34,6 +34,7 @@ var extraMetricKeys = map[string]bool{
 	"latency_ms": true, "wallclock_time": true, "operator_time_s": true,
 	"train_accuracy": true, "test_accuracy": true, "train_loss": true, "eval_loss": true,
 	"memory_bytes": true, "communication_bytes": true, "scaling_efficiency": true,
+	d5list.MetricNumberOfWorkers: true,
 }
 
 // summaryKeys are the metrics of Level 0 and 1 runs, logged between

@@ -14,6 +14,9 @@ func (s *Service) SubmissionBundle(ctx context.Context, user *d5list.User, id in
 	if err != nil {
 		return "", nil, err
 	}
+	if !sub.MayView(user) {
+		return "", nil, d5list.Errorf(d5list.ENOTFOUND, "submission %d not found", id)
+	}
 	if !sub.MayDownload(user) {
 		return "", nil, d5list.Errorf(d5list.EFORBIDDEN, "submission %d is %s: its bundle is its owner's and the organisers' to download until it is verified", id, sub.Status)
 	}

@@ -264,3 +264,35 @@ func (s *Service) InvalidateBoards(benchmarkID string) { s.cache.Invalidate(benc
 func (s *Service) RenderBoard(benchmarkID, variant string, render func() (*leaderboard.Rendered, error)) (*leaderboard.Rendered, error) {
 	return s.cache.Render(benchmarkID, variant, render)
 }
+
+// MaxEntityEntries bounds the entries an organisation's or a system's page
+// lists: the newest, which is what its readers come for.
+const MaxEntityEntries = 500
+
+// EntriesOf lists the entries of an organisation (submitter), or of one of
+// its systems when system is not empty, newest first, as viewer may see
+// them: hidden verdicts only for their competitor and the organisers.
+func (s *Service) EntriesOf(ctx context.Context, viewer *d5list.User, submitter, system string) ([]d5list.Submission, error) {
+	submitter, system = d5list.CleanOrganisation(submitter), strings.TrimSpace(system)
+	if submitter == "" {
+		return nil, d5list.Errorf(d5list.ENOTFOUND, "no organisation named")
+	}
+	subs, err := s.store.Submissions(ctx, d5list.SubmissionFilter{Submitter: submitter, SystemName: system, Limit: MaxEntityEntries})
+	if err != nil {
+		return nil, err
+	}
+	out := subs[:0]
+	for _, sub := range subs {
+		if sub.MayView(viewer) {
+			out = append(out, sub)
+		}
+	}
+	if len(out) == 0 {
+		what := "organisation " + quote(submitter)
+		if system != "" {
+			what = "system " + quote(system) + " of " + what
+		}
+		return nil, d5list.Errorf(d5list.ENOTFOUND, "%s has no entries on this list", what)
+	}
+	return out, nil
+}

@@ -222,6 +222,13 @@ func (s *Service) checkAndStore(ctx context.Context, user *d5list.User, sha stri
 		CostPerHour:  costPerHour(b.System.CostPerHour),
 	}
 	if err := s.store.CreateSubmission(ctx, sub); err != nil {
+		// The store names submission.json; the bundle may keep it in a folder.
+		if rs := d5list.ErrorReasons(err); len(rs) > 0 {
+			for i := range rs {
+				rs[i].File = b.ManifestFile
+			}
+			return nil, refused(rs...)
+		}
 		return nil, err
 	}
 	s.changed()

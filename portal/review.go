@@ -1,7 +1,9 @@
 package portal
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"strings"
 
 	d5list "github.com/deep500/d5list"
@@ -17,6 +19,7 @@ type ReviewStore interface {
 	AuditLog(ctx context.Context, submissionID int64) ([]d5list.AuditEntry, error)
 	LastDecision(ctx context.Context, submissionID int64) (*d5list.AuditEntry, error)
 	Attempts(ctx context.Context, submissionID int64) ([]d5list.Attempt, error)
+	PendingAppeals(ctx context.Context) (map[int64]d5list.AuditEntry, error)
 }
 
 // MaxReviewText bounds a reason or a note.
@@ -38,13 +41,117 @@ func requireOrganiser(user *d5list.User) error {
 }
 
 // ReviewQueue lists the submissions waiting for an organiser's decision:
-// discrepancies and those needing review, newest first.
+// discrepancies, those needing review, and failed ones whose competitor
+// appealed, newest first.
 func (s *Service) ReviewQueue(ctx context.Context, user *d5list.User) ([]d5list.Submission, error) {
 	if err := requireOrganiser(user); err != nil {
 		return nil, err
 	}
-	return s.store.Submissions(ctx, d5list.SubmissionFilter{
+	subs, err := s.store.Submissions(ctx, d5list.SubmissionFilter{
 		Statuses: []d5list.Status{d5list.StatusDiscrepancy, d5list.StatusNeedsReview}})
+	if err != nil {
+		return nil, err
+	}
+	appeals, err := s.Appeals(ctx, user)
+	if err != nil {
+		return nil, err
+	}
+	for id := range appeals {
+		sub, err := s.store.Submission(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if sub.Status == d5list.StatusFailed {
+			subs = append(subs, *sub)
+		}
+	}
+	slices.SortStableFunc(subs, func(a, b d5list.Submission) int { return cmp.Compare(b.ID, a.ID) })
+	return subs, nil
+}
+
+// Appeals returns the competitors' messages no organiser has answered
+// yet, by submission.
+func (s *Service) Appeals(ctx context.Context, user *d5list.User) (map[int64]d5list.AuditEntry, error) {
+	if err := requireOrganiser(user); err != nil {
+		return nil, err
+	}
+	rs, err := s.reviewStore()
+	if err != nil {
+		return nil, err
+	}
+	return rs.PendingAppeals(ctx)
+}
+
+// PendingAppeal returns the competitor's message on submission id that no
+// organiser has answered yet, or nil; for the competitor and organisers.
+func (s *Service) PendingAppeal(ctx context.Context, user *d5list.User, id int64) (*d5list.AuditEntry, error) {
+	sub, err := s.store.Submission(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if user == nil || (user.ID != sub.OwnerID && !user.Role.AtLeast(d5list.RoleOrganiser)) {
+		return nil, d5list.Errorf(d5list.EFORBIDDEN, "only the competitor and the organisers see messages about submission %d", id)
+	}
+	rs, err := s.reviewStore()
+	if err != nil {
+		return nil, err
+	}
+	return s.pendingAppeal(ctx, rs, id)
+}
+
+func (s *Service) pendingAppeal(ctx context.Context, rs ReviewStore, id int64) (*d5list.AuditEntry, error) {
+	entries, err := rs.AuditLog(ctx, id)
+	if err != nil || len(entries) == 0 {
+		return nil, err
+	}
+	if last := entries[len(entries)-1]; last.Action == d5list.ActionAppeal {
+		return &last, nil
+	}
+	return nil, nil
+}
+
+// Appeal is a competitor asking the organisers to look at a verdict, with
+// a message; it lands in the review queue beside the entry. One message
+// waits at a time: a second before an organiser has acted is ECONFLICT.
+func (s *Service) Appeal(ctx context.Context, user *d5list.User, id int64, message string) (*d5list.AuditEntry, error) {
+	message = strings.TrimSpace(message)
+	switch {
+	case message == "":
+		return nil, fieldError("message", "appeal_message_missing", "say what the organisers should look at")
+	case len(message) > MaxReviewText:
+		return nil, fieldError("message", "appeal_message_long", "at most %d bytes", MaxReviewText)
+	}
+	rs, err := s.reviewStore()
+	if err != nil {
+		return nil, err
+	}
+	sub, err := s.store.Submission(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if user == nil || user.ID != sub.OwnerID {
+		if sub.MayView(user) {
+			return nil, d5list.Errorf(d5list.EFORBIDDEN, "only the competitor who uploaded submission %d may ask for its review", id)
+		}
+		return nil, d5list.Errorf(d5list.ENOTFOUND, "submission %d not found", id)
+	}
+	if !d5list.ActionAppeal.Allowed(sub.Status) {
+		return nil, d5list.Errorf(d5list.ECONFLICT, "submission %d is %s: only a discrepancy, a failed re-run or an entry waiting for review can be appealed", id, sub.Status)
+	}
+	pending, err := s.pendingAppeal(ctx, rs, id)
+	if err != nil {
+		return nil, err
+	}
+	if pending != nil {
+		return nil, d5list.Errorf(d5list.ECONFLICT, "your message on submission %d waits for an organiser already; they will answer on its page", id)
+	}
+	entry, err := rs.ApplyReview(ctx, d5list.ReviewChange{SubmissionID: id, Actor: user, Action: d5list.ActionAppeal,
+		Note: message, FromStatus: sub.Status, ToStatus: sub.Status})
+	if err != nil {
+		return nil, err
+	}
+	s.log.Info("appeal", "submission", id, "by", user.Name)
+	return entry, nil
 }
 
 func fieldError(field, code, format string, args ...any) error {
@@ -114,6 +221,12 @@ func (s *Service) Review(ctx context.Context, user *d5list.User, id int64, req d
 		ch.Flag = &req.Note
 	case d5list.ActionRerun:
 		ch.Rerun = true
+	case d5list.ActionPublish:
+		if sub.Published {
+			return nil, nil, d5list.Errorf(d5list.ECONFLICT, "submission %d's verdict is public already", id)
+		}
+		published := true
+		ch.Published = &published
 	}
 	entry, err := rs.ApplyReview(ctx, ch)
 	if err != nil {
@@ -221,4 +334,29 @@ func (s *Service) Rescore(ctx context.Context, user *d5list.User, benchmarkID st
 	}
 	s.log.Info("rescore", "benchmark", bench.ID, "by", user.Name, "checked", rep.Checked, "changed", len(rep.Changed))
 	return rep, nil
+}
+
+// OrganisationStore records which organisation an account submits for.
+type OrganisationStore interface {
+	SetOrganisation(ctx context.Context, userID int64, organisation string) error
+}
+
+// ConfirmOrganisation confirms an account as a member of organisation (an
+// organiser's decision). The boards mark unconfirmed organisations, so
+// every cached board is dropped.
+func (s *Service) ConfirmOrganisation(ctx context.Context, user *d5list.User, userID int64, organisation string) error {
+	if err := requireOrganiser(user); err != nil {
+		return err
+	}
+	orgs, ok := s.store.(OrganisationStore)
+	if !ok {
+		return d5list.Errorf(d5list.EUNAVAILABLE, "this store keeps no organisations")
+	}
+	if err := orgs.SetOrganisation(ctx, userID, organisation); err != nil {
+		return err
+	}
+	s.changed()
+	s.cache.InvalidateAll()
+	s.log.Info("organisation confirmed", "user_id", userID, "organisation", d5list.CleanOrganisation(organisation), "by", user.Name)
+	return nil
 }

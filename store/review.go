@@ -67,6 +67,9 @@ func (db *DB) ApplyReview(ctx context.Context, ch d5list.ReviewChange) (*d5list.
 		if ch.Flag != nil {
 			set, args = append(set, "flag = ?"), append(args, *ch.Flag)
 		}
+		if ch.Published != nil {
+			set, args = append(set, "published = ?"), append(args, *ch.Published)
+		}
 		if ch.Claimed != nil {
 			set, args = append(set, "claimed = ?"), append(args, claimed)
 		}
@@ -171,6 +174,33 @@ func (db *DB) AuditLog(ctx context.Context, submissionID int64) ([]d5list.AuditE
 		return nil, wrap(err, "reading the audit log of submission %d", submissionID)
 	}
 	return entries, nil
+}
+
+// PendingAppeals returns, for each submission whose latest audit entry is
+// its competitor's appeal, that entry: the messages no organiser has
+// answered yet.
+func (db *DB) PendingAppeals(ctx context.Context) (map[int64]d5list.AuditEntry, error) {
+	out := map[int64]d5list.AuditEntry{}
+	err := db.readTx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT a.id, a.submission_id, coalesce(a.actor_id, 0), a.actor, a.note, a.from_status, a.created_at
+			FROM audit_log a WHERE a.action = ?
+			AND a.id = (SELECT max(b.id) FROM audit_log b WHERE b.submission_id = a.submission_id)`, string(d5list.ActionAppeal))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			e := d5list.AuditEntry{Action: d5list.ActionAppeal}
+			var created int64
+			if err := rows.Scan(&e.ID, &e.SubmissionID, &e.ActorID, &e.Actor, &e.Note, &e.FromStatus, &created); err != nil {
+				return err
+			}
+			e.ToStatus, e.CreatedAt = e.FromStatus, fromUnixNano(created)
+			out[e.SubmissionID] = e
+		}
+		return rows.Err()
+	})
+	return out, wrap(err, "listing appeals")
 }
 
 // LastDecision returns the latest audit entry of the submission that

@@ -39,10 +39,14 @@ func ValidUserName(name string) error {
 
 // SignUp creates a competitor with a password. approved false leaves the
 // account unable to log in until an organiser approves it.
-func (db *DB) SignUp(ctx context.Context, name, password string, approved bool) (*d5list.User, error) {
+func (db *DB) SignUp(ctx context.Context, name, organisation, password string, approved bool) (*d5list.User, error) {
 	name = strings.TrimSpace(name)
 	if err := ValidUserName(name); err != nil {
 		return nil, err
+	}
+	organisation = d5list.CleanOrganisation(organisation)
+	if len(organisation) > d5list.MaxOrganisationLen {
+		return nil, d5list.Errorf(d5list.EINVALID, "organisation: longer than %d bytes", d5list.MaxOrganisationLen)
 	}
 	if len(password) < MinPasswordLen {
 		return nil, d5list.Errorf(d5list.EINVALID, "password: shorter than %d characters", MinPasswordLen)
@@ -59,9 +63,9 @@ func (db *DB) SignUp(ctx context.Context, name, password string, approved bool) 
 		}
 		now := db.now().UnixNano()
 		var created int64
-		if err := tx.QueryRowContext(ctx, `INSERT INTO users (name, role, created_at) VALUES (?, ?, ?)
-			RETURNING id, name, role, created_at`, name, string(d5list.RoleCompetitor), now).
-			Scan(&u.ID, &u.Name, &u.Role, &created); err != nil {
+		if err := tx.QueryRowContext(ctx, `INSERT INTO users (name, role, created_at, organisation) VALUES (?, ?, ?, ?)
+			RETURNING id, name, role, created_at, organisation`, name, string(d5list.RoleCompetitor), now, organisation).
+			Scan(&u.ID, &u.Name, &u.Role, &created, &u.Organisation); err != nil {
 			return err
 		}
 		u.CreatedAt = fromUnixNano(created)
@@ -99,9 +103,9 @@ func (db *DB) Login(ctx context.Context, name, password string) (*d5list.User, e
 	err := db.readTx(ctx, func(tx *sql.Tx) error {
 		var created int64
 		u = new(d5list.User)
-		return tx.QueryRowContext(ctx, `SELECT u.id, u.name, u.role, u.created_at, p.hash, p.approved
+		return tx.QueryRowContext(ctx, `SELECT u.id, u.name, u.role, u.created_at, u.organisation, u.organisation_confirmed, p.hash, p.approved
 			FROM users u JOIN passwords p ON p.user_id = u.id WHERE u.name = ?`, strings.TrimSpace(name)).
-			Scan(&u.ID, &u.Name, &u.Role, &created, &hash, &approved)
+			Scan(&u.ID, &u.Name, &u.Role, &created, &u.Organisation, &u.OrganisationConfirmed, &hash, &approved)
 	})
 	if errors.Is(err, sql.ErrNoRows) {
 		CheckPassword(dummyHash(), password)
@@ -144,9 +148,9 @@ func (db *DB) SessionUser(ctx context.Context, cookie string) (*d5list.User, str
 	var csrf string
 	err := db.readTx(ctx, func(tx *sql.Tx) error {
 		var created int64
-		err := tx.QueryRowContext(ctx, `SELECT u.id, u.name, u.role, u.created_at, s.csrf
+		err := tx.QueryRowContext(ctx, `SELECT u.id, u.name, u.role, u.created_at, u.organisation, u.organisation_confirmed, s.csrf
 			FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.hash = ? AND s.expires_at > ?`,
-			hashSecret(cookie), db.now().UnixNano()).Scan(&u.ID, &u.Name, &u.Role, &created, &csrf)
+			hashSecret(cookie), db.now().UnixNano()).Scan(&u.ID, &u.Name, &u.Role, &created, &u.Organisation, &u.OrganisationConfirmed, &csrf)
 		u.CreatedAt = fromUnixNano(created)
 		return err
 	})
@@ -215,7 +219,8 @@ func (db *DB) RevokeTokenOf(ctx context.Context, userID, tokenID int64) error {
 func (db *DB) Accounts(ctx context.Context) ([]d5list.Account, error) {
 	var out []d5list.Account
 	err := db.readTx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT u.id, u.name, u.role, u.created_at, p.user_id IS NOT NULL, coalesce(p.approved, 1)
+		rows, err := tx.QueryContext(ctx, `SELECT u.id, u.name, u.role, u.created_at, u.organisation, u.organisation_confirmed,
+				p.user_id IS NOT NULL, coalesce(p.approved, 1)
 			FROM users u LEFT JOIN passwords p ON p.user_id = u.id ORDER BY u.name`)
 		if err != nil {
 			return err
@@ -224,7 +229,7 @@ func (db *DB) Accounts(ctx context.Context) ([]d5list.Account, error) {
 		for rows.Next() {
 			var a d5list.Account
 			var created int64
-			if err := rows.Scan(&a.ID, &a.Name, &a.Role, &created, &a.HasPassword, &a.Approved); err != nil {
+			if err := rows.Scan(&a.ID, &a.Name, &a.Role, &created, &a.Organisation, &a.OrganisationConfirmed, &a.HasPassword, &a.Approved); err != nil {
 				return err
 			}
 			a.CreatedAt = fromUnixNano(created)
@@ -251,6 +256,40 @@ func (db *DB) SetRole(ctx context.Context, userID int64, role d5list.Role) error
 		return nil
 	})
 	return wrap(err, "setting the role of user %d", userID)
+}
+
+// SetOrganisation confirms a user as a member of organisation, an
+// organiser's decision: the name the account asked for, or another. The
+// account's earlier entries keep the submitter they were uploaded with.
+func (db *DB) SetOrganisation(ctx context.Context, userID int64, organisation string) error {
+	organisation = d5list.CleanOrganisation(organisation)
+	switch {
+	case organisation == "":
+		return d5list.Errorf(d5list.EINVALID, "organisation: empty")
+	case len(organisation) > d5list.MaxOrganisationLen:
+		return d5list.Errorf(d5list.EINVALID, "organisation: longer than %d bytes", d5list.MaxOrganisationLen)
+	}
+	err := db.writeTx(ctx, func(tx *sql.Tx) error {
+		// Members share one spelling, the first confirmed one, so that the
+		// board does not list "NVIDIA" and "Nvidia" as two organisations.
+		var existing string
+		err := tx.QueryRowContext(ctx, `SELECT organisation FROM users WHERE organisation_confirmed = 1
+			AND organisation = ? COLLATE NOCASE AND id != ? ORDER BY id LIMIT 1`, organisation, userID).Scan(&existing)
+		if err == nil {
+			organisation = existing
+		} else if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE users SET organisation = ?, organisation_confirmed = 1 WHERE id = ?`, organisation, userID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return d5list.Errorf(d5list.ENOTFOUND, "user %d not found", userID)
+		}
+		return nil
+	})
+	return wrap(err, "setting the organisation of user %d", userID)
 }
 
 // Approve lets a waiting sign-up log in.

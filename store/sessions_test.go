@@ -41,17 +41,17 @@ func TestPasswordHashRoundTrip(t *testing.T) {
 func TestSignUpLoginSessions(t *testing.T) {
 	db, clk := newTestDB(t)
 	ctx := context.Background()
-	if _, err := db.SignUp(ctx, "bad name!", "long enough password", true); d5list.ErrorCode(err) != d5list.EINVALID || !strings.Contains(err.Error(), "name") {
+	if _, err := db.SignUp(ctx, "bad name!", "", "long enough password", true); d5list.ErrorCode(err) != d5list.EINVALID || !strings.Contains(err.Error(), "name") {
 		t.Fatalf("bad name: %v", err)
 	}
-	if _, err := db.SignUp(ctx, "alice", "short", true); d5list.ErrorCode(err) != d5list.EINVALID || !strings.Contains(err.Error(), "password") {
+	if _, err := db.SignUp(ctx, "alice", "", "short", true); d5list.ErrorCode(err) != d5list.EINVALID || !strings.Contains(err.Error(), "password") {
 		t.Fatalf("short password: %v", err)
 	}
-	alice, err := db.SignUp(ctx, "alice", "long enough password", true)
+	alice, err := db.SignUp(ctx, "alice", "", "long enough password", true)
 	if err != nil || alice.Role != d5list.RoleCompetitor {
 		t.Fatalf("sign-up: %+v %v", alice, err)
 	}
-	_, err = db.SignUp(ctx, "alice", "another long password", true)
+	_, err = db.SignUp(ctx, "alice", "", "another long password", true)
 	wantCode(t, "taken name", err, d5list.ECONFLICT)
 
 	_, err = db.Login(ctx, "alice", "wrong password!!")
@@ -63,7 +63,7 @@ func TestSignUpLoginSessions(t *testing.T) {
 		t.Fatalf("login: %+v %v", u, err)
 	}
 
-	bob, err := db.SignUp(ctx, "bob", "long enough password", false)
+	bob, err := db.SignUp(ctx, "bob", "", "long enough password", false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,12 +50,8 @@ func (db *DB) CreateSubmission(ctx context.Context, s *d5list.Submission) error 
 		var owner any
 		if s.OwnerID != 0 {
 			owner = s.OwnerID
-			var n int
-			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE id = ?`, s.OwnerID).Scan(&n); err != nil {
+			if err := submitForOrganisationTx(ctx, tx, s.OwnerID, s.Submitter); err != nil {
 				return err
-			}
-			if n == 0 {
-				return d5list.Errorf(d5list.ENOTFOUND, "submission: owner %d not found", s.OwnerID)
 			}
 		}
 		err := tx.QueryRowContext(ctx, `INSERT INTO submissions (benchmark_id, owner_id, division, availability,
@@ -84,10 +80,57 @@ func (db *DB) CreateSubmission(ctx context.Context, s *d5list.Submission) error 
 	return nil
 }
 
+// submitForOrganisationTx holds an upload to its account's organisation:
+// the submitter it names must be the account's; an account without one
+// takes the name with this upload, unless other accounts are confirmed
+// for it. In the upload's transaction, so that two first uploads cannot
+// give one account two organisations.
+func submitForOrganisationTx(ctx context.Context, tx *sql.Tx, ownerID int64, submitter string) error {
+	var org string
+	err := tx.QueryRowContext(ctx, `SELECT organisation FROM users WHERE id = ?`, ownerID).Scan(&org)
+	if errors.Is(err, sql.ErrNoRows) {
+		return d5list.Errorf(d5list.ENOTFOUND, "submission: owner %d not found", ownerID)
+	} else if err != nil {
+		return err
+	}
+	submitter = d5list.CleanOrganisation(submitter)
+	if len(submitter) > d5list.MaxOrganisationLen {
+		return submitterError("submitter_long", fmt.Sprintf("submitter: longer than %d bytes", d5list.MaxOrganisationLen))
+	}
+	if org != "" {
+		if d5list.SameOrganisation(org, submitter) {
+			return nil
+		}
+		return submitterError("submitter_not_your_organisation", fmt.Sprintf(
+			"submitter %q is not your account's organisation %q: an account submits for one organisation; "+
+				"name %q, or ask an organiser to move your account", submitter, org, org))
+	}
+	var taken int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE id != ? AND organisation_confirmed = 1
+			AND organisation = ? COLLATE NOCASE`, ownerID, submitter).Scan(&taken); err != nil {
+		return err
+	}
+	if taken > 0 {
+		return submitterError("submitter_taken", fmt.Sprintf(
+			"submitter %q is an organisation whose accounts an organiser confirmed, and yours is not one of them; "+
+				"ask an organiser to add your account to it", submitter))
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE users SET organisation = ?, organisation_confirmed = 0 WHERE id = ?`, submitter, ownerID)
+	return err
+}
+
+// submitterError is a refusal of submission.json's submitter field, named
+// so that the portal can point at the bundle's own manifest file.
+func submitterError(code, msg string) error {
+	return &d5list.Error{Code: d5list.EINVALID, Message: "submission.json: " + msg,
+		Reasons: []d5list.Reason{{Code: code, File: "submission.json", Message: msg}}}
+}
+
 const submissionColumns = `s.id, s.benchmark_id, coalesce(s.owner_id, 0), coalesce(u.name, ''), s.division,
 	s.availability, s.submitter, s.system_name, s.framework, s.accelerator, s.accelerators, s.host_cpu,
 	s.status, s.bundle_sha256, s.bundle_size, s.recipe, s.claimed, s.measured, s.reasons, s.flag,
-	s.created_at, s.updated_at, s.code_url, s.cost_per_hour
+	s.created_at, s.updated_at, s.code_url, s.cost_per_hour,
+	coalesce(u.organisation_confirmed AND lower(u.organisation) = lower(s.submitter), 0), s.published
 	FROM submissions s LEFT JOIN users u ON u.id = s.owner_id`
 
 type scanner interface{ Scan(dest ...any) error }
@@ -99,7 +142,8 @@ func scanSubmission(row scanner) (*d5list.Submission, error) {
 	var created, updated int64
 	err := row.Scan(&s.ID, &s.BenchmarkID, &s.OwnerID, &s.Owner, &s.Division, &s.Availability, &s.Submitter,
 		&s.SystemName, &s.Framework, &s.Accelerator, &s.Accelerators, &s.HostCPU, &s.Status, &s.BundleSHA256,
-		&s.BundleSize, &recipe, &claimed, &measured, &reasons, &s.Flag, &created, &updated, &s.CodeURL, &s.CostPerHour)
+		&s.BundleSize, &recipe, &claimed, &measured, &reasons, &s.Flag, &created, &updated, &s.CodeURL, &s.CostPerHour,
+		&s.SubmitterConfirmed, &s.Published)
 	if err != nil {
 		return nil, err
 	}
@@ -163,6 +207,14 @@ func (db *DB) Submissions(ctx context.Context, f SubmissionFilter) ([]d5list.Sub
 	if f.OwnerID != 0 {
 		where = append(where, "s.owner_id = ?")
 		args = append(args, f.OwnerID)
+	}
+	if f.Submitter != "" {
+		where = append(where, "s.submitter = ? COLLATE NOCASE")
+		args = append(args, f.Submitter)
+	}
+	if f.SystemName != "" {
+		where = append(where, "s.system_name = ? COLLATE NOCASE")
+		args = append(args, f.SystemName)
 	}
 	if len(f.Statuses) > 0 {
 		where = append(where, "s.status IN (?"+strings.Repeat(", ?", len(f.Statuses)-1)+")")

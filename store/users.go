@@ -31,8 +31,8 @@ func (db *DB) EnsureUser(ctx context.Context, name string, role d5list.Role) (*d
 		var created int64
 		err := tx.QueryRowContext(ctx, `INSERT INTO users (name, role, created_at) VALUES (?, ?, ?)
 			ON CONFLICT (name) DO UPDATE SET role = excluded.role
-			RETURNING id, name, role, created_at`, name, string(role), db.now().UnixNano()).
-			Scan(&u.ID, &u.Name, &u.Role, &created)
+			RETURNING id, name, role, created_at, organisation, organisation_confirmed`, name, string(role), db.now().UnixNano()).
+			Scan(&u.ID, &u.Name, &u.Role, &created, &u.Organisation, &u.OrganisationConfirmed)
 		u.CreatedAt = fromUnixNano(created)
 		return err
 	})
@@ -46,7 +46,7 @@ func (db *DB) EnsureUser(ctx context.Context, name string, role d5list.Role) (*d
 func (db *DB) User(ctx context.Context, name string) (*d5list.User, error) {
 	var u *d5list.User
 	err := db.readTx(ctx, func(tx *sql.Tx) (err error) {
-		u, err = scanUser(tx.QueryRowContext(ctx, `SELECT id, name, role, created_at FROM users WHERE name = ?`, name))
+		u, err = scanUser(tx.QueryRowContext(ctx, `SELECT id, name, role, created_at, organisation, organisation_confirmed FROM users WHERE name = ?`, name))
 		return err
 	})
 	if errors.Is(err, sql.ErrNoRows) {
@@ -60,7 +60,7 @@ func (db *DB) User(ctx context.Context, name string) (*d5list.User, error) {
 func scanUser(row *sql.Row) (*d5list.User, error) {
 	var u d5list.User
 	var created int64
-	if err := row.Scan(&u.ID, &u.Name, &u.Role, &created); err != nil {
+	if err := row.Scan(&u.ID, &u.Name, &u.Role, &created, &u.Organisation, &u.OrganisationConfirmed); err != nil {
 		return nil, err
 	}
 	u.CreatedAt = fromUnixNano(created)
@@ -94,7 +94,7 @@ func (db *DB) CreateToken(ctx context.Context, userID int64, label string) (stri
 func (db *DB) UserByToken(ctx context.Context, token string) (*d5list.User, error) {
 	var u *d5list.User
 	err := db.readTx(ctx, func(tx *sql.Tx) (err error) {
-		u, err = scanUser(tx.QueryRowContext(ctx, `SELECT u.id, u.name, u.role, u.created_at
+		u, err = scanUser(tx.QueryRowContext(ctx, `SELECT u.id, u.name, u.role, u.created_at, u.organisation, u.organisation_confirmed
 			FROM tokens t JOIN users u ON u.id = t.user_id
 			WHERE t.hash = ? AND t.revoked_at IS NULL`, hashSecret(token)))
 		return err

@@ -115,7 +115,7 @@ func LoginPage(msg, name, next string) templ.Component {
 
 // SignupPage is the sign-up form; pending says the account now waits for
 // an organiser.
-func SignupPage(msg, name string, pending, needsApproval bool) templ.Component {
+func SignupPage(msg, name, organisation string, pending, needsApproval bool) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -221,12 +221,25 @@ func SignupPage(msg, name string, pending, needsApproval bool) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "\" autocomplete=\"username\" required maxlength=\"64\" data-testid=\"signup-name\"></label> <label>Password (at least 10 characters) <input name=\"password\" type=\"password\" autocomplete=\"new-password\" required minlength=\"10\" data-testid=\"signup-password\"></label> <button type=\"submit\" data-testid=\"signup-submit\">Create the account</button></form>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "\" autocomplete=\"username\" required maxlength=\"64\" data-testid=\"signup-name\"></label> <label>Organisation <input name=\"organisation\" value=\"")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				var templ_7745c5c3_Var11 string
+				templ_7745c5c3_Var11, templ_7745c5c3_Err = templ.JoinStringErrs(organisation)
+				if templ_7745c5c3_Err != nil {
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/auth.templ`, Line: 41, Col: 72}
+				}
+				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var11))
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "\" autocomplete=\"organization\" maxlength=\"100\" data-testid=\"signup-organisation\"></label><p class=\"muted\">Your entries are listed under it; an organiser confirms that you belong to it. Left empty, your first upload's submitter names it.</p><label>Password (at least 10 characters) <input name=\"password\" type=\"password\" autocomplete=\"new-password\" required minlength=\"10\" data-testid=\"signup-password\"></label> <button type=\"submit\" data-testid=\"signup-submit\">Create the account</button></form>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "</section>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "</section>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -202,3 +202,54 @@ func ariaSort(sorted, descending bool) string {
 	}
 	return "ascending"
 }
+
+// LevelColumns are the measurements this board shows beside its score:
+// the level's columns that some row on the page has.
+func (v BoardView) LevelColumns() []d5list.LevelColumn {
+	var out []d5list.LevelColumn
+	rows := v.Rows()
+	for _, col := range d5list.LevelColumns(v.Board.Benchmark.Level) {
+		if col.Metric == v.Board.Benchmark.Ranking.Metric {
+			continue // the score column shows it
+		}
+		for _, e := range rows {
+			if _, ok := e.Measures[col.Metric]; ok {
+				out = append(out, col)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// measureText is an entry's value of a level column, or a dash.
+func measureText(e d5list.Entry, col d5list.LevelColumn) string {
+	v, ok := e.Measures[col.Metric]
+	if !ok {
+		return "—"
+	}
+	return FormatValue(v, col.Unit)
+}
+
+// hardwareText is what an entry ran on: its accelerators, else its host
+// processor.
+func hardwareText(e d5list.Entry) string {
+	if e.Accelerator != "" {
+		if e.Accelerators > 0 {
+			return itoa(e.Accelerators) + " × " + e.Accelerator
+		}
+		return e.Accelerator
+	}
+	if e.HostCPU != "" {
+		return e.HostCPU
+	}
+	return "—"
+}
+
+// columnHeader is a column's label with its unit.
+func columnHeader(col d5list.LevelColumn) string {
+	if col.Unit == "" {
+		return col.Label
+	}
+	return col.Label + " (" + col.Unit + ")"
+}

@@ -14,6 +14,7 @@ type Console struct {
 	// the form, which keeps what was typed where the browser can.
 	ReviewError  string
 	EditionError string
+	UsersError   string
 	// EditionName is the edition form's text when it was refused.
 	EditionName string
 	Notice      string
@@ -22,8 +23,10 @@ type Console struct {
 	HasRunners  bool
 	HasReview   bool
 	Review      []d5list.Submission
-	Editions    []d5list.EditionSummary
-	HasEdition  bool
+	// Appeals are the competitors' messages waiting, by submission.
+	Appeals    map[int64]d5list.AuditEntry
+	Editions   []d5list.EditionSummary
+	HasEdition bool
 	// Roles an organiser may give; an admin may also give admin.
 	Roles []d5list.Role
 }

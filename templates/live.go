@@ -31,6 +31,16 @@ type SubmissionLive struct {
 	// Timeline is shown when ShowTimeline (the submitter and organisers).
 	ShowTimeline bool
 	Timeline     []d5list.TimelineEntry
+	// Hidden: the verdict goes against the entry and is not published, so
+	// only its competitor and the organisers see the page.
+	Hidden bool
+	// CanAppeal: the viewer is the entry's competitor and may send the
+	// organisers a message about its verdict; AppealSent is when the one
+	// still waiting for them was sent.
+	CanAppeal     bool
+	AppealSent    time.Time
+	AppealError   string
+	AppealMessage string
 }
 
 // JobLine says where the verification job is, in words.

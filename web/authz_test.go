@@ -198,9 +198,17 @@ var minRole = map[string]string{
 	"POST /console/jobs/{id}/cancel":         "organiser",
 	"POST /api/v1/runner/jobs/{id}/progress": "runner",
 	"GET /healthz":                           "anyone",
-	"GET /metrics":                           "anyone",
-	"GET /static/*":                          "anyone",
-	"GET /favicon.ico":                       "anyone",
+	// Identity (issue 16). A hidden verdict's pages answer 404 to all but
+	// its competitor and the organisers (TestHiddenVerdicts).
+	"GET /submitters/{name}":                  "anyone",
+	"GET /compare":                            "anyone",
+	"GET /submitters/{name}/systems/{system}": "anyone",
+	"POST /submissions/{id}/appeal":           "competitor",
+	"POST /api/v1/submissions/{id}/appeal":    "competitor",
+	"POST /console/users/{id}/organisation":   "organiser",
+	"GET /metrics":                            "anyone",
+	"GET /static/*":                           "anyone",
+	"GET /favicon.ico":                        "anyone",
 }
 
 var paramValue = strings.NewReplacer("{id}", "999", "{benchmark}", "l2-digits-mlp-cpu", "{name}", "none", "*", "css/site.css")

@@ -106,7 +106,7 @@ func TestXSSInNamesIsInert(t *testing.T) {
 		{"", "/"},
 		{"", "/benchmarks/l2-digits-mlp-cpu"},
 		{"", "/submissions/1"},
-		{"", "/submissions/2"},
+		{"organiser", "/submissions/2"}, // a discrepancy: hidden from visitors
 		{"competitor", "/my/submissions"},
 		{"organiser", "/console"},
 	}

@@ -350,6 +350,7 @@ func TestSubmissionPageSaysWhatToDoNext(t *testing.T) {
 			s := newServer(t, 0)
 			sub := verifiedSubmission()
 			sub.Status, sub.Reasons = tt.status, []d5list.Reason{{Code: tt.code, Message: "a finding"}}
+			sub.Published = true // a visitor sees a failed verdict only once published (TestHiddenVerdicts)
 			s.fake.submissions[sub.ID] = sub
 			next := page(t, s, "/submissions/7").Find(testid("next-step"))
 			if tt.want == "" {

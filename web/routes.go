@@ -15,6 +15,12 @@ func routes(r chi.Router, h *handlers.Handler, assets http.Handler) {
 	r.Get("/", h.HomePage)
 	r.Get("/benchmarks/{id}", h.BenchmarkPage)
 	r.Get("/submissions/{id}", h.SubmissionPage)
+	// Identity (issue 16): organisations' and systems' pages, and the
+	// competitor's message asking for a review.
+	r.Get("/compare", h.ComparePage)
+	r.Get("/submitters/{name}", h.SubmitterPage)
+	r.Get("/submitters/{name}/systems/{system}", h.SystemPage)
+	r.With(h.RequireRole(d5list.RoleCompetitor)).Post("/submissions/{id}/appeal", h.AppealPage)
 
 	// Accounts, the competitor's pages and the organiser console (issue 7).
 	// Pages that need an account send visitors to /login; every unsafe
@@ -35,6 +41,7 @@ func routes(r chi.Router, h *handlers.Handler, assets http.Handler) {
 		r.Get("/", h.ConsolePage)
 		r.Post("/users/{id}/role", h.ConsoleSetRole)
 		r.Post("/users/{id}/approve", h.ConsoleApprove)
+		r.Post("/users/{id}/organisation", h.ConsoleOrganisation)
 		r.Post("/benchmarks", h.ConsoleBenchmarks)
 		// A runner token can lease any job and report any measurement:
 		// admins mint them, not every organiser.
@@ -70,6 +77,7 @@ func routes(r chi.Router, h *handlers.Handler, assets http.Handler) {
 		// An MLPerf result folder checked as check --mlperf checks it (issue 13).
 		r.With(h.RequireRole(d5list.RoleCompetitor), h.LimitUploads).Post("/mlperf/check", h.CheckMLPerf)
 		r.Get("/submissions/{id}", h.ShowSubmission)
+		r.With(h.RequireRole(d5list.RoleCompetitor)).Post("/submissions/{id}/appeal", h.AppealSubmission)
 		r.Get("/leaderboards/{benchmark}", h.ShowLeaderboard)
 		r.Get("/benchmarks", h.ListBenchmarks)
 

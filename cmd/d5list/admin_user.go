@@ -22,6 +22,7 @@ func adminUser(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	name := fs.String("user", "", "user name (created if missing)")
 	role := fs.String("role", string(d5list.RoleCompetitor), "competitor, organiser or admin")
 	passwordFile := fs.String("password-file", "", "read the password from the first line of this file; - reads stdin")
+	org := fs.String("organisation", "", "confirm the account as a member of this organisation")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -56,8 +57,14 @@ func adminUser(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 	}
-	fmt.Fprintf(stdout, "user %s (id %d) is %s%s\n", u.Name, u.ID, u.Role,
-		map[bool]string{true: "; password set", false: ""}[password != ""])
+	if *org != "" {
+		if err := db.SetOrganisation(ctx, u.ID, *org); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "user %s (id %d) is %s%s%s\n", u.Name, u.ID, u.Role,
+		map[bool]string{true: "; password set", false: ""}[password != ""],
+		map[bool]string{true: "; confirmed member of " + d5list.CleanOrganisation(*org), false: ""}[*org != ""])
 	return nil
 }
 

@@ -33,6 +33,8 @@ type portalUnderTest struct {
 	url   string
 	data  string
 	token string
+	// orgToken is an organiser's, who sees every verdict, hidden ones too.
+	orgToken string
 }
 
 func startPortal(t *testing.T, runners int) *portalUnderTest {
@@ -51,6 +53,11 @@ func startPortalIn(t *testing.T, data string, runners int) *portalUnderTest {
 	if !strings.HasPrefix(token, "d5_") || strings.Contains(token, "\n") {
 		t.Fatalf("admin token printed %q, want one token on one line", out.String())
 	}
+	out.Reset()
+	if err := run(context.Background(), []string{"admin", "token", "--data", data, "--user", "olga", "--role", "organiser"}, &out, io.Discard); err != nil {
+		t.Fatalf("admin token: %v", err)
+	}
+	orgToken := strings.TrimSpace(out.String())
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
@@ -69,7 +76,7 @@ func startPortalIn(t *testing.T, data string, runners int) *portalUnderTest {
 	})
 	select {
 	case addr := <-ready:
-		return &portalUnderTest{url: "http://" + addr, data: data, token: token}
+		return &portalUnderTest{url: "http://" + addr, data: data, token: token, orgToken: orgToken}
 	case err := <-done:
 		t.Fatalf("serve: %v", err)
 	case <-time.After(30 * time.Second):
@@ -92,7 +99,20 @@ func (w testWriter) Write(p []byte) (int, error) {
 
 func (p *portalUnderTest) getJSON(t *testing.T, path string, v any) int {
 	t.Helper()
-	resp, err := http.Get(p.url + path)
+	return p.getJSONAs(t, path, "", v)
+}
+
+// getJSONAs is getJSON as token's user ("" is a visitor).
+func (p *portalUnderTest) getJSONAs(t *testing.T, path, token string, v any) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, p.url+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +137,7 @@ func (p *portalUnderTest) waitFinal(t *testing.T, id int64) submissionJSON {
 	deadline := time.Now().Add(4 * time.Minute)
 	for time.Now().Before(deadline) {
 		var s submissionJSON
-		if code := p.getJSON(t, "/api/v1/submissions/"+strconv.FormatInt(id, 10), &s); code != 200 {
+		if code := p.getJSONAs(t, "/api/v1/submissions/"+strconv.FormatInt(id, 10), p.orgToken, &s); code != 200 {
 			t.Fatalf("GET submission %d: %d", id, code)
 		}
 		if s.Status.Final() {
@@ -269,8 +289,8 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("run 3's log: %d, %d bytes, want 200 and results/result_3.txt (%d bytes)", code, len(got), len(want))
 	}
 	tamperedURL := p.url + "/submissions/" + strconv.FormatInt(tamperedID, 10)
-	if code, _ := download(t, tamperedURL+"/bundle", ""); code != http.StatusForbidden {
-		t.Errorf("a visitor downloading a discrepant entry's bundle: %d, want 403", code)
+	if code, _ := download(t, tamperedURL+"/bundle", ""); code != http.StatusNotFound {
+		t.Errorf("a visitor downloading a discrepant entry's bundle: %d, want 404 (a hidden verdict)", code)
 	}
 	if code, _ := download(t, tamperedURL+"/runs/2/log", p.token); code != http.StatusOK {
 		t.Errorf("the owner downloading the discrepant entry's log: %d, want 200", code)

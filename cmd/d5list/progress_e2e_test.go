@@ -130,6 +130,7 @@ func TestSubmissionEventsFollowARemoteRun(t *testing.T) {
 	var sawRunning, sawLinesWhileRunning bool
 	var lines []d5list.LogLine
 	running := false
+	var final d5list.Status
 	for _, ev := range all {
 		switch ev.name {
 		case "state":
@@ -141,7 +142,7 @@ func TestSubmissionEventsFollowARemoteRun(t *testing.T) {
 				sawRunning, running = true, true
 			}
 			if st.Final {
-				running = false
+				running, final = false, st.Status
 			}
 		case "log":
 			var batch []d5list.LogLine
@@ -230,9 +231,17 @@ func TestSubmissionEventsFollowARemoteRun(t *testing.T) {
 	if got, want := strings.Join(kinds, ","), "uploaded,checked,queued,leased,completed"; got != want {
 		t.Errorf("timeline %s, want %s", got, want)
 	}
-	visitor := submissionPage(t, p.url, job.SubmissionID, "")
-	if visitor.Find(`[data-testid="log-tail"], [data-testid="timeline"]`).Length() != 0 {
-		t.Errorf("a visitor's submission page shows the log or the timeline")
+	if (&d5list.Submission{Status: final}).Hidden() {
+		// A verdict against the entry is not published: the visitor sees
+		// no page at all.
+		if code := httpStatus(t, fmt.Sprintf("%s/submissions/%d", p.url, job.SubmissionID), ""); code != http.StatusNotFound {
+			t.Errorf("a visitor's GET of a hidden %s verdict: %d, want 404", final, code)
+		}
+	} else {
+		visitor := submissionPage(t, p.url, job.SubmissionID, "")
+		if visitor.Find(`[data-testid="log-tail"], [data-testid="timeline"]`).Length() != 0 {
+			t.Errorf("a visitor's submission page shows the log or the timeline")
+		}
 	}
 }
 

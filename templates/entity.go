@@ -1,0 +1,88 @@
+package templates
+
+import (
+	"slices"
+	"strings"
+
+	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/leaderboard"
+)
+
+// SubmitterURL is the page of an organisation.
+func SubmitterURL(submitter string) string { return leaderboard.SubmitterPath(submitter) }
+
+// SystemURL is the page of one organisation's system.
+func SystemURL(submitter, system string) string { return leaderboard.SystemPath(submitter, system) }
+
+// EntityRow is one entry on an organisation's or a system's page.
+type EntityRow struct {
+	Sub   d5list.Submission
+	Bench d5list.Benchmark
+}
+
+// EntitySystem is one system of an organisation, with its latest entry.
+type EntitySystem struct {
+	Name    string
+	Entries int
+	Latest  *d5list.Submission
+}
+
+// EntityView is an organisation's or a system's page: the entries newest
+// first, the systems in the order of their latest entry.
+type EntityView struct {
+	Submitter string
+	Confirmed bool
+	System    string
+	Rows      []EntityRow
+	Systems   []EntitySystem
+}
+
+// NewEntityView groups entries (newest first, of one submitter) by system.
+func NewEntityView(subs []d5list.Submission, benches []d5list.Benchmark) EntityView {
+	byID := make(map[string]d5list.Benchmark, len(benches))
+	for _, b := range benches {
+		byID[b.ID] = b
+	}
+	var v EntityView
+	index := map[string]int{}
+	for i := range subs {
+		s := &subs[i]
+		if i == 0 {
+			v.Submitter, v.System = s.Submitter, s.SystemName
+		}
+		v.Confirmed = v.Confirmed || s.SubmitterConfirmed
+		bench, ok := byID[s.BenchmarkID]
+		if !ok {
+			bench = d5list.Benchmark{ID: s.BenchmarkID, Name: s.BenchmarkID}
+		}
+		v.Rows = append(v.Rows, EntityRow{Sub: *s, Bench: bench})
+		key := strings.ToLower(s.SystemName)
+		if j, ok := index[key]; ok {
+			v.Systems[j].Entries++
+			continue
+		}
+		index[key] = len(v.Systems)
+		v.Systems = append(v.Systems, EntitySystem{Name: s.SystemName, Entries: 1, Latest: s})
+	}
+	slices.SortStableFunc(v.Systems, func(a, b EntitySystem) int { return b.Latest.CreatedAt.Compare(a.Latest.CreatedAt) })
+	return v
+}
+
+// entryScore is the entry's score as the list counts it: the portal's
+// measurement where there is one, else the claim, marked so.
+func entryScore(s *d5list.Submission, unit string) string {
+	if s.Measured != nil && s.Measured.Score.Valid {
+		return FormatValue(s.Measured.Score.Value, unit) + " measured"
+	}
+	if s.Claimed != nil && s.Claimed.Score.Valid {
+		return FormatValue(s.Claimed.Score.Value, unit) + " claimed"
+	}
+	return "—"
+}
+
+func acceleratorText(s *d5list.Submission) string {
+	if s.Accelerator == "" {
+		return "none (CPU)"
+	}
+	return itoa(s.Accelerators) + " × " + s.Accelerator
+}

@@ -78,7 +78,8 @@ func AccuracyChart(sub *d5list.Submission, bench *d5list.Benchmark) *charts.Line
 			if first {
 				seriesOpts = append(seriesOpts,
 					charts.WithMarkLineNameYAxisItemOpts(opts.MarkLineNameYAxisItem{Name: "target", YAxis: q.Target}),
-					charts.WithMarkLineStyleOpts(opts.MarkLineStyle{Symbol: []string{"none", "none"}, Label: &opts.Label{Show: opts.Bool(true), Formatter: "target {c}"}}))
+					charts.WithMarkLineStyleOpts(opts.MarkLineStyle{Symbol: []string{"none", "none"},
+						Label: &opts.Label{Show: opts.Bool(true), Formatter: "target {c}", Position: "insideEndTop"}}))
 				first = false
 			}
 			line.AddSeries("run "+itoa(r.Index)+" "+what, points, seriesOpts...)

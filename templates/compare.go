@@ -29,6 +29,16 @@ type CompareRow struct {
 	Differs bool
 }
 
+// Recipe reports whether the row is a recipe's key, named as the recipe
+// writes it.
+func (r CompareRow) Recipe() bool {
+	switch r.Section {
+	case "fixed", "mutable", "metrics", "entrypoint":
+		return true
+	}
+	return false
+}
+
 // CompareView is the /compare page.
 type CompareView struct {
 	Entries  []CompareEntry

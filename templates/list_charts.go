@@ -86,8 +86,10 @@ func RankingRangeChart(board *d5list.Leaderboard) ListChart {
 	}
 	t := Table{Caption: caption, Head: []string{"rank", "entry", axis, "min", "max", "runs"}}
 	for _, e := range top {
+		// The axis names ranks, which stay readable at 50 bars; the
+		// tooltip and the table name the entry.
 		label := entryLabel(e)
-		labels = append(labels, label)
+		labels = append(labels, "#"+itoa(e.Rank))
 		lo, hi := math.Min(e.Min, e.Value), math.Max(e.Max, e.Value)
 		bars = append(bars, opts.BarData{Name: label, Value: round4(e.Value)})
 		// A box collapsed onto the mean leaves the whiskers: min to max.
@@ -103,7 +105,7 @@ func RankingRangeChart(board *d5list.Leaderboard) ListChart {
 			Formatter: types.FuncStr("{b}<br/>{a}: {c} " + html.EscapeString(rule.Unit))}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Bottom: "0"}),
 		charts.WithGridOpts(opts.Grid{ContainLabel: opts.Bool(true), Left: "3%", Right: "4%", Bottom: "40"}),
-		charts.WithXAxisOpts(opts.XAxis{Type: "category", Name: "entry", AxisLabel: &opts.AxisLabel{Rotate: 30}}),
+		charts.WithXAxisOpts(opts.XAxis{Type: "category", Name: "rank"}),
 		charts.WithYAxisOpts(opts.YAxis{Type: axisType(log), Name: axis}),
 		charts.WithAnimation(false),
 	)
@@ -135,8 +137,9 @@ func AccuracyTop10Chart(bench *d5list.Benchmark, curves []Curve) ListChart {
 	line.SetGlobalOptions(
 		charts.WithTitleOpts(opts.Title{Title: MetricLabel(q.Metric) + " versus time, top 10", Subtitle: "the median-time run of each entry, from its submitted logs"}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item",
-			Formatter: types.FuncStr("{a}<br/>time (s), " + html.EscapeString(MetricLabel(q.Metric)) + ": {c}")}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Type: "scroll", Bottom: "0"}),
+			Formatter: types.FuncStr("{b}<br/>time (s), " + html.EscapeString(MetricLabel(q.Metric)) + ": {c}")}),
+		// Ranks in the legend fit one line; the tooltip names the entry.
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Bottom: "0"}),
 		charts.WithGridOpts(opts.Grid{ContainLabel: opts.Bool(true), Left: "3%", Right: "4%", Bottom: "50"}),
 		charts.WithXAxisOpts(opts.XAxis{Type: axisType(spansDecades(xs...)), Name: "time since run start (s)", NameLocation: "middle", NameGap: 28}),
 		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: yName, Scale: opts.Bool(true)}),
@@ -146,16 +149,18 @@ func AccuracyTop10Chart(bench *d5list.Benchmark, curves []Curve) ListChart {
 		label := entryLabel(c.Entry)
 		pts := make([]opts.LineData, len(c.Points))
 		for j, p := range c.Points {
-			pts[j] = opts.LineData{Value: []float64{round4(p[0]), round4(p[1])}}
+			pts[j] = opts.LineData{Name: label, Value: []float64{round4(p[0]), round4(p[1])}}
 			t.Rows = append(t.Rows, []string{label, num(p[0]), num(p[1])})
 		}
 		color := palette[i%len(palette)]
 		so := []charts.SeriesOpts{charts.WithLineStyleOpts(opts.LineStyle{Color: color, Width: 2}), charts.WithItemStyleOpts(opts.ItemStyle{Color: color})}
 		if i == 0 {
 			so = append(so, charts.WithMarkLineNameYAxisItemOpts(opts.MarkLineNameYAxisItem{Name: "target", YAxis: q.Target}),
-				charts.WithMarkLineStyleOpts(opts.MarkLineStyle{Symbol: []string{"none", "none"}, Label: &opts.Label{Show: opts.Bool(true), Formatter: "target {c}"}}))
+				// Inside the plot, so that a narrow chart does not clip it.
+				charts.WithMarkLineStyleOpts(opts.MarkLineStyle{Symbol: []string{"none", "none"},
+					Label: &opts.Label{Show: opts.Bool(true), Formatter: "target {c}", Position: "insideEndTop"}}))
 		}
-		line.AddSeries(label, pts, so...)
+		line.AddSeries("#"+itoa(c.Entry.Rank), pts, so...)
 	}
 	return ListChart{ID: "accuracy-top10-chart", Label: "Line chart of " + yName + " over time for the ten best entries", Chart: line, Table: t}
 }

@@ -389,12 +389,14 @@ func TestBrowser(t *testing.T) {
 		t.Fatalf("accepted submission is %s, want verified", after.Status)
 	}
 
-	// 7. The board and an entry fit a phone and a desktop: nothing wider
-	// than the window (issue 16). Each is kept as a screenshot.
+	// 7. The board, an entry and the comparison of two entries fit a phone
+	// and a desktop: nothing wider than the window (issue 16). Each is kept
+	// as a screenshot.
 	for _, width := range []int64{390, 1400} {
 		for _, page := range []struct{ name, path string }{
 			{"board", "/benchmarks/l2-digits-mlp-cpu"},
 			{"entry", fmt.Sprintf("/submissions/%d", id)},
+			{"compare", fmt.Sprintf("/compare?ids=%d,%d", id, tamperedID)},
 		} {
 			var fits bool
 			var widths string
@@ -407,6 +409,15 @@ func TestBrowser(t *testing.T) {
 					Array.from(document.querySelectorAll('body *')).filter(function (e) { return e.getBoundingClientRect().right > window.innerWidth + 1; })
 						.slice(0, 5).map(function (e) { return e.tagName + (e.dataset.testid ? '[' + e.dataset.testid + ']' : '') + '.' + e.className; }).join(', ')`, &widths),
 			)
+			if page.name == "compare" {
+				var canvases int
+				b.step(fmt.Sprintf("compare-chart-%d", width),
+					chromedp.WaitVisible(`#compare-curves canvas`, chromedp.ByQuery),
+					chromedp.Evaluate(`document.querySelectorAll('#compare-curves canvas').length`, &canvases))
+				if canvases == 0 {
+					t.Errorf("the comparison's chart drew nothing at %d px", width)
+				}
+			}
 			shot := b.shot(fmt.Sprintf("%s-%dpx", page.name, width))
 			if !fits {
 				t.Errorf("the %s page overflows a %d px window (%s); screenshot %s", page.name, width, widths, shot)

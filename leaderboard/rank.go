@@ -101,6 +101,59 @@ func Rank(bench *d5list.Benchmark, subs []d5list.Submission, opt Options) []d5li
 	return Score(bench, subs).Rank(opt)
 }
 
+// candidateOf is a submission as any board of bench may list it: its
+// entry and its sort keys; false when no board lists it.
+func candidateOf(bench *d5list.Benchmark, s *d5list.Submission) (candidate, bool) {
+	metric, dir := bench.Ranking.Metric, direction(bench.Ranking.Metric, bench.Ranking.Direction)
+	secMetric := bench.Ranking.Secondary
+	secDir := direction(secMetric, bench.Ranking.SecondaryDirection)
+	if s.BenchmarkID != "" && s.BenchmarkID != bench.ID {
+		return candidate{}, false
+	}
+	if !listed(s, true) || s.Claimed == nil || len(s.Claimed.Runs) == 0 {
+		return candidate{}, false
+	}
+	runs, basis := rankedRuns(bench, s)
+	score := d5list.OlympicScore(runs, metric, dir)
+	if !score.Valid || math.IsNaN(score.Value) || math.IsInf(score.Value, 0) {
+		return candidate{}, false
+	}
+	c := candidate{entry: d5list.Entry{
+		SubmissionID:       s.ID,
+		Submitter:          s.Submitter,
+		SystemName:         s.SystemName,
+		Framework:          s.Framework,
+		Division:           s.Division,
+		Availability:       s.Availability,
+		Accelerator:        s.Accelerator,
+		Accelerators:       s.Accelerators,
+		HostCPU:            s.HostCPU,
+		SubmitterConfirmed: s.SubmitterConfirmed,
+		CostPerHour:        s.CostPerHour,
+		CodeURL:            s.CodeURL,
+		Status:             s.Status,
+		Flag:               s.Flag,
+		Metric:             metric,
+		Value:              score.Value,
+		Min:                score.Min,
+		Max:                score.Max,
+		Runs:               len(runs),
+		Basis:              basis,
+		CreatedAt:          s.CreatedAt,
+		Measures:           Measures(bench.Level, runs),
+	}, system: systemKey(s.Submitter, s.SystemName)}
+	if basis == d5list.BasisMeasured {
+		if cs := d5list.OlympicScore(s.Claimed.Runs, metric, dir); cs.Valid && !math.IsInf(cs.Value, 0) {
+			c.entry.Claimed = cs.Value
+		}
+	}
+	if secMetric != "" {
+		sec := d5list.OlympicScore(runs, secMetric, secDir)
+		c.secondary, c.secValid = sec.Value, sec.Valid
+	}
+	return c, true
+}
+
 // Scored is a benchmark's submissions scored and in ranking order, every
 // one that any board may list: the expensive part of ranking, done once.
 // Each board (Options) is then one pass over it. It is read-only once
@@ -115,56 +168,14 @@ func (s *Scored) Len() int { return len(s.order) }
 // Score scores the submissions of bench that some board may list and
 // sorts them by the ranking rules.
 func Score(bench *d5list.Benchmark, subs []d5list.Submission) *Scored {
-	metric, dir := bench.Ranking.Metric, direction(bench.Ranking.Metric, bench.Ranking.Direction)
-	secMetric := bench.Ranking.Secondary
-	secDir := direction(secMetric, bench.Ranking.SecondaryDirection)
+	dir := direction(bench.Ranking.Metric, bench.Ranking.Direction)
+	secDir := direction(bench.Ranking.Secondary, bench.Ranking.SecondaryDirection)
 
 	cands := make([]candidate, 0, len(subs))
 	for i := range subs {
-		s := &subs[i]
-		if s.BenchmarkID != "" && s.BenchmarkID != bench.ID {
+		c, ok := candidateOf(bench, &subs[i])
+		if !ok {
 			continue
-		}
-		if !listed(s, true) || s.Claimed == nil || len(s.Claimed.Runs) == 0 {
-			continue
-		}
-		runs, basis := rankedRuns(bench, s)
-		score := d5list.OlympicScore(runs, metric, dir)
-		if !score.Valid || math.IsNaN(score.Value) || math.IsInf(score.Value, 0) {
-			continue
-		}
-		c := candidate{entry: d5list.Entry{
-			SubmissionID:       s.ID,
-			Submitter:          s.Submitter,
-			SystemName:         s.SystemName,
-			Framework:          s.Framework,
-			Division:           s.Division,
-			Availability:       s.Availability,
-			Accelerator:        s.Accelerator,
-			Accelerators:       s.Accelerators,
-			HostCPU:            s.HostCPU,
-			SubmitterConfirmed: s.SubmitterConfirmed,
-			CostPerHour:        s.CostPerHour,
-			CodeURL:            s.CodeURL,
-			Status:             s.Status,
-			Flag:               s.Flag,
-			Metric:             metric,
-			Value:              score.Value,
-			Min:                score.Min,
-			Max:                score.Max,
-			Runs:               len(runs),
-			Basis:              basis,
-			CreatedAt:          s.CreatedAt,
-			Measures:           Measures(bench.Level, runs),
-		}, system: systemKey(s.Submitter, s.SystemName)}
-		if basis == d5list.BasisMeasured {
-			if cs := d5list.OlympicScore(s.Claimed.Runs, metric, dir); cs.Valid && !math.IsInf(cs.Value, 0) {
-				c.entry.Claimed = cs.Value
-			}
-		}
-		if secMetric != "" {
-			sec := d5list.OlympicScore(runs, secMetric, secDir)
-			c.secondary, c.secValid = sec.Value, sec.Valid
 		}
 		c.place = len(cands)
 		cands = append(cands, c)
@@ -199,11 +210,6 @@ func Score(bench *d5list.Benchmark, subs []d5list.Submission) *Scored {
 	return &Scored{order: order}
 }
 
-// rankedRuns are the runs a submission is ranked by: what the portal
-// measured, where its re-run ran on the hardware the submission declares,
-// since a claim is a hypothesis and a forged clock must buy nothing. Where
-// it could not (no runner of that hardware, or no re-run yet) the claim is
-// all there is, and the entry says so.
 // Measures are the medians over runs of the level's columns
 // (d5list.LevelColumns), nil where no run logged any.
 func Measures(level int, runs []d5list.RunMetrics) map[string]float64 {
@@ -228,6 +234,11 @@ func Measures(level int, runs []d5list.RunMetrics) map[string]float64 {
 	return out
 }
 
+// rankedRuns are the runs a submission is ranked by: what the portal
+// measured, where its re-run ran on the hardware the submission declares,
+// since a claim is a hypothesis and a forged clock must buy nothing. Where
+// it could not (no runner of that hardware, or no re-run yet) the claim is
+// all there is, and the entry says so.
 func rankedRuns(bench *d5list.Benchmark, s *d5list.Submission) ([]d5list.RunMetrics, string) {
 	if m := s.Measured; m != nil && len(m.Runs) > 0 && bench.RemeasuredOn(s, m.Runner) {
 		return m.Runs, d5list.BasisMeasured

@@ -23,14 +23,15 @@ func (db *DB) UpsertBenchmarks(ctx context.Context, bs []d5list.Benchmark) error
 		}
 		seen[b.ID] = true
 	}
-	return db.writeTx(ctx, func(tx *sql.Tx) error {
+	var changed []string
+	err := db.writeTx(ctx, func(tx *sql.Tx) error {
 		now := db.now().UnixNano()
 		for _, b := range bs {
 			def, err := json.Marshal(b)
 			if err != nil {
 				return fmt.Errorf("store: encoding benchmark %q: %w", b.ID, err)
 			}
-			_, err = tx.ExecContext(ctx, `INSERT INTO benchmarks (id, level, category, definition, updated_at)
+			res, err := tx.ExecContext(ctx, `INSERT INTO benchmarks (id, level, category, definition, updated_at)
 				VALUES (?, ?, ?, ?, ?)
 				ON CONFLICT (id) DO UPDATE SET level = excluded.level, category = excluded.category,
 					definition = excluded.definition, updated_at = excluded.updated_at
@@ -39,9 +40,23 @@ func (db *DB) UpsertBenchmarks(ctx context.Context, bs []d5list.Benchmark) error
 			if err != nil {
 				return fmt.Errorf("store: saving benchmark %q: %w", b.ID, err)
 			}
+			if n, _ := res.RowsAffected(); n > 0 {
+				changed = append(changed, b.ID)
+			}
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	// A changed definition may rank its submissions differently; an
+	// unchanged one (every start seeds the catalogue) costs nothing.
+	for _, id := range changed {
+		if err := db.RebuildBoards(ctx, id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Benchmarks lists the catalogue by level, category and id.

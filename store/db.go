@@ -91,6 +91,10 @@ func Open(ctx context.Context, dir string) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
+	if err := db.backfillBoards(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: indexing the boards: %w", err)
+	}
 	db.blobs, err = openBlobs(filepath.Join(dir, "blobs"))
 	if err != nil {
 		db.Close()

@@ -187,6 +187,9 @@ func (db *DB) LeaseJob(ctx context.Context, runnerID string, labels map[string]s
 				string(d5list.StatusRunning), now, j.SubmissionID); err != nil {
 				return err
 			}
+			if err := syncBoardRowTx(ctx, tx, j.SubmissionID); err != nil {
+				return err
+			}
 			sub, err := submissionTx(ctx, tx, j.SubmissionID)
 			if err != nil {
 				return err
@@ -324,9 +327,12 @@ func (db *DB) CompleteJob(ctx context.Context, jobID int64, secret string, measu
 		if err := jobEventTx(ctx, tx, j, j.Attempts, d5list.EventCompleted, j.RunnerID, string(st), now); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE submissions SET measured = ?, status = ?, reasons = ?, updated_at = ? WHERE id = ?`,
-			enc, string(st), encReasons, now, j.SubmissionID)
-		return err
+		if _, err := tx.ExecContext(ctx, `UPDATE submissions SET measured = ?, status = ?, reasons = ?, updated_at = ? WHERE id = ?`,
+			enc, string(st), encReasons, now, j.SubmissionID); err != nil {
+			return err
+		}
+		// The verdict and the entry's place on the boards are one change.
+		return syncBoardRowTx(ctx, tx, j.SubmissionID)
 	})
 	return wrap(err, "completing job %d", jobID)
 }
@@ -349,9 +355,11 @@ func (db *DB) FailJob(ctx context.Context, jobID int64, secret string, message s
 				error = ?, updated_at = ? WHERE id = ?`, string(d5list.JobQueued), message, now, jobID); err != nil {
 				return err
 			}
-			_, err := tx.ExecContext(ctx, `UPDATE submissions SET status = ?, updated_at = ? WHERE id = ?`,
-				string(d5list.StatusQueued), now, j.SubmissionID)
-			return err
+			if _, err := tx.ExecContext(ctx, `UPDATE submissions SET status = ?, updated_at = ? WHERE id = ?`,
+				string(d5list.StatusQueued), now, j.SubmissionID); err != nil {
+				return err
+			}
+			return syncBoardRowTx(ctx, tx, j.SubmissionID)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = ?, lease_expires = 0, error = ?, updated_at = ? WHERE id = ?`,
 			string(d5list.JobFailed), message, now, jobID); err != nil {
@@ -482,7 +490,9 @@ func requeueUncountedTx(ctx context.Context, tx *sql.Tx, j *jobRow, reason strin
 		secret_hash = '', lease_expires = 0, updated_at = ? WHERE id = ?`, string(d5list.JobQueued), now, j.ID); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, `UPDATE submissions SET status = ?, updated_at = ? WHERE id = ?`,
-		string(d5list.StatusQueued), now, j.SubmissionID)
-	return err
+	if _, err := tx.ExecContext(ctx, `UPDATE submissions SET status = ?, updated_at = ? WHERE id = ?`,
+		string(d5list.StatusQueued), now, j.SubmissionID); err != nil {
+		return err
+	}
+	return syncBoardRowTx(ctx, tx, j.SubmissionID)
 }

@@ -86,6 +86,9 @@ func (db *DB) ApplyReview(ctx context.Context, ch d5list.ReviewChange) (*d5list.
 		if _, err := tx.ExecContext(ctx, q+" WHERE id = ?", append(args, ch.SubmissionID)...); err != nil {
 			return err
 		}
+		if err := syncBoardRowTx(ctx, tx, ch.SubmissionID); err != nil {
+			return err
+		}
 		if ch.AuditOnlyStatusChange && d5list.Status(cur) == ch.ToStatus {
 			return nil
 		}

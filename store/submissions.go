@@ -66,7 +66,10 @@ func (db *DB) CreateSubmission(ctx context.Context, s *d5list.Submission) error 
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO jobs (submission_id, benchmark_id, state, max_attempts, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?)`, id, s.BenchmarkID, string(d5list.JobQueued), maxAttempts, now.UnixNano(), now.UnixNano())
-		return err
+		if err != nil {
+			return err
+		}
+		return syncBoardRowTx(ctx, tx, id)
 	})
 	if err != nil {
 		return wrap(err, "creating a submission for %q", s.BenchmarkID)
@@ -272,7 +275,7 @@ func (db *DB) SetSubmissionStatus(ctx context.Context, id int64, st d5list.Statu
 		if n, _ := res.RowsAffected(); n == 0 {
 			return d5list.Errorf(d5list.ENOTFOUND, "submission %d not found", id)
 		}
-		return nil
+		return syncBoardRowTx(ctx, tx, id)
 	})
 	return wrap(err, "setting the status of submission %d", id)
 }
@@ -292,9 +295,11 @@ func failSubmissionTx(ctx context.Context, tx *sql.Tx, id int64, r d5list.Reason
 	if err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE submissions SET status = ?, reasons = ?, updated_at = ? WHERE id = ?`,
-		string(d5list.StatusFailed), out, now, id)
-	return err
+	if _, err := tx.ExecContext(ctx, `UPDATE submissions SET status = ?, reasons = ?, updated_at = ? WHERE id = ?`,
+		string(d5list.StatusFailed), out, now, id); err != nil {
+		return err
+	}
+	return syncBoardRowTx(ctx, tx, id)
 }
 
 // encodeJSON encodes v, or gives NULL for a nil pointer.

@@ -30,6 +30,17 @@ func (db *DB) InsertSynthetic(ctx context.Context, subs []d5list.Submission) err
 	if real > 0 {
 		return d5list.Errorf(d5list.ECONFLICT, "%s holds %d real submissions; synthetic ones go into a data folder of their own", db.dir, real)
 	}
+	benches := map[string]*d5list.Benchmark{}
+	for i := range subs {
+		id := subs[i].BenchmarkID
+		if benches[id] == nil {
+			b, err := db.Benchmark(ctx, id)
+			if err != nil {
+				return err
+			}
+			benches[id] = b
+		}
+	}
 	const batch = 5000
 	for start := 0; start < len(subs); start += batch {
 		part := subs[start:min(start+batch, len(subs))]
@@ -42,6 +53,11 @@ func (db *DB) InsertSynthetic(ctx context.Context, subs []d5list.Submission) err
 				return err
 			}
 			defer stmt.Close()
+			rowStmt, err := tx.PrepareContext(ctx, insertBoardRow)
+			if err != nil {
+				return err
+			}
+			defer rowStmt.Close()
 			for i := range part {
 				s := &part[i]
 				claimed, err := encodeResult(s.Claimed)
@@ -63,11 +79,19 @@ func (db *DB) InsertSynthetic(ctx context.Context, subs []d5list.Submission) err
 					return err
 				}
 				s.Status = d5list.StatusVerified
+				if err := insertRowOf(ctx, rowStmt, benches[s.BenchmarkID], s); err != nil {
+					return err
+				}
 			}
 			return nil
 		})
 		if err != nil {
 			return wrap(err, "storing synthetic submissions %d to %d", start+1, start+len(part))
+		}
+	}
+	for id := range benches {
+		if err := db.writeTx(ctx, func(tx *sql.Tx) error { return electAllBestTx(ctx, tx, id) }); err != nil {
+			return wrap(err, "ranking the boards of %q", id)
 		}
 	}
 	return nil

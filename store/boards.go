@@ -1,0 +1,460 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/leaderboard"
+)
+
+// boardOrder is the ranking order of board_rows, best first: the value,
+// the secondary value (a missing one loses), the earlier submission, the
+// lower id. leaderboard.Score sorts by the same keys.
+const boardOrder = "k1, sec_missing, k2, created_at, submission_id"
+
+// The views of a benchmark's board that have an index and a count of
+// their own: each system's best entry or every entry, of the default
+// board or of the one that includes unverified entries.
+const (
+	viewBestDefault = "best_default"
+	viewOnDefault   = "on_default"
+	viewBestAll     = "best_all"
+	viewOnAll       = "on_all"
+)
+
+// syncBoardRowTx derives submission id's board row from its current state,
+// in the transaction that changed it, and keeps its system's best row and
+// the views' counts in step. Every write to a submission that a board
+// reads (status, claimed, measured, flag, division) calls it.
+func syncBoardRowTx(ctx context.Context, tx *sql.Tx, id int64) error {
+	sub, err := submissionTx(ctx, tx, id)
+	if err != nil {
+		return err
+	}
+	bench, err := benchmarkTx(ctx, tx, sub.BenchmarkID)
+	if err != nil {
+		return err
+	}
+	var oldSystem string
+	var oldDefault, oldAll bool
+	err = tx.QueryRowContext(ctx, `SELECT system_key, on_default, on_all FROM board_rows WHERE submission_id = ?`, id).
+		Scan(&oldSystem, &oldDefault, &oldAll)
+	had := err == nil
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	row, listed := leaderboard.RowOf(bench, sub)
+	systems := map[string]bool{}
+	if had {
+		systems[oldSystem] = true
+	}
+	if listed {
+		systems[row.SystemKey] = true
+	}
+	before := map[string][2]bool{}
+	for sys := range systems {
+		d, a, err := systemHasBestTx(ctx, tx, bench.ID, sys)
+		if err != nil {
+			return err
+		}
+		before[sys] = [2]bool{d, a}
+	}
+	if had {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM board_rows WHERE submission_id = ?`, id); err != nil {
+			return err
+		}
+		if err := bumpCountsTx(ctx, tx, bench.ID, map[string]int{viewOnDefault: -b2i(oldDefault), viewOnAll: -b2i(oldAll)}); err != nil {
+			return err
+		}
+	}
+	if listed {
+		if err := insertBoardRowTx(ctx, tx, bench.ID, &row, false, false); err != nil {
+			return err
+		}
+		if err := bumpCountsTx(ctx, tx, bench.ID, map[string]int{viewOnDefault: b2i(row.OnDefault), viewOnAll: b2i(row.OnAll)}); err != nil {
+			return err
+		}
+	}
+	for sys := range systems {
+		if err := electBestTx(ctx, tx, bench.ID, sys); err != nil {
+			return err
+		}
+		d, a, err := systemHasBestTx(ctx, tx, bench.ID, sys)
+		if err != nil {
+			return err
+		}
+		was := before[sys]
+		if err := bumpCountsTx(ctx, tx, bench.ID, map[string]int{viewBestDefault: b2i(d) - b2i(was[0]), viewBestAll: b2i(a) - b2i(was[1])}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func systemHasBestTx(ctx context.Context, tx *sql.Tx, benchID, system string) (def, all bool, err error) {
+	err = tx.QueryRowContext(ctx, `SELECT coalesce(max(best_default), 0), coalesce(max(best_all), 0) FROM board_rows
+		WHERE benchmark_id = ? AND system_key = ?`, benchID, system).Scan(&def, &all)
+	return def, all, err
+}
+
+// electBestTx marks the best row of the system in each view, and only it.
+func electBestTx(ctx context.Context, tx *sql.Tx, benchID, system string) error {
+	for _, v := range []struct{ best, on string }{{viewBestDefault, viewOnDefault}, {viewBestAll, viewOnAll}} {
+		var best int64
+		err := tx.QueryRowContext(ctx, `SELECT submission_id FROM board_rows WHERE benchmark_id = ? AND system_key = ? AND `+v.on+` = 1
+			ORDER BY `+boardOrder+` LIMIT 1`, benchID, system).Scan(&best)
+		if errors.Is(err, sql.ErrNoRows) {
+			best = 0
+		} else if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE board_rows SET `+v.best+` = (submission_id = ?)
+			WHERE benchmark_id = ? AND system_key = ? AND (`+v.best+` = 1 OR submission_id = ?)`, best, benchID, system, best); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func bumpCountsTx(ctx context.Context, tx *sql.Tx, benchID string, deltas map[string]int) error {
+	for view, d := range deltas {
+		if d == 0 {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO board_counts (benchmark_id, view, n) VALUES (?, ?, ?)
+			ON CONFLICT (benchmark_id, view) DO UPDATE SET n = n + excluded.n`, benchID, view, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+const insertBoardRow = `INSERT INTO board_rows (submission_id, benchmark_id, on_default, on_all, best_default, best_all,
+		k1, sec_missing, k2, created_at, system_key, division, availability, accelerator, framework, search,
+		sort_submitter, sort_system, entry)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+func boardRowArgs(benchID string, r *leaderboard.Row, bestDefault, bestAll bool) ([]any, error) {
+	entry, err := json.Marshal(&r.Entry)
+	if err != nil {
+		return nil, fmt.Errorf("store: encoding the board entry of submission %d: %w", r.Entry.SubmissionID, err)
+	}
+	return []any{r.Entry.SubmissionID, benchID, r.OnDefault, r.OnAll, bestDefault, bestAll,
+		r.Key1, r.SecMissing, r.Key2, r.Entry.CreatedAt.UnixNano(), r.SystemKey, r.Division, r.Availability,
+		r.Accelerator, r.Framework, r.Search, r.SortSubmitter, r.SortSystem, string(entry)}, nil
+}
+
+func insertBoardRowTx(ctx context.Context, tx *sql.Tx, benchID string, r *leaderboard.Row, bestDefault, bestAll bool) error {
+	args, err := boardRowArgs(benchID, r, bestDefault, bestAll)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, insertBoardRow, args...)
+	return err
+}
+
+// RebuildBoards derives the board rows of a benchmark again from its
+// submissions, a batch at a time, then elects each system's best rows and
+// counts the views: after its ranking rules change, and at start for a
+// database that has submissions but no rows yet. The boards of the
+// benchmark are incomplete until it returns.
+func (db *DB) RebuildBoards(ctx context.Context, benchID string) error {
+	bench, err := db.Benchmark(ctx, benchID)
+	if err != nil {
+		return err
+	}
+	err = db.writeTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM board_rows WHERE benchmark_id = ?`, benchID); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM board_counts WHERE benchmark_id = ?`, benchID)
+		return err
+	})
+	if err != nil {
+		return wrap(err, "clearing the boards of %q", benchID)
+	}
+	const batch = 2000
+	after := int64(0)
+	for {
+		var subs []*d5list.Submission
+		err := db.readTx(ctx, func(tx *sql.Tx) error {
+			rows, err := tx.QueryContext(ctx, `SELECT `+submissionColumns+` WHERE s.benchmark_id = ? AND s.id > ? ORDER BY s.id LIMIT ?`, benchID, after, batch)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				s, err := scanSubmission(rows)
+				if err != nil {
+					return err
+				}
+				subs = append(subs, s)
+			}
+			return rows.Err()
+		})
+		if err != nil {
+			return wrap(err, "reading the submissions of %q", benchID)
+		}
+		if len(subs) == 0 {
+			break
+		}
+		err = db.writeTx(ctx, func(tx *sql.Tx) error {
+			stmt, err := tx.PrepareContext(ctx, insertBoardRow)
+			if err != nil {
+				return err
+			}
+			defer stmt.Close()
+			for _, s := range subs {
+				if err := insertRowOf(ctx, stmt, bench, s); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return wrap(err, "indexing the boards of %q", benchID)
+		}
+		after = subs[len(subs)-1].ID
+	}
+	return wrap(db.writeTx(ctx, func(tx *sql.Tx) error { return electAllBestTx(ctx, tx, benchID) }), "ranking the boards of %q", benchID)
+}
+
+// insertRowOf adds submission s's board row, not yet elected best.
+func insertRowOf(ctx context.Context, stmt *sql.Stmt, bench *d5list.Benchmark, s *d5list.Submission) error {
+	row, ok := leaderboard.RowOf(bench, s)
+	if !ok {
+		return nil
+	}
+	args, err := boardRowArgs(bench.ID, &row, false, false)
+	if err != nil {
+		return err
+	}
+	_, err = stmt.ExecContext(ctx, args...)
+	return err
+}
+
+// electAllBestTx elects every system's best rows of a benchmark and counts
+// its views, in one pass each over the system index.
+func electAllBestTx(ctx context.Context, tx *sql.Tx, benchID string) error {
+	for _, v := range []struct{ best, on string }{{viewBestDefault, viewOnDefault}, {viewBestAll, viewOnAll}} {
+		if _, err := tx.ExecContext(ctx, `UPDATE board_rows SET `+v.best+` = 0 WHERE benchmark_id = ? AND `+v.best+` = 1`, benchID); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE board_rows SET `+v.best+` = 1 WHERE submission_id IN (
+				SELECT submission_id FROM (SELECT submission_id, row_number() OVER (PARTITION BY system_key ORDER BY `+boardOrder+`) AS one
+					FROM board_rows WHERE benchmark_id = ? AND `+v.on+` = 1) WHERE one = 1)`, benchID); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM board_counts WHERE benchmark_id = ?`, benchID); err != nil {
+		return err
+	}
+	for _, view := range []string{viewBestDefault, viewOnDefault, viewBestAll, viewOnAll} {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO board_counts (benchmark_id, view, n)
+				SELECT ?, ?, count(*) FROM board_rows WHERE benchmark_id = ? AND `+view+` = 1`, benchID, view, benchID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// backfillBoards indexes the boards of a database made before board_rows
+// existed (migration 0009).
+func (db *DB) backfillBoards(ctx context.Context) error {
+	var missing bool
+	err := db.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM submissions)
+		AND NOT EXISTS (SELECT 1 FROM board_rows) AND NOT EXISTS (SELECT 1 FROM board_counts)`).Scan(&missing)
+	if err != nil || !missing {
+		return err
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT DISTINCT benchmark_id FROM submissions`)
+	if err != nil {
+		return err
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	for _, id := range ids {
+		if err := db.RebuildBoards(ctx, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// boardQuery is the SQL of one board as opt selects it, in rank order
+// (or opt.Sort's), each row with its rank on that board and the board's
+// row count: the entry's JSON, whether an organiser confirmed its
+// organisation, the rank, the count.
+func boardQuery(benchID string, opt leaderboard.Options) (string, []any, bool) {
+	opt = opt.Normalized()
+	on, best := viewOnDefault, viewBestDefault
+	if opt.IncludeUnverified {
+		on, best = viewOnAll, viewBestAll
+	}
+	const pick = `SELECT b.entry, coalesce(u.organisation_confirmed AND lower(u.organisation) = lower(s.submitter), 0)`
+	const join = ` JOIN submissions s ON s.id = b.submission_id LEFT JOIN users u ON u.id = s.owner_id`
+	filtered := opt.Division != "" || opt.Availability != "" || opt.Accelerator != "" || opt.Framework != ""
+	if !filtered && opt.Search == "" && opt.Sort == "" {
+		// A range of one partial index; the count is kept with the rows.
+		view := best
+		if opt.AllPerSystem {
+			view = on
+		}
+		q := pick + `, 0, 0 FROM board_rows b` + join + ` WHERE b.benchmark_id = ? AND b.` + view + ` = 1 ORDER BY ` + prefixed("b.", boardOrder)
+		return q, []any{benchID}, true
+	}
+	where := []string{"benchmark_id = ?", on + " = 1"}
+	args := []any{benchID}
+	for _, f := range []struct{ col, val string }{{"division", opt.Division}, {"availability", opt.Availability},
+		{"accelerator", opt.Accelerator}, {"framework", opt.Framework}} {
+		if f.val != "" {
+			where, args = append(where, f.col+" = ?"), append(args, f.val)
+		}
+	}
+	q := `WITH v AS (SELECT submission_id, k1, sec_missing, k2, created_at, system_key, search, sort_submitter, sort_system
+			FROM board_rows WHERE ` + strings.Join(where, " AND ") + `)`
+	from := "v"
+	if !opt.AllPerSystem {
+		q += `, p AS (SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY system_key ORDER BY ` + boardOrder + `) AS one FROM v) WHERE one = 1)`
+		from = "p"
+	}
+	q += `, r AS (SELECT *, row_number() OVER (ORDER BY ` + boardOrder + `) AS rank FROM ` + from + `)`
+	if term := leaderboard.SearchTerm(opt); term != "" {
+		q += `, f AS (SELECT * FROM r WHERE instr(search, ?) > 0)`
+		args = append(args, term)
+	} else {
+		q += `, f AS (SELECT * FROM r)`
+	}
+	order := "f.rank"
+	switch opt.Sort {
+	case leaderboard.SortDate:
+		order = "f.created_at DESC, f.rank"
+	case leaderboard.SortSubmitter:
+		order = "f.sort_submitter, f.rank"
+	case leaderboard.SortSystem:
+		order = "f.sort_system, f.rank"
+	}
+	q += ` ` + pick + `, f.rank, count(*) OVER () FROM f JOIN board_rows b ON b.submission_id = f.submission_id` + join + ` ORDER BY ` + order
+	return q, args, false
+}
+
+func prefixed(p, cols string) string {
+	parts := strings.Split(cols, ", ")
+	for i := range parts {
+		parts[i] = p + parts[i]
+	}
+	return strings.Join(parts, ", ")
+}
+
+// BoardPage answers one page of a board from the index: at most limit
+// entries from offset, ranked, and the board's row count. Its cost is
+// about the page's rows for the default views; a filter, a search or
+// another order costs a pass over the benchmark's index entries, never
+// reading its submissions.
+func (db *DB) BoardPage(ctx context.Context, benchID string, opt leaderboard.Options, offset, limit int) ([]d5list.Entry, int, error) {
+	q, args, counted := boardQuery(benchID, opt)
+	q += ` LIMIT ? OFFSET ?`
+	args = append(args, limit, offset)
+	entries := []d5list.Entry{}
+	total := 0
+	err := db.readTx(ctx, func(tx *sql.Tx) error {
+		if counted {
+			view := viewBestDefault
+			o := opt.Normalized()
+			switch {
+			case o.IncludeUnverified && o.AllPerSystem:
+				view = viewOnAll
+			case o.IncludeUnverified:
+				view = viewBestAll
+			case o.AllPerSystem:
+				view = viewOnDefault
+			}
+			err := tx.QueryRowContext(ctx, `SELECT n FROM board_counts WHERE benchmark_id = ? AND view = ?`, benchID, view).Scan(&total)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+		}
+		return scanBoard(ctx, tx, q, args, func(e *d5list.Entry, rank, n int) error {
+			if counted {
+				rank = offset + len(entries) + 1
+			} else {
+				total = n
+			}
+			leaderboard.Finish(e, rank)
+			entries = append(entries, *e)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, 0, wrap(err, "reading a page of the board of %q", benchID)
+	}
+	if !counted && len(entries) == 0 && offset > 0 {
+		// Past the last page the window's count is not seen: ask for it.
+		_, n, err := db.BoardPage(ctx, benchID, opt, 0, 1)
+		return entries, n, err
+	}
+	return entries, total, nil
+}
+
+// EachBoardEntry streams a whole board from the index, in its order, for
+// the exports: one entry in memory at a time.
+func (db *DB) EachBoardEntry(ctx context.Context, benchID string, opt leaderboard.Options, fn func(*d5list.Entry) error) error {
+	q, args, counted := boardQuery(benchID, opt)
+	rank := 0
+	err := db.readTx(ctx, func(tx *sql.Tx) error {
+		return scanBoard(ctx, tx, q, args, func(e *d5list.Entry, r, _ int) error {
+			rank++
+			if counted {
+				r = rank
+			}
+			leaderboard.Finish(e, r)
+			return fn(e)
+		})
+	})
+	return wrap(err, "reading the board of %q", benchID)
+}
+
+func scanBoard(ctx context.Context, tx *sql.Tx, q string, args []any, fn func(e *d5list.Entry, rank, total int) error) error {
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var raw string
+		var confirmed bool
+		var rank, total int
+		if err := rows.Scan(&raw, &confirmed, &rank, &total); err != nil {
+			return err
+		}
+		var e d5list.Entry
+		if err := json.Unmarshal([]byte(raw), &e); err != nil {
+			return fmt.Errorf("decoding a board entry: %w", err)
+		}
+		e.SubmitterConfirmed = confirmed
+		if err := fn(&e, rank, total); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}

@@ -40,7 +40,7 @@ func checkBoardIndex(t *testing.T, seed uint64) {
 	org := &d5list.User{Name: "olga", Role: d5list.RoleOrganiser}
 	for i := range 250 {
 		clock.Advance(time.Duration(rng.IntN(2)) * time.Second) // equal times happen
-		value := float64(10 + rng.IntN(6))                        // so do equal values
+		value := float64(10 + rng.IntN(6))                      // so do equal values
 		acc := 0.9 + 0.01*float64(rng.IntN(3))
 		epochs := float64(rng.IntN(3) + 1)
 		if epochs == 1 {

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"fmt"
 	"html"
 	"net/http"
@@ -8,8 +9,13 @@ import (
 	"unicode/utf8"
 
 	d5list "github.com/deep500/d5list"
-	"github.com/deep500/d5list/leaderboard"
 )
+
+// entryRanker finds one entry's rank without ranking its board where the
+// store keeps an index (the portal).
+type entryRanker interface {
+	EntryOf(ctx context.Context, benchmarkID string, id int64) (*d5list.Entry, int, error)
+}
 
 // Badge is GET /submissions/{id}/badge.svg: a shields-style badge with the
 // submission's rank (or its state) for competitors' READMEs.
@@ -24,16 +30,19 @@ func (h *Handler) Badge(w http.ResponseWriter, r *http.Request) {
 	value, color := badgeValue(sub), "#9f9f9f"
 	if sub.Status == d5list.StatusVerified && sub.Flag == "" {
 		color = "#4c1"
-		if ls, ok := h.svc.(ListService); ok {
-			board, err := ls.LeaderboardWith(r.Context(), sub.BenchmarkID, leaderboard.Options{AllPerSystem: true})
+		if er, ok := h.svc.(entryRanker); ok {
+			e, _, err := er.EntryOf(r.Context(), sub.BenchmarkID, id)
 			if err != nil {
 				h.Error(w, r, err)
 				return
 			}
-			for _, e := range board.Entries {
-				if e.SubmissionID == id {
-					value = fmt.Sprintf("#%d · %s %s", e.Rank, strconv.FormatFloat(e.Value, 'g', 4, 64), board.Benchmark.Ranking.Unit)
-				}
+			bench, err := h.svc.Benchmark(r.Context(), sub.BenchmarkID)
+			if err != nil {
+				h.Error(w, r, err)
+				return
+			}
+			if e != nil {
+				value = fmt.Sprintf("#%d · %s %s", e.Rank, strconv.FormatFloat(e.Value, 'g', 4, 64), bench.Ranking.Unit)
 			}
 		}
 	} else if sub.Status == d5list.StatusRejected || sub.Status == d5list.StatusDiscrepancy {

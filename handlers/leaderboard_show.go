@@ -41,6 +41,10 @@ func (h *Handler) ShowLeaderboard(w http.ResponseWriter, r *http.Request) {
 	if format == "csv" {
 		variant += " " + baseURL(r)
 	}
+	if il, ok := h.svc.(IndexedList); ok {
+		h.indexedExport(w, r, il, id, opt, format, variant)
+		return
+	}
 	page, cached, err := h.cachedBoard(r, id, variant, func(ctx context.Context) (*leaderboard.Rendered, string, error) {
 		board, err := ls.LeaderboardWith(ctx, id, opt)
 		if err != nil {
@@ -63,6 +67,56 @@ func (h *Handler) ShowLeaderboard(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		h.writeBoard(w, r, board, format, id)
+		return
+	}
+	if format == "csv" {
+		w.Header().Set("Content-Disposition", `attachment; filename="`+id+`.csv"`)
+	}
+	serveRendered(w, r, page)
+}
+
+// indexedExport answers an export from the index: a board of up to
+// StreamedExportEntries rows is encoded once and kept; a longer one is
+// streamed from the index as it is written, one entry in memory at a time.
+func (h *Handler) indexedExport(w http.ResponseWriter, r *http.Request, il IndexedList, id string, opt leaderboard.Options, format, variant string) {
+	each := func(ctx context.Context) leaderboard.Entries {
+		return func(fn func(*d5list.Entry) error) error {
+			_, err := il.EachEntry(ctx, id, opt, fn)
+			return err
+		}
+	}
+	page, cached, err := h.cachedBoard(r, id, variant, func(ctx context.Context) (*leaderboard.Rendered, string, error) {
+		head, total, err := il.BoardPage(ctx, id, opt, leaderboard.Page{Number: 1, Per: 1})
+		if err != nil {
+			return nil, "", err
+		}
+		if total > StreamedExportEntries {
+			return nil, "", errStreamExport
+		}
+		var buf bytes.Buffer
+		contentType := "application/json; charset=utf-8"
+		if format == "csv" {
+			contentType = "text/csv; charset=utf-8"
+			err = leaderboard.WriteCSVFrom(&buf, &head.Benchmark, each(ctx), baseURL(r))
+		} else {
+			err = leaderboard.WriteJSONFrom(&buf, &head.Benchmark, each(ctx))
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		return leaderboard.NewRendered(contentType, buf.Bytes()), head.Benchmark.ID, nil
+	})
+	if err != nil && !errors.Is(err, errStreamExport) {
+		h.Error(w, r, err)
+		return
+	}
+	if !cached {
+		bench, err := h.svc.Benchmark(r.Context(), id)
+		if err != nil {
+			h.Error(w, r, err)
+			return
+		}
+		h.writeBoardFrom(w, r, bench, each(r.Context()), format, bench.ID)
 		return
 	}
 	if format == "csv" {

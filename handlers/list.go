@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/leaderboard"
@@ -62,9 +63,19 @@ func baseURL(r *http.Request) string {
 
 // writeBoard sends a board as JSON or CSV.
 func (h *Handler) writeBoard(w http.ResponseWriter, r *http.Request, board *d5list.Leaderboard, format, filename string) {
-	if board.Entries == nil {
-		board.Entries = []d5list.Entry{}
-	}
+	h.writeBoardFrom(w, r, &board.Benchmark, func(fn func(*d5list.Entry) error) error {
+		for i := range board.Entries {
+			if err := fn(&board.Entries[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, format, filename)
+}
+
+// writeBoardFrom sends the board of bench whose entries each gives, one at
+// a time, as JSON or CSV.
+func (h *Handler) writeBoardFrom(w http.ResponseWriter, r *http.Request, bench *d5list.Benchmark, each leaderboard.Entries, format, filename string) {
 	hd := w.Header()
 	hd.Set("Cache-Control", "no-store")
 	hd.Add("Vary", "Accept-Encoding")
@@ -90,19 +101,19 @@ func (h *Handler) writeBoard(w http.ResponseWriter, r *http.Request, board *d5li
 	}
 	var err error
 	if format == "csv" {
-		err = leaderboard.WriteCSV(out, board, baseURL(r))
+		err = leaderboard.WriteCSVFrom(out, bench, each, baseURL(r))
 	} else {
-		err = leaderboard.WriteJSON(out, board)
+		err = leaderboard.WriteJSONFrom(out, bench, each)
 	}
 	if err != nil {
 		h.log.ErrorContext(r.Context(), "writing a board export", "format", format, "err", err)
 	}
 }
 
-// curves fetches the accuracy curves of the board's ten best entries.
-func (h *Handler) curves(ctx context.Context, board *d5list.Leaderboard) []templates.Curve {
+// curves fetches the accuracy curves of a board's ten best entries.
+func (h *Handler) curves(ctx context.Context, entries []d5list.Entry) []templates.Curve {
 	var out []templates.Curve
-	for _, e := range board.Entries {
+	for _, e := range entries {
 		if len(out) == 10 {
 			break
 		}
@@ -144,6 +155,43 @@ func (h *Handler) boardView(ctx context.Context, ls ListService, board *d5list.L
 			v.Latest = latest.Name
 		}
 	}
-	v.Charts = templates.BoardCharts(board, h.curves(ctx, board), dev)
+	v.Charts = templates.BoardCharts(&board.Benchmark, leaderboard.SummaryOf(board), h.curves(ctx, board.Entries), dev)
+	return v, nil
+}
+
+// IndexedList is the list answered from the store's index (the portal
+// with store.DB): a page of a board costs about its rows, and the charts
+// come from a summary kept off the request path.
+type IndexedList interface {
+	BoardPage(ctx context.Context, benchmarkID string, opt leaderboard.Options, pg leaderboard.Page) (*d5list.Leaderboard, int, error)
+	BoardSummary(ctx context.Context, benchmarkID string, unverified bool) (*leaderboard.Summary, time.Time, error)
+	EachEntry(ctx context.Context, benchmarkID string, opt leaderboard.Options, fn func(*d5list.Entry) error) (*d5list.Benchmark, error)
+}
+
+// indexedBoardView assembles one page of the live board from the index:
+// the page's rows, and the charts and filter choices from the board's
+// summary.
+func (h *Handler) indexedBoardView(ctx context.Context, ls ListService, il IndexedList, id string, opt leaderboard.Options, pg leaderboard.Page) (templates.BoardView, error) {
+	board, total, err := il.BoardPage(ctx, id, opt, pg)
+	if err != nil {
+		return templates.BoardView{}, err
+	}
+	v := templates.BoardView{Board: board, Options: opt, Page: pg, Path: "/benchmarks/" + board.Benchmark.ID, Sliced: true, Total: total}
+	sum, at, err := il.BoardSummary(ctx, board.Benchmark.ID, opt.IncludeUnverified)
+	if err != nil {
+		return v, err
+	}
+	dev, err := ls.Development(ctx, board.Benchmark.ID)
+	if err != nil {
+		return v, err
+	}
+	if latest, err := ls.LatestEdition(ctx); err != nil {
+		return v, err
+	} else if latest != nil {
+		v.Latest = latest.Name
+	}
+	v.Accelerators, v.Frameworks = sum.AcceleratorNames, sum.FrameworkNames
+	v.Charts = templates.BoardCharts(&board.Benchmark, sum, h.curves(ctx, sum.Top), dev)
+	v.ChartsAt = at
 	return v, nil
 }

@@ -75,6 +75,13 @@ func (h *Handler) BenchmarkPage(w http.ResponseWriter, r *http.Request) {
 // which id the board is filed. A page past the last fails before the
 // charts are made, so such links cost one lookup of the ranked board.
 func (h *Handler) benchmarkView(ctx context.Context, ls ListService, id string, opt leaderboard.Options, pg leaderboard.Page) (templates.BoardView, string, error) {
+	if il, ok := h.svc.(IndexedList); ok {
+		v, err := h.indexedBoardView(ctx, ls, il, id, opt, pg)
+		if err != nil {
+			return v, "", err
+		}
+		return v, v.Board.Benchmark.ID, nil
+	}
 	board, err := ls.LeaderboardWith(ctx, id, opt)
 	if err != nil {
 		return templates.BoardView{}, "", err

@@ -13,6 +13,15 @@ import (
 // and system name, ignoring case), so a system that improved with a new
 // submission keeps its history.
 func MarkChanges(cur, prev []d5list.Entry) {
+	mark := ChangeMarker(prev)
+	for i := range cur {
+		mark(&cur[i])
+	}
+}
+
+// ChangeMarker is MarkChanges for one entry at a time, for a board read
+// as a stream.
+func ChangeMarker(prev []d5list.Entry) func(*d5list.Entry) {
 	before := make(map[string]int, len(prev))
 	for _, e := range prev {
 		k := systemKey(e.Submitter, e.SystemName)
@@ -20,9 +29,9 @@ func MarkChanges(cur, prev []d5list.Entry) {
 			before[k] = e.Rank
 		}
 	}
-	for i := range cur {
-		cur[i].PrevRank = before[systemKey(cur[i].Submitter, cur[i].SystemName)]
-		cur[i].New = cur[i].PrevRank == 0
+	return func(e *d5list.Entry) {
+		e.PrevRank = before[systemKey(e.Submitter, e.SystemName)]
+		e.New = e.PrevRank == 0
 	}
 }
 

@@ -49,25 +49,50 @@ func SystemPath(submitter, system string) string {
 // of it (an empty list as []), one entry at a time: an export of 100,000
 // entries never sits in memory whole.
 func WriteJSON(w io.Writer, board *d5list.Leaderboard) error {
+	return WriteJSONFrom(w, &board.Benchmark, entriesOf(board))
+}
+
+// Entries calls fn for each entry of a board in order, stopping at the
+// first error: a board in memory, or one streamed from the index.
+type Entries func(fn func(*d5list.Entry) error) error
+
+func entriesOf(board *d5list.Leaderboard) Entries {
+	return func(fn func(*d5list.Entry) error) error {
+		for i := range board.Entries {
+			if err := fn(&board.Entries[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// WriteJSONFrom is WriteJSON of the board of bench whose entries each
+// gives, one at a time.
+func WriteJSONFrom(w io.Writer, bench *d5list.Benchmark, each Entries) error {
 	bw := bufio.NewWriter(w)
-	bench, err := json.Marshal(&board.Benchmark)
+	head, err := json.Marshal(bench)
 	if err != nil {
 		return err
 	}
 	bw.WriteString(`{"benchmark":`)
-	bw.Write(bench)
+	bw.Write(head)
 	bw.WriteString(`,"entries":[`)
-	for i := range board.Entries {
-		e, err := json.Marshal(&board.Entries[i])
+	first := true
+	err = each(func(e *d5list.Entry) error {
+		b, err := json.Marshal(e)
 		if err != nil {
 			return err
 		}
-		if i > 0 {
+		if !first {
 			bw.WriteByte(',')
 		}
-		if _, err := bw.Write(e); err != nil {
-			return err
-		}
+		first = false
+		_, err = bw.Write(b)
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	bw.WriteString("]}\n")
 	return bw.Flush()
@@ -78,15 +103,20 @@ func WriteJSON(w io.Writer, board *d5list.Leaderboard) error {
 // keeps them relative). Numbers are written exactly, so ReadCSV gives the
 // same values back.
 func WriteCSV(w io.Writer, board *d5list.Leaderboard, base string) error {
+	return WriteCSVFrom(w, &board.Benchmark, entriesOf(board), base)
+}
+
+// WriteCSVFrom is WriteCSV of the board of bench whose entries each gives.
+func WriteCSVFrom(w io.Writer, bench *d5list.Benchmark, each Entries, base string) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(csvColumns(board.Benchmark.Level)); err != nil {
+	if err := cw.Write(csvColumns(bench.Level)); err != nil {
 		return err
 	}
-	levelCols := d5list.LevelColumns(board.Benchmark.Level)
+	levelCols := d5list.LevelColumns(bench.Level)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	for _, e := range board.Entries {
+	err := each(func(e *d5list.Entry) error {
 		rec := []string{
-			strconv.Itoa(e.Rank), strconv.FormatInt(e.SubmissionID, 10), board.Benchmark.ID, csvText(e.Submitter), csvText(e.SystemName),
+			strconv.Itoa(e.Rank), strconv.FormatInt(e.SubmissionID, 10), bench.ID, csvText(e.Submitter), csvText(e.SystemName),
 			csvText(e.Framework), csvText(e.Division), csvText(e.Availability), csvText(e.Accelerator), strconv.Itoa(e.Accelerators), string(e.Status), csvText(e.Flag),
 			e.Metric, f(e.Value), f(e.Min), f(e.Max), strconv.Itoa(e.Runs), e.CreatedAt.UTC().Format(time.RFC3339Nano),
 			strconv.Itoa(e.PrevRank), strconv.FormatBool(e.New), f(e.CostPerHour),
@@ -101,9 +131,10 @@ func WriteCSV(w io.Writer, board *d5list.Leaderboard, base string) error {
 			}
 			rec = append(rec, f(v))
 		}
-		if err := cw.Write(rec); err != nil {
-			return err
-		}
+		return cw.Write(rec)
+	})
+	if err != nil {
+		return err
 	}
 	cw.Flush()
 	return cw.Error()

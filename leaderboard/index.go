@@ -30,6 +30,8 @@ type Row struct {
 	Search                                         string
 	// SortSubmitter and SortSystem are the Sort columns, lower case.
 	SortSubmitter, SortSystem string
+	// Performance is the entry's value summed in the shares charts.
+	Performance float64
 }
 
 // RowOf is submission s of bench as the indexed boards keep it; false when
@@ -53,6 +55,7 @@ func RowOf(bench *d5list.Benchmark, s *d5list.Submission) (Row, bool) {
 		Division:  lc(e.Division), Availability: lc(e.Availability), Accelerator: lc(e.Accelerator), Framework: lc(e.Framework),
 		Search:        strings.Join([]string{strings.ToLower(e.Submitter), strings.ToLower(e.SystemName), strings.ToLower(e.Framework), strings.ToLower(e.Accelerator)}, "\x00"),
 		SortSubmitter: strings.ToLower(e.Submitter), SortSystem: strings.ToLower(e.SystemName),
+		Performance: Performance(bench, c.entry.Value),
 	}
 	if c.secValid {
 		r.Key2 = ascending(c.secondary, secDir)
@@ -84,3 +87,84 @@ func SearchTerm(opt Options) string {
 // Normalized is opt as the boards compare it: filters lower case and
 // trimmed.
 func (o Options) Normalized() Options { return o.normalized() }
+
+// Summary is what a board's charts and filter choices need, made by
+// aggregate queries over the index: bounded in rows whatever the board's
+// size.
+type Summary struct {
+	// Total is the number of entries on the board.
+	Total int
+	// Top are its first ChartTop entries, ranked.
+	Top []d5list.Entry
+	// ParetoAccelerators and ParetoCost hold, for each accelerator count
+	// and each declared price above 0, the best entry: the Pareto front of
+	// the whole board is among them. WithAccelerators and WithCost count
+	// the entries that declare one.
+	ParetoAccelerators, ParetoCost []d5list.Entry
+	WithAccelerators, WithCost     int
+	// Vendors and Frameworks are the shares of entries and performance.
+	Vendors, Frameworks []Share
+	// AcceleratorNames and FrameworkNames are the filter choices, from
+	// every entry that any board lists.
+	AcceleratorNames, FrameworkNames []string
+}
+
+// ChartTop is how many of the best entries the per-entry charts draw.
+const ChartTop = 50
+
+// GroupSum is one group of an aggregate query: its name, entries and
+// summed performance.
+type GroupSum struct {
+	Name        string
+	Entries     int
+	Performance float64
+}
+
+// SharesOf turns groups into shares, regrouped by group(name), ordered as
+// Shares orders them.
+func SharesOf(groups []GroupSum, group func(string) string) []Share {
+	byGroup := map[string]*Share{}
+	var entries int
+	var total float64
+	for _, g := range groups {
+		name := group(g.Name)
+		s := byGroup[name]
+		if s == nil {
+			s = &Share{Group: name}
+			byGroup[name] = s
+		}
+		s.Entries += g.Entries
+		s.Performance += g.Performance
+		entries += g.Entries
+		total += g.Performance
+	}
+	return finishShares(byGroup, entries, total)
+}
+
+// SummaryOf is the summary of a board held in memory (an edition's, or a
+// board of a store without the index): the same charts as the index's.
+func SummaryOf(board *d5list.Leaderboard) *Summary {
+	sum := &Summary{Total: len(board.Entries), Top: board.Entries[:min(ChartTop, len(board.Entries))]}
+	seenAccel, seenFramework := map[string]bool{}, map[string]bool{}
+	for _, e := range board.Entries {
+		if e.Accelerators > 0 {
+			sum.ParetoAccelerators = append(sum.ParetoAccelerators, e)
+			sum.WithAccelerators++
+		}
+		if e.CostPerHour > 0 {
+			sum.ParetoCost = append(sum.ParetoCost, e)
+			sum.WithCost++
+		}
+		if a := strings.TrimSpace(e.Accelerator); a != "" && !seenAccel[a] {
+			seenAccel[a] = true
+			sum.AcceleratorNames = append(sum.AcceleratorNames, a)
+		}
+		if f := strings.TrimSpace(e.Framework); f != "" && !seenFramework[f] {
+			seenFramework[f] = true
+			sum.FrameworkNames = append(sum.FrameworkNames, f)
+		}
+	}
+	sum.Vendors = Shares(&board.Benchmark, board.Entries, Vendor)
+	sum.Frameworks = Shares(&board.Benchmark, board.Entries, Framework)
+	return sum
+}

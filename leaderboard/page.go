@@ -134,3 +134,9 @@ func (o Options) pageQuery(p Page) string {
 	}
 	return q.Encode()
 }
+
+// Offset and Limit are the page's rows as a range: skip Offset, take Limit.
+func (p Page) Offset() int { p = p.normalized(); return (p.Number - 1) * p.Per }
+
+// Limit is the page's size.
+func (p Page) Limit() int { return p.normalized().Per }

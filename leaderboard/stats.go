@@ -46,9 +46,15 @@ func Shares(bench *d5list.Benchmark, entries []d5list.Entry, group func(d5list.E
 		s.Performance += p
 		total += p
 	}
+	return finishShares(byGroup, len(entries), total)
+}
+
+// finishShares makes each group's sums shares of entries and total, the
+// largest group by entries first.
+func finishShares(byGroup map[string]*Share, entries int, total float64) []Share {
 	out := make([]Share, 0, len(byGroup))
 	for _, s := range byGroup {
-		s.EntryShare = float64(s.Entries) / float64(len(entries))
+		s.EntryShare = float64(s.Entries) / float64(entries)
 		if total > 0 {
 			s.Performance /= total
 		}

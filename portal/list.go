@@ -2,10 +2,12 @@ package portal
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/leaderboard"
@@ -295,4 +297,195 @@ func (s *Service) EntriesOf(ctx context.Context, viewer *d5list.User, submitter,
 		return nil, d5list.Errorf(d5list.ENOTFOUND, "%s has no entries on this list", what)
 	}
 	return out, nil
+}
+
+// BoardIndex is a store that keeps the boards indexed on write
+// (store.DB): a page costs about its rows, not the benchmark's.
+type BoardIndex interface {
+	BoardPage(ctx context.Context, benchID string, opt leaderboard.Options, offset, limit int) ([]d5list.Entry, int, error)
+	EachBoardEntry(ctx context.Context, benchID string, opt leaderboard.Options, fn func(*d5list.Entry) error) error
+	BoardSummary(ctx context.Context, benchID string, includeUnverified bool) (*leaderboard.Summary, error)
+	OnBoard(ctx context.Context, benchID string, unverified bool, ids []int64) (map[int64]bool, error)
+	LatestOnBoard(ctx context.Context, benchID string, n int) ([]d5list.Entry, error)
+	RankOf(ctx context.Context, benchID string, id int64, bestOnly bool) (*d5list.Entry, error)
+}
+
+// EntryOf is submission id's entry on the default board listing every
+// entry, with its rank, and that board's length; nil when it is not
+// listed.
+func (s *Service) EntryOf(ctx context.Context, benchmarkID string, id int64) (*d5list.Entry, int, error) {
+	opt := leaderboard.Options{AllPerSystem: true}
+	if ix, ok := s.store.(BoardIndex); ok {
+		e, err := ix.RankOf(ctx, benchmarkID, id, false)
+		if err != nil {
+			return nil, 0, err
+		}
+		_, n, err := ix.BoardPage(ctx, benchmarkID, opt, 0, 1)
+		return e, n, err
+	}
+	board, err := s.LeaderboardWith(ctx, benchmarkID, opt)
+	if err != nil {
+		return nil, 0, err
+	}
+	for i := range board.Entries {
+		if board.Entries[i].SubmissionID == id {
+			return &board.Entries[i], len(board.Entries), nil
+		}
+	}
+	return nil, len(board.Entries), nil
+}
+
+// Overview is a benchmark's line on the home page: its leader, how many
+// entries its default board ranks, and its newest n entries (their ranks
+// are 0 where the index would have to count them).
+func (s *Service) Overview(ctx context.Context, benchmarkID string, n int) (leader *d5list.Entry, ranked int, latest []d5list.Entry, err error) {
+	ix, ok := s.store.(BoardIndex)
+	if !ok {
+		board, err := s.Leaderboard(ctx, benchmarkID)
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		if len(board.Entries) > 0 {
+			leader = &board.Entries[0]
+		}
+		latest = slices.Clone(board.Entries)
+		slices.SortStableFunc(latest, func(a, b d5list.Entry) int { return b.CreatedAt.Compare(a.CreatedAt) })
+		return leader, len(board.Entries), latest[:min(n, len(latest))], nil
+	}
+	top, ranked, err := ix.BoardPage(ctx, benchmarkID, leaderboard.Options{}, 0, 1)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	if len(top) > 0 {
+		leader = &top[0]
+	}
+	latest, err = ix.LatestOnBoard(ctx, benchmarkID, n)
+	return leader, ranked, latest, err
+}
+
+// BoardPage is one page of a board as opt selects it: its entries,
+// ranked, with their rank changes since the latest edition, and the
+// board's row count. A page past the last is ENOTFOUND. With an indexed
+// store it reads the page's rows only; otherwise it slices the cached
+// board.
+func (s *Service) BoardPage(ctx context.Context, benchmarkID string, opt leaderboard.Options, pg leaderboard.Page) (*d5list.Leaderboard, int, error) {
+	bench, err := s.store.Benchmark(ctx, benchmarkID)
+	if err != nil {
+		return nil, 0, err
+	}
+	var entries []d5list.Entry
+	var total int
+	if ix, ok := s.store.(BoardIndex); ok {
+		if entries, total, err = ix.BoardPage(ctx, bench.ID, opt, pg.Offset(), pg.Limit()); err != nil {
+			return nil, 0, err
+		}
+	} else {
+		board, err := s.rank(ctx, bench.ID, opt)
+		if err != nil {
+			return nil, 0, err
+		}
+		total = len(board.Entries)
+		lo, hi := pg.Bounds(total)
+		entries = board.Entries[lo:hi]
+	}
+	if err := pg.Check(total); err != nil {
+		return nil, 0, err
+	}
+	latest, err := s.LatestEdition(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	if latest != nil {
+		leaderboard.MarkChanges(entries, boardOf(latest, bench.ID))
+	}
+	return &d5list.Leaderboard{Benchmark: *bench, Entries: entries}, total, nil
+}
+
+// BoardSummary is what a board's charts and filter choices show (each
+// system's best entry; unverified picks the board that lists unverified
+// ones), and when it was made: kept, and refreshed off the request path
+// after a change (leaderboard.Cache.Summary).
+func (s *Service) BoardSummary(ctx context.Context, benchmarkID string, unverified bool) (*leaderboard.Summary, time.Time, error) {
+	bench, err := s.store.Benchmark(ctx, benchmarkID)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	ix, ok := s.store.(BoardIndex)
+	if !ok {
+		// Without the index the boards are ranked in memory anyway: the
+		// summary is made from the cached board, never stale.
+		board, err := s.rank(ctx, bench.ID, leaderboard.Options{IncludeUnverified: unverified})
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+		sum := leaderboard.SummaryOf(board)
+		all, err := s.rank(ctx, bench.ID, leaderboard.Options{IncludeUnverified: true, AllPerSystem: true})
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+		names := leaderboard.SummaryOf(all)
+		sum.AcceleratorNames, sum.FrameworkNames = names.AcceleratorNames, names.FrameworkNames
+		return sum, time.Time{}, nil
+	}
+	sum, at, err := s.cache.Summary(bench.ID, unverified, func() (*leaderboard.Summary, error) {
+		// A refresh outlives the request that started it.
+		return ix.BoardSummary(context.WithoutCancel(ctx), bench.ID, unverified)
+	})
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	// A kept summary may name entries a review took off since: they are
+	// left out (one indexed lookup of the entries it names).
+	var ids []int64
+	for _, list := range [][]d5list.Entry{sum.Top, sum.ParetoAccelerators, sum.ParetoCost} {
+		for _, e := range list {
+			ids = append(ids, e.SubmissionID)
+		}
+	}
+	on, err := ix.OnBoard(ctx, bench.ID, unverified, ids)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	kept := *sum
+	keep := func(es []d5list.Entry) []d5list.Entry {
+		out := make([]d5list.Entry, 0, len(es))
+		for _, e := range es {
+			if on[e.SubmissionID] {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	kept.Top, kept.ParetoAccelerators, kept.ParetoCost = keep(sum.Top), keep(sum.ParetoAccelerators), keep(sum.ParetoCost)
+	return &kept, at, nil
+}
+
+// EachEntry streams a whole board as opt selects it, for the exports: from
+// the index one row at a time where the store keeps one.
+func (s *Service) EachEntry(ctx context.Context, benchmarkID string, opt leaderboard.Options, fn func(*d5list.Entry) error) (*d5list.Benchmark, error) {
+	bench, err := s.store.Benchmark(ctx, benchmarkID)
+	if err != nil {
+		return nil, err
+	}
+	latest, err := s.LatestEdition(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if latest != nil {
+		mark, next := leaderboard.ChangeMarker(boardOf(latest, bench.ID)), fn
+		fn = func(e *d5list.Entry) error { mark(e); return next(e) }
+	}
+	if ix, ok := s.store.(BoardIndex); ok {
+		return bench, ix.EachBoardEntry(ctx, bench.ID, opt, fn)
+	}
+	board, err := s.rank(ctx, bench.ID, opt)
+	if err != nil {
+		return nil, err
+	}
+	for i := range board.Entries {
+		if err := fn(&board.Entries[i]); err != nil {
+			return bench, err
+		}
+	}
+	return bench, nil
 }

@@ -143,8 +143,8 @@ func bumpCountsTx(ctx context.Context, tx *sql.Tx, benchID string, deltas map[st
 
 const insertBoardRow = `INSERT INTO board_rows (submission_id, benchmark_id, on_default, on_all, best_default, best_all,
 		k1, sec_missing, k2, created_at, system_key, division, availability, accelerator, framework, search,
-		sort_submitter, sort_system, entry)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		sort_submitter, sort_system, accelerators, cost, perf, accelerator_name, framework_name, entry)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 func boardRowArgs(benchID string, r *leaderboard.Row, bestDefault, bestAll bool) ([]any, error) {
 	entry, err := json.Marshal(&r.Entry)
@@ -153,7 +153,9 @@ func boardRowArgs(benchID string, r *leaderboard.Row, bestDefault, bestAll bool)
 	}
 	return []any{r.Entry.SubmissionID, benchID, r.OnDefault, r.OnAll, bestDefault, bestAll,
 		r.Key1, r.SecMissing, r.Key2, r.Entry.CreatedAt.UnixNano(), r.SystemKey, r.Division, r.Availability,
-		r.Accelerator, r.Framework, r.Search, r.SortSubmitter, r.SortSystem, string(entry)}, nil
+		r.Accelerator, r.Framework, r.Search, r.SortSubmitter, r.SortSystem,
+		r.Entry.Accelerators, r.Entry.CostPerHour, r.Performance, strings.TrimSpace(r.Entry.Accelerator), strings.TrimSpace(r.Entry.Framework),
+		string(entry)}, nil
 }
 
 func insertBoardRowTx(ctx context.Context, tx *sql.Tx, benchID string, r *leaderboard.Row, bestDefault, bestAll bool) error {
@@ -457,4 +459,208 @@ func scanBoard(ctx context.Context, tx *sql.Tx, q string, args []any, fn func(e 
 		}
 	}
 	return rows.Err()
+}
+
+// maxSummaryGroups bounds the groups an aggregate query of a summary
+// returns (declared prices can be many).
+const maxSummaryGroups = 10000
+
+// BoardSummary makes what the charts and the filter choices of a
+// benchmark's board need (each system's best entry; includeUnverified
+// picks the board that lists unverified ones) with aggregate queries over
+// the index, each bounded in rows. It passes over the board's index
+// entries a few times: the portal runs it off the request path.
+func (db *DB) BoardSummary(ctx context.Context, benchID string, includeUnverified bool) (*leaderboard.Summary, error) {
+	bench, err := db.Benchmark(ctx, benchID)
+	if err != nil {
+		return nil, err
+	}
+	best := viewBestDefault
+	if includeUnverified {
+		best = viewBestAll
+	}
+	sum := &leaderboard.Summary{}
+	if sum.Top, sum.Total, err = db.BoardPage(ctx, benchID, leaderboard.Options{IncludeUnverified: includeUnverified}, 0, leaderboard.ChartTop); err != nil {
+		return nil, err
+	}
+	err = db.readTx(ctx, func(tx *sql.Tx) error {
+		for _, p := range []struct {
+			col   string
+			front *[]d5list.Entry
+			n     *int
+		}{{"accelerators", &sum.ParetoAccelerators, &sum.WithAccelerators}, {"cost", &sum.ParetoCost, &sum.WithCost}} {
+			q := `SELECT entry, n FROM (SELECT entry, ` + p.col + ` AS x,
+					row_number() OVER (PARTITION BY ` + p.col + ` ORDER BY ` + boardOrder + `) AS one,
+					count(*) OVER (PARTITION BY ` + p.col + `) AS n
+				FROM board_rows WHERE benchmark_id = ? AND ` + best + ` = 1 AND ` + p.col + ` > 0)
+				WHERE one = 1 ORDER BY x LIMIT ?`
+			rows, err := tx.QueryContext(ctx, q, benchID, maxSummaryGroups)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var raw string
+				var n int
+				if err := rows.Scan(&raw, &n); err != nil {
+					rows.Close()
+					return err
+				}
+				var e d5list.Entry
+				if err := json.Unmarshal([]byte(raw), &e); err != nil {
+					rows.Close()
+					return fmt.Errorf("decoding a board entry: %w", err)
+				}
+				leaderboard.Finish(&e, 0)
+				*p.front = append(*p.front, e)
+				*p.n += n
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+		}
+		groups := func(col string) ([]leaderboard.GroupSum, error) {
+			rows, err := tx.QueryContext(ctx, `SELECT `+col+`, count(*), sum(perf) FROM board_rows
+				WHERE benchmark_id = ? AND `+best+` = 1 GROUP BY `+col+` LIMIT ?`, benchID, maxSummaryGroups)
+			if err != nil {
+				return nil, err
+			}
+			defer rows.Close()
+			var out []leaderboard.GroupSum
+			for rows.Next() {
+				var g leaderboard.GroupSum
+				if err := rows.Scan(&g.Name, &g.Entries, &g.Performance); err != nil {
+					return nil, err
+				}
+				out = append(out, g)
+			}
+			return out, rows.Err()
+		}
+		byAccel, err := groups("accelerator_name")
+		if err != nil {
+			return err
+		}
+		sum.Vendors = leaderboard.SharesOf(byAccel, func(name string) string { return leaderboard.Vendor(d5list.Entry{Accelerator: name}) })
+		byFramework, err := groups("framework_name")
+		if err != nil {
+			return err
+		}
+		sum.Frameworks = leaderboard.SharesOf(byFramework, func(name string) string { return leaderboard.Framework(d5list.Entry{Framework: name}) })
+		for _, c := range []struct {
+			col string
+			out *[]string
+		}{{"accelerator_name", &sum.AcceleratorNames}, {"framework_name", &sum.FrameworkNames}} {
+			rows, err := tx.QueryContext(ctx, `SELECT DISTINCT `+c.col+` FROM board_rows
+				WHERE benchmark_id = ? AND on_all = 1 AND `+c.col+` != '' ORDER BY 1 LIMIT ?`, benchID, maxSummaryGroups)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var name string
+				if err := rows.Scan(&name); err != nil {
+					rows.Close()
+					return err
+				}
+				*c.out = append(*c.out, name)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrap(err, "summarising the board of %q", bench.ID)
+	}
+	return sum, nil
+}
+
+// OnBoard says which of ids are still listed as their system's best entry
+// on the board of benchID (the unverified one where unverified): a kept
+// summary drops the entries a later review took off.
+func (db *DB) OnBoard(ctx context.Context, benchID string, unverified bool, ids []int64) (map[int64]bool, error) {
+	on := map[int64]bool{}
+	if len(ids) == 0 {
+		return on, nil
+	}
+	best := viewBestDefault
+	if unverified {
+		best = viewBestAll
+	}
+	args := []any{benchID}
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	err := db.readTx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT submission_id FROM board_rows WHERE benchmark_id = ? AND `+best+` = 1
+			AND submission_id IN (?`+strings.Repeat(", ?", len(ids)-1)+`)`, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			on[id] = true
+		}
+		return rows.Err()
+	})
+	return on, wrap(err, "checking entries of the board of %q", benchID)
+}
+
+// LatestOnBoard is the n newest entries of the default board of benchID
+// (each system's best), newest first, without their ranks: counting the
+// rows ahead of each would cost a pass over the board.
+func (db *DB) LatestOnBoard(ctx context.Context, benchID string, n int) ([]d5list.Entry, error) {
+	q := `SELECT b.entry, coalesce(u.organisation_confirmed AND lower(u.organisation) = lower(s.submitter), 0), 0, 0
+		FROM board_rows b JOIN submissions s ON s.id = b.submission_id LEFT JOIN users u ON u.id = s.owner_id
+		WHERE b.benchmark_id = ? AND b.best_default = 1 ORDER BY b.created_at DESC LIMIT ?`
+	var out []d5list.Entry
+	err := db.readTx(ctx, func(tx *sql.Tx) error {
+		return scanBoard(ctx, tx, q, []any{benchID, n}, func(e *d5list.Entry, _, _ int) error {
+			leaderboard.Finish(e, 0)
+			out = append(out, *e)
+			return nil
+		})
+	})
+	return out, wrap(err, "reading the newest entries of %q", benchID)
+}
+
+// RankOf is submission id's entry on the default board listing every
+// entry (each system's best where bestOnly), with its rank, or nil when
+// that board does not list it. Its cost grows with the rank: the rows
+// ahead are counted in the index.
+func (db *DB) RankOf(ctx context.Context, benchID string, id int64, bestOnly bool) (*d5list.Entry, error) {
+	view := viewOnDefault
+	if bestOnly {
+		view = viewBestDefault
+	}
+	var e *d5list.Entry
+	err := db.readTx(ctx, func(tx *sql.Tx) error {
+		var raw string
+		var k1, k2 float64
+		var secMissing, created int64
+		err := tx.QueryRowContext(ctx, `SELECT entry, k1, sec_missing, k2, created_at FROM board_rows
+			WHERE submission_id = ? AND benchmark_id = ? AND `+view+` = 1`, id, benchID).Scan(&raw, &k1, &secMissing, &k2, &created)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		var ahead int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM board_rows WHERE benchmark_id = ? AND `+view+` = 1
+			AND (k1, sec_missing, k2, created_at, submission_id) < (?, ?, ?, ?, ?)`, benchID, k1, secMissing, k2, created, id).Scan(&ahead); err != nil {
+			return err
+		}
+		e = new(d5list.Entry)
+		if err := json.Unmarshal([]byte(raw), e); err != nil {
+			return fmt.Errorf("decoding a board entry: %w", err)
+		}
+		leaderboard.Finish(e, ahead+1)
+		return nil
+	})
+	return e, wrap(err, "ranking submission %d", id)
 }

@@ -120,6 +120,25 @@ func checkBoardIndex(t *testing.T, seed uint64) {
 			}
 		}
 	}
+	// One entry's rank, as the badge asks for it, on both default views.
+	for _, best := range []bool{false, true} {
+		want := map[int64]int{}
+		for _, e := range scored.Rank(leaderboard.Options{AllPerSystem: !best}) {
+			want[e.SubmissionID] = e.Rank
+		}
+		for _, sub := range subs {
+			e, err := db.RankOf(ctx, bench.ID, sub.ID, best)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case e == nil && want[sub.ID] != 0:
+				t.Fatalf("RankOf(%d, best %v): not listed, want rank %d", sub.ID, best, want[sub.ID])
+			case e != nil && e.Rank != want[sub.ID]:
+				t.Fatalf("RankOf(%d, best %v): rank %d, want %d", sub.ID, best, e.Rank, want[sub.ID])
+			}
+		}
+	}
 	if t.Failed() {
 		t.Logf("%d boards compared", boards)
 	}

@@ -2,6 +2,7 @@ package templates
 
 import (
 	"net/url"
+	"time"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,18 +26,36 @@ type BoardView struct {
 	// Page picks the table's rows; the charts and the exports are of the
 	// whole board.
 	Page leaderboard.Page
+	// Sliced: Board holds the page's rows only (read from the index), and
+	// Total is the board's row count.
+	Sliced bool
+	Total  int
+	// ChartsAt is when the charts' summary was made, when it may lag
+	// behind the table.
+	ChartsAt time.Time
 }
 
 // Rows are the entries of the board that this page's table shows.
 func (v BoardView) Rows() []d5list.Entry {
+	if v.Sliced {
+		return v.Board.Entries
+	}
 	lo, hi := v.Page.Bounds(len(v.Board.Entries))
 	return v.Board.Entries[lo:hi]
+}
+
+// total is the number of rows of the whole board.
+func (v BoardView) total() int {
+	if v.Sliced {
+		return v.Total
+	}
+	return len(v.Board.Entries)
 }
 
 // PageNumber and Pages say where the page is among the board's pages.
 func (v BoardView) PageNumber() int { return max(v.Page.Number, 1) }
 
-func (v BoardView) Pages() int { return v.Page.Pages(len(v.Board.Entries)) }
+func (v BoardView) Pages() int { return v.Page.Pages(v.total()) }
 
 // PageLink is this view at page n, every filter and the page size kept.
 func (v BoardView) PageLink(n int) string { return v.Options.PageLink(v.Path, v.Page.At(n)) }
@@ -47,7 +66,7 @@ func (v BoardView) Permalink() string { return v.Options.PageLink(v.Path, v.Page
 // RowsSummary says which rows of how many the page shows, in the rank
 // order of the whole board: "rows 101–200 of 4,000".
 func (v BoardView) RowsSummary() string {
-	total := len(v.Board.Entries)
+	total := v.total()
 	lo, hi := v.Page.Bounds(total)
 	if hi == lo {
 		return "no rows"

@@ -51,38 +51,36 @@ func axisType(log bool) string {
 func num(v float64) string { return strconv.FormatFloat(round4(v), 'g', -1, 64) }
 
 func entryLabel(e d5list.Entry) string {
+	if e.Rank == 0 {
+		// A Pareto candidate read by an aggregate query: its rank is not
+		// counted.
+		return e.Submitter + " · " + e.SystemName
+	}
 	return "#" + itoa(e.Rank) + " " + e.Submitter + " · " + e.SystemName
 }
 
 // ChartTop is how many of the best entries the per-entry charts draw: a
 // board of 100,000 entries must not make a page of 100,000 bars (the
 // shares and the Pareto front are still taken over the whole board).
-const ChartTop = 50
-
-// topEntries are the board's first ChartTop entries and whether any were
-// left out.
-func topEntries(board *d5list.Leaderboard) ([]d5list.Entry, bool) {
-	if len(board.Entries) > ChartTop {
-		return board.Entries[:ChartTop], true
-	}
-	return board.Entries, false
-}
+const ChartTop = leaderboard.ChartTop
 
 // RankingRangeChart draws each entry's olympic mean as a bar and the range
 // of its runs (fastest to slowest converged run) as a whisker on it, for
 // the best ChartTop entries.
-func RankingRangeChart(board *d5list.Leaderboard) ListChart {
-	rule := board.Benchmark.Ranking
+func RankingRangeChart(bench *d5list.Benchmark, top []d5list.Entry, total int) ListChart {
+	rule := bench.Ranking
 	axis := AxisName(rule.Metric, rule.Unit)
 	var labels []string
 	var bars []opts.BarData
 	var ranges []opts.BoxPlotData
 	var all []float64
-	top, cut := topEntries(board)
+	if len(top) > ChartTop {
+		top = top[:ChartTop]
+	}
 	title, caption := MetricLabel(rule.Metric)+" by entry", "Ranking with the range of each entry's runs"
-	if cut {
-		title += ", top " + itoa(ChartTop)
-		caption += ", the top " + itoa(ChartTop) + " of " + itoa(len(board.Entries))
+	if total > len(top) {
+		title += ", top " + itoa(len(top))
+		caption += ", the top " + itoa(len(top)) + " of " + itoa(total)
 	}
 	t := Table{Caption: caption, Head: []string{"rank", "entry", axis, "min", "max", "runs"}}
 	for _, e := range top {
@@ -189,8 +187,11 @@ func MedianRun(res *d5list.Result) *d5list.RunMetrics {
 // entry beats on both. The front is taken over the whole board; the dots
 // are the front and the best ChartTop entries, so that the chart does not
 // grow with the board. Entries for which x is 0 (undeclared) are left out.
-func ParetoChart(id string, board *d5list.Leaderboard, xName string, x func(d5list.Entry) float64) ListChart {
-	rule := board.Benchmark.Ranking
+//
+// top are the board's best entries; candidates hold the front (the whole
+// board, or the best entry of each x); count is the entries with an x.
+func ParetoChart(id string, bench *d5list.Benchmark, top, candidates []d5list.Entry, count int, xName string, x func(d5list.Entry) float64) ListChart {
+	rule := bench.Ranking
 	dir := rule.Direction
 	if dir == "" {
 		dir = d5list.LowerIsBetter
@@ -207,9 +208,16 @@ func ParetoChart(id string, board *d5list.Leaderboard, xName string, x func(d5li
 	var best float64
 	var pts []pt
 	var xs, ys []float64
-	for i, e := range board.Entries {
-		if v := x(e); v > 0 {
-			pts = append(pts, pt{v, e.Value, entryLabel(e), i < ChartTop, false})
+	inTop := map[int64]bool{}
+	for i, e := range top {
+		if v := x(e); v > 0 && i < ChartTop {
+			pts = append(pts, pt{v, e.Value, entryLabel(e), true, false})
+			inTop[e.SubmissionID] = true
+		}
+	}
+	for _, e := range candidates {
+		if v := x(e); v > 0 && !inTop[e.SubmissionID] {
+			pts = append(pts, pt{v, e.Value, entryLabel(e), false, false})
 		}
 	}
 	// Cheapest first; among equal x the best value first, so it alone
@@ -233,9 +241,9 @@ func ParetoChart(id string, board *d5list.Leaderboard, xName string, x func(d5li
 		}
 	}
 	caption, subtitle := axis+" against "+xName, "line: the Pareto front"
-	if len(shown) < len(pts) {
-		caption += ": the top " + itoa(ChartTop) + " entries and the Pareto front of all " + itoa(len(pts))
-		subtitle = "dots: the top " + itoa(ChartTop) + " and the front; line: the Pareto front of all " + itoa(len(pts)) + " entries"
+	if len(shown) < count {
+		caption += ": the top " + itoa(ChartTop) + " entries and the Pareto front of all " + itoa(count)
+		subtitle = "dots: the top " + itoa(ChartTop) + " and the front; line: the Pareto front of all " + itoa(count) + " entries"
 	}
 	t := Table{Caption: caption, Head: []string{"entry", xName, axis, "on the Pareto front"}}
 	var scatter []opts.ScatterData
@@ -337,40 +345,35 @@ func SharesChart(id, by string, shares []leaderboard.Share) ListChart {
 	return ListChart{ID: id, Label: "Bar chart of the shares of entries and of performance by " + by, Chart: bar, Table: t}
 }
 
-// BoardCharts are the charts of a board's page, in page order. curves are
-// the top entries' accuracy curves; dev the development across editions
-// (charts without data are left out).
-func BoardCharts(board *d5list.Leaderboard, curves []Curve, dev []leaderboard.DevelopmentPoint) []ListChart {
-	if len(board.Entries) == 0 {
+// BoardCharts are the charts of a board's page, in page order, from its
+// summary (leaderboard.Summary). curves are the top entries' accuracy
+// curves; dev the development across editions (charts without data are
+// left out).
+func BoardCharts(bench *d5list.Benchmark, sum *leaderboard.Summary, curves []Curve, dev []leaderboard.DevelopmentPoint) []ListChart {
+	if sum == nil || sum.Total == 0 {
 		return nil
 	}
-	out := []ListChart{RankingRangeChart(board)}
+	out := []ListChart{RankingRangeChart(bench, sum.Top, sum.Total)}
 	if curvesHavePoints(curves) {
-		out = append(out, AccuracyTop10Chart(&board.Benchmark, curves))
+		out = append(out, AccuracyTop10Chart(bench, curves))
 	}
-	var accel, cost bool
-	for _, e := range board.Entries {
-		accel = accel || e.Accelerators > 0
-		cost = cost || e.CostPerHour > 0
+	if sum.WithAccelerators > 0 {
+		out = append(out, ParetoChart("pareto-accelerators-chart", bench, sum.Top, sum.ParetoAccelerators, sum.WithAccelerators,
+			"accelerators (count)", func(e d5list.Entry) float64 { return float64(e.Accelerators) }))
 	}
-	if accel {
-		out = append(out, ParetoChart("pareto-accelerators-chart", board, "accelerators (count)", func(e d5list.Entry) float64 { return float64(e.Accelerators) }))
-	}
-	if cost {
-		out = append(out, ParetoChart("pareto-cost-chart", board, "price of the system (USD per hour)", func(e d5list.Entry) float64 { return e.CostPerHour }))
+	if sum.WithCost > 0 {
+		out = append(out, ParetoChart("pareto-cost-chart", bench, sum.Top, sum.ParetoCost, sum.WithCost,
+			"price of the system (USD per hour)", func(e d5list.Entry) float64 { return e.CostPerHour }))
 	}
 	if len(dev) > 0 {
-		out = append(out, DevelopmentChart(&board.Benchmark, dev))
+		out = append(out, DevelopmentChart(bench, dev))
 	}
 	out = append(out,
-		SharesChart("vendor-shares-chart", "accelerator vendor", leaderboard.Shares(&board.Benchmark, board.Entries, leaderboard.Vendor)),
-		SharesChart("framework-shares-chart", "framework", leaderboard.Shares(&board.Benchmark, board.Entries, leaderboard.Framework)))
+		SharesChart("vendor-shares-chart", "accelerator vendor", sum.Vendors),
+		SharesChart("framework-shares-chart", "framework", sum.Frameworks))
 	return out
 }
 
-// curvesHavePoints is false for benchmarks whose runs log no evaluation
-// curve (operators, inference): their entries come with empty curves, and
-// an accuracy chart of nothing is left out.
 func curvesHavePoints(curves []Curve) bool {
 	for _, c := range curves {
 		if len(c.Points) > 0 {

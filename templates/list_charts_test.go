@@ -38,7 +38,7 @@ func TestChartOptionsGolden(t *testing.T) {
 	board := chartBoard()
 	curves := []Curve{{Entry: board.Entries[0], Points: [][2]float64{{4, 0.8}, {12.5, 0.975}}}, {Entry: board.Entries[1], Points: [][2]float64{{50, 0.9}, {95, 0.971}}}}
 	dev := leaderboard.Development([]string{"2025-11", "2026-05"}, [][]d5list.Entry{board.Entries[1:], board.Entries})
-	charts := BoardCharts(board, curves, dev)
+	charts := BoardCharts(&board.Benchmark, leaderboard.SummaryOf(board), curves, dev)
 	want := []string{"ranking-chart", "accuracy-top10-chart", "pareto-accelerators-chart", "pareto-cost-chart", "development-chart", "vendor-shares-chart", "framework-shares-chart"}
 	if len(charts) != len(want) {
 		t.Fatalf("%d charts, want %d", len(charts), len(want))
@@ -87,7 +87,7 @@ func TestChartSemantics(t *testing.T) {
 	axisType := func(m map[string]any, axis string) string {
 		return m[axis].([]any)[0].(map[string]any)["type"].(string)
 	}
-	rank := opt(RankingRangeChart(board))
+	rank := opt(RankingRangeChart(&board.Benchmark, board.Entries, len(board.Entries)))
 	if got := axisType(rank, "yAxis"); got != "log" {
 		t.Errorf("values from 12 s to 2600 s: y axis %q, want log", got)
 	}
@@ -101,7 +101,7 @@ func TestChartSemantics(t *testing.T) {
 		t.Errorf("range of #1 is %v, want 12..13.25", first)
 	}
 
-	pareto := ParetoChart("p", board, "accelerators (count)", func(e d5list.Entry) float64 { return float64(e.Accelerators) })
+	pareto := ParetoChart("p", &board.Benchmark, board.Entries, board.Entries, len(board.Entries), "accelerators (count)", func(e d5list.Entry) float64 { return float64(e.Accelerators) })
 	var front []string
 	for _, r := range pareto.Table.Rows {
 		if r[3] == "true" {

@@ -22,6 +22,13 @@ CREATE TABLE board_rows (
     search         TEXT NOT NULL,
     sort_submitter TEXT NOT NULL,
     sort_system    TEXT NOT NULL,
+    -- What the charts aggregate: accelerator count, declared price,
+    -- performance (leaderboard.Performance), the names as written.
+    accelerators   INTEGER NOT NULL,
+    cost           REAL NOT NULL,
+    perf           REAL NOT NULL,
+    accelerator_name TEXT NOT NULL,
+    framework_name TEXT NOT NULL,
     entry          TEXT NOT NULL     -- JSON d5list.Entry without its rank
 );
 
@@ -29,6 +36,8 @@ CREATE INDEX board_best_default ON board_rows (benchmark_id, k1, sec_missing, k2
 CREATE INDEX board_on_default ON board_rows (benchmark_id, k1, sec_missing, k2, created_at, submission_id) WHERE on_default = 1;
 CREATE INDEX board_best_all ON board_rows (benchmark_id, k1, sec_missing, k2, created_at, submission_id) WHERE best_all = 1;
 CREATE INDEX board_on_all ON board_rows (benchmark_id, k1, sec_missing, k2, created_at, submission_id) WHERE on_all = 1;
+-- The newest entries of the default board, for the home page.
+CREATE INDEX board_best_default_by_time ON board_rows (benchmark_id, created_at) WHERE best_default = 1;
 CREATE INDEX board_by_system ON board_rows (benchmark_id, system_key, k1, sec_missing, k2, created_at, submission_id);
 
 -- Rows per benchmark and view, kept with the rows, so that a page's

@@ -2,10 +2,10 @@ package templates
 
 import (
 	"net/url"
-	"time"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/leaderboard"

@@ -27,13 +27,19 @@ var errNotCanonical = errors.New("handlers: benchmark id is not the board's own"
 // none or this one may not be kept; the caller then renders as usual.
 // The shared rendering runs without the request's cancellation: a visitor
 // who leaves must not fail the others waiting on it.
-func (h *Handler) cachedBoard(r *http.Request, id, variant string, render func(ctx context.Context) (*leaderboard.Rendered, string, error)) (*leaderboard.Rendered, bool, error) {
+//
+// The answer says in X-D5-Board-Cache whether this request rendered it
+// (miss: the first request after a change) or found it kept (hit), for
+// operators and for the load measurements of BENCHMARKS.md.
+func (h *Handler) cachedBoard(w http.ResponseWriter, r *http.Request, id, variant string, render func(ctx context.Context) (*leaderboard.Rendered, string, error)) (*leaderboard.Rendered, bool, error) {
 	bc, ok := h.svc.(BoardCache)
 	if !ok {
 		return nil, false, nil
 	}
 	ctx := context.WithoutCancel(r.Context())
+	w.Header().Set("X-D5-Board-Cache", "hit")
 	page, err := bc.RenderBoard(id, variant, func() (*leaderboard.Rendered, error) {
+		w.Header().Set("X-D5-Board-Cache", "miss")
 		p, canonical, err := render(ctx)
 		if err == nil && canonical != id {
 			return nil, errNotCanonical

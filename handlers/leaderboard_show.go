@@ -45,7 +45,7 @@ func (h *Handler) ShowLeaderboard(w http.ResponseWriter, r *http.Request) {
 		h.indexedExport(w, r, il, id, opt, format, variant)
 		return
 	}
-	page, cached, err := h.cachedBoard(r, id, variant, func(ctx context.Context) (*leaderboard.Rendered, string, error) {
+	page, cached, err := h.cachedBoard(w, r, id, variant, func(ctx context.Context) (*leaderboard.Rendered, string, error) {
 		board, err := ls.LeaderboardWith(ctx, id, opt)
 		if err != nil {
 			return nil, "", err
@@ -85,7 +85,7 @@ func (h *Handler) indexedExport(w http.ResponseWriter, r *http.Request, il Index
 			return err
 		}
 	}
-	page, cached, err := h.cachedBoard(r, id, variant, func(ctx context.Context) (*leaderboard.Rendered, string, error) {
+	page, cached, err := h.cachedBoard(w, r, id, variant, func(ctx context.Context) (*leaderboard.Rendered, string, error) {
 		head, total, err := il.BoardPage(ctx, id, opt, leaderboard.Page{Number: 1, Per: 1})
 		if err != nil {
 			return nil, "", err

@@ -190,6 +190,12 @@ func (h *Handler) indexedBoardView(ctx context.Context, ls ListService, il Index
 	} else if latest != nil {
 		v.Latest = latest.Name
 	}
+	if sum == nil {
+		// A large board's first summary is still being made: the page
+		// goes out without charts rather than wait for it.
+		v.ChartsPending = true
+		return v, nil
+	}
 	v.Accelerators, v.Frameworks = sum.AcceleratorNames, sum.FrameworkNames
 	v.Charts = templates.BoardCharts(&board.Benchmark, sum, h.curves(ctx, sum.Top), dev)
 	v.ChartsAt = at

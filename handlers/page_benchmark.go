@@ -40,7 +40,7 @@ func (h *Handler) BenchmarkPage(w http.ResponseWriter, r *http.Request) {
 	}
 	id := r.PathValue("id")
 	if templates.ViewerFrom(r.Context()) == nil {
-		page, cached, err := h.cachedBoard(r, id, "html?"+opt.PageVariant(pg), func(ctx context.Context) (*leaderboard.Rendered, string, error) {
+		page, cached, err := h.cachedBoard(w, r, id, "html?"+opt.PageVariant(pg), func(ctx context.Context) (*leaderboard.Rendered, string, error) {
 			v, canonical, err := h.benchmarkView(ctx, ls, id, opt, pg)
 			if err != nil {
 				return nil, "", err

@@ -35,6 +35,7 @@ type Cache struct {
 	// path after a change.
 	summaries      map[summaryKey]*summarySlot
 	summaryRefresh time.Duration
+	summaryWait    time.Duration
 }
 
 type cacheKey struct {
@@ -67,6 +68,7 @@ func NewCache() *Cache {
 
 		summaries:      map[summaryKey]*summarySlot{},
 		summaryRefresh: DefaultSummaryRefresh,
+		summaryWait:    DefaultSummaryWait,
 	}
 }
 

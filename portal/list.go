@@ -431,8 +431,8 @@ func (s *Service) BoardSummary(ctx context.Context, benchmarkID string, unverifi
 		// A refresh outlives the request that started it.
 		return ix.BoardSummary(context.WithoutCancel(ctx), bench.ID, unverified)
 	})
-	if err != nil {
-		return nil, time.Time{}, err
+	if err != nil || sum == nil {
+		return nil, time.Time{}, err // nil: the first one is still being made
 	}
 	// A kept summary may name entries a review took off since: they are
 	// left out (one indexed lookup of the entries it names).

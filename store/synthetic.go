@@ -3,9 +3,13 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"runtime"
+	"sync"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/leaderboard"
 )
 
 // SyntheticSubmitter is the submitter of every synthetic submission, so
@@ -18,37 +22,105 @@ const SyntheticSubmitter = "synthetic (d5list admin seed-synthetic)"
 // It refuses a folder that holds any submission not labelled synthetic,
 // and submissions whose submitter is not SyntheticSubmitter.
 func (db *DB) InsertSynthetic(ctx context.Context, subs []d5list.Submission) error {
-	for i := range subs {
-		if subs[i].Submitter != SyntheticSubmitter {
-			return d5list.Errorf(d5list.EINVALID, "synthetic submission %d: submitter %q, want %q", i+1, subs[i].Submitter, SyntheticSubmitter)
+	benches, err := db.AppendSynthetic(ctx, subs)
+	if err != nil {
+		return err
+	}
+	for _, id := range benches {
+		if err := db.ElectBoards(ctx, id); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// RealSubmissions counts the submissions not made by seed-synthetic.
+func (db *DB) RealSubmissions(ctx context.Context) (int, error) {
 	var real int
-	if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM submissions WHERE submitter != ?`, SyntheticSubmitter).Scan(&real); err != nil {
-		return fmt.Errorf("store: counting submissions: %w", err)
+	err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM submissions WHERE submitter != ?`, SyntheticSubmitter).Scan(&real)
+	return real, wrap(err, "counting submissions")
+}
+
+// ElectBoards elects each system's best rows of a benchmark's boards and
+// counts them, after AppendSynthetic.
+func (db *DB) ElectBoards(ctx context.Context, benchID string) error {
+	return wrap(db.writeTx(ctx, func(tx *sql.Tx) error { return electAllBestTx(ctx, tx, benchID) }), "ranking the boards of %q", benchID)
+}
+
+// AppendSynthetic is InsertSynthetic without electing the boards' best
+// rows, so that a million submissions can be stored a chunk at a time and
+// elected once (ElectBoards). It returns the benchmarks it wrote to. The
+// rows are encoded on every core, outside the write transaction.
+func (db *DB) AppendSynthetic(ctx context.Context, subs []d5list.Submission) ([]string, error) {
+	for i := range subs {
+		if subs[i].Submitter != SyntheticSubmitter {
+			return nil, d5list.Errorf(d5list.EINVALID, "synthetic submission %d: submitter %q, want %q", i+1, subs[i].Submitter, SyntheticSubmitter)
+		}
+	}
+	real, err := db.RealSubmissions(ctx)
+	if err != nil {
+		return nil, err
 	}
 	if real > 0 {
-		return d5list.Errorf(d5list.ECONFLICT, "%s holds %d real submissions; synthetic ones go into a data folder of their own", db.dir, real)
+		return nil, d5list.Errorf(d5list.ECONFLICT, "%s holds %d real submissions; synthetic ones go into a data folder of their own", db.dir, real)
 	}
 	benches := map[string]*d5list.Benchmark{}
+	var ids []string
 	for i := range subs {
 		id := subs[i].BenchmarkID
 		if benches[id] == nil {
 			b, err := db.Benchmark(ctx, id)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			benches[id] = b
+			ids = append(ids, id)
 		}
 	}
-	const batch = 5000
+	var next int64
+	if err := db.read.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) + 1 FROM submissions`).Scan(&next); err != nil {
+		return nil, fmt.Errorf("store: numbering submissions: %w", err)
+	}
+	// A large page cache keeps the indexes' pages in memory between the
+	// batches (SQLite's default 2 MB rewrites them from disk each time);
+	// the writer's usual setting comes back after.
+	if _, err := db.write.ExecContext(ctx, `PRAGMA cache_size = -262144`); err != nil {
+		return nil, fmt.Errorf("store: sizing the page cache: %w", err)
+	}
+	defer db.write.ExecContext(context.WithoutCancel(ctx), `PRAGMA cache_size = -2000`)
+	const batch = 20000
 	for start := 0; start < len(subs); start += batch {
 		part := subs[start:min(start+batch, len(subs))]
+		subArgs, rowArgs := make([][]any, len(part)), make([][]any, len(part))
+		errs := make([]error, runtime.GOMAXPROCS(0))
+		var wg sync.WaitGroup
+		for w := range errs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := w; i < len(part); i += len(errs) {
+					s := &part[i]
+					s.ID, s.Status = next+int64(start+i), d5list.StatusVerified
+					if subArgs[i], errs[w] = syntheticArgs(s); errs[w] != nil {
+						return
+					}
+					if row, ok := leaderboard.RowOf(benches[s.BenchmarkID], s); ok {
+						if rowArgs[i], errs[w] = boardRowArgs(s.BenchmarkID, &row, false, false); errs[w] != nil {
+							return
+						}
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return nil, err
+		}
 		err := db.writeTx(ctx, func(tx *sql.Tx) error {
-			stmt, err := tx.PrepareContext(ctx, `INSERT INTO submissions (benchmark_id, division, availability,
+			stmt, err := tx.PrepareContext(ctx, `INSERT INTO submissions (id, benchmark_id, division, availability,
 					submitter, system_name, framework, accelerator, accelerators, host_cpu, status, claimed, measured, reasons,
 					created_at, updated_at, code_url, cost_per_hour)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 			if err != nil {
 				return err
 			}
@@ -59,40 +131,39 @@ func (db *DB) InsertSynthetic(ctx context.Context, subs []d5list.Submission) err
 			}
 			defer rowStmt.Close()
 			for i := range part {
-				s := &part[i]
-				claimed, err := encodeResult(s.Claimed)
-				if err != nil {
+				if _, err := stmt.ExecContext(ctx, subArgs[i]...); err != nil {
 					return err
 				}
-				measured, err := encodeResult(s.Measured)
-				if err != nil {
-					return err
-				}
-				reasons, err := encodeReasons(s.Reasons)
-				if err != nil {
-					return err
-				}
-				t := s.CreatedAt.UnixNano()
-				if err := stmt.QueryRowContext(ctx, s.BenchmarkID, s.Division, s.Availability, s.Submitter, s.SystemName,
-					s.Framework, s.Accelerator, s.Accelerators, s.HostCPU, string(d5list.StatusVerified), claimed, measured, reasons,
-					t, t, s.CodeURL, s.CostPerHour).Scan(&s.ID); err != nil {
-					return err
-				}
-				s.Status = d5list.StatusVerified
-				if err := insertRowOf(ctx, rowStmt, benches[s.BenchmarkID], s); err != nil {
-					return err
+				if rowArgs[i] != nil {
+					if _, err := rowStmt.ExecContext(ctx, rowArgs[i]...); err != nil {
+						return err
+					}
 				}
 			}
 			return nil
 		})
 		if err != nil {
-			return wrap(err, "storing synthetic submissions %d to %d", start+1, start+len(part))
+			return nil, wrap(err, "storing synthetic submissions %d to %d", start+1, start+len(part))
 		}
 	}
-	for id := range benches {
-		if err := db.writeTx(ctx, func(tx *sql.Tx) error { return electAllBestTx(ctx, tx, id) }); err != nil {
-			return wrap(err, "ranking the boards of %q", id)
-		}
+	return ids, nil
+}
+
+func syntheticArgs(s *d5list.Submission) ([]any, error) {
+	claimed, err := encodeResult(s.Claimed)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	measured, err := encodeResult(s.Measured)
+	if err != nil {
+		return nil, err
+	}
+	reasons, err := encodeReasons(s.Reasons)
+	if err != nil {
+		return nil, err
+	}
+	t := s.CreatedAt.UnixNano()
+	return []any{s.ID, s.BenchmarkID, s.Division, s.Availability, s.Submitter, s.SystemName,
+		s.Framework, s.Accelerator, s.Accelerators, s.HostCPU, string(d5list.StatusVerified), claimed, measured, reasons,
+		t, t, s.CodeURL, s.CostPerHour}, nil
 }

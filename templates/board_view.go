@@ -33,6 +33,8 @@ type BoardView struct {
 	// ChartsAt is when the charts' summary was made, when it may lag
 	// behind the table.
 	ChartsAt time.Time
+	// ChartsPending: the charts are still being made.
+	ChartsPending bool
 }
 
 // Rows are the entries of the board that this page's table shows.

@@ -50,8 +50,16 @@ func adminSeedSynthetic(ctx context.Context, args []string, stdout, stderr io.Wr
 		return fmt.Errorf("admin seed-synthetic: --benchmark: %w", err)
 	}
 	start := time.Now()
-	subs := leaderboard.Synthetic(bench, *n, *systems, store.SyntheticSubmitter, *seed)
-	if err := db.InsertSynthetic(ctx, subs); err != nil {
+	// A chunk at a time, so that a million submissions never sit in
+	// memory together; the boards' best rows are elected once at the end.
+	const chunk = 20_000
+	for from := 0; from < *n; from += chunk {
+		subs := leaderboard.SyntheticRange(bench, from, min(from+chunk, *n), *systems, store.SyntheticSubmitter, *seed)
+		if _, err := db.AppendSynthetic(ctx, subs); err != nil {
+			return fmt.Errorf("admin seed-synthetic: %w", err)
+		}
+	}
+	if err := db.ElectBoards(ctx, bench.ID); err != nil {
 		return fmt.Errorf("admin seed-synthetic: %w", err)
 	}
 	fmt.Fprintf(stdout, "stored %d synthetic verified submissions to %s (%d systems) in %s; submitter %q\n",

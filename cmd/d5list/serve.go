@@ -48,6 +48,12 @@ type serveConfig struct {
 	// KeepLogsDays prunes the re-run output lines of jobs that ended more
 	// than this many days ago, hourly; 0 keeps them.
 	KeepLogsDays int
+	// SyntheticVerdicts writes this many made-up verdicts a second to
+	// SyntheticBenchmark, through the store method of real ones, on a data
+	// folder of synthetic submissions only: the load measurements of
+	// BENCHMARKS.md ("The list at a million submissions").
+	SyntheticVerdicts  float64
+	SyntheticBenchmark string
 	// Ready, when set, receives the bound address once the server listens
 	// (tests bind 127.0.0.1:0).
 	Ready func(addr string)
@@ -74,6 +80,8 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.IntVar(&cfg.UploadsInFlight, "uploads-in-flight", env.Int("D5LIST_UPLOADS_IN_FLIGHT", handlers.DefaultUploadsInFlight), "one user's uploads checked at once; more get a 429")
 	fs.IntVar(&cfg.ChecksInFlight, "checks-in-flight", env.Int("D5LIST_CHECKS_IN_FLIGHT", handlers.DefaultChecksInFlight), "uploads checked at once by the portal, each up to some 160 MB of memory; more wait for a slot")
 	fs.IntVar(&cfg.KeepLogsDays, "keep-logs-days", env.Int("D5LIST_KEEP_LOGS_DAYS", 0), "delete the re-run output lines of jobs that ended more than this many days ago, hourly (0: keep them); verdicts and MLLOG logs are never deleted")
+	fs.Float64Var(&cfg.SyntheticVerdicts, "synthetic-verdicts", 0, "load measurements only: made-up verdicts per second on a data folder from `admin seed-synthetic` (0: none)")
+	fs.StringVar(&cfg.SyntheticBenchmark, "synthetic-benchmark", "l2-digits-mlp-cpu", "the benchmark of --synthetic-verdicts")
 	level := fs.String("log-level", envOr("D5LIST_LOG_LEVEL", "info"), "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -163,6 +171,47 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 			Poll: 500 * time.Millisecond, Heartbeat: heartbeat, Log: log,
 		}
 		wg.Go(func() { _ = agent.Run(work) })
+	}
+	// Each board's charts are made from a summary that passes over the
+	// whole board: made now, a large board's first page needs no wait.
+	wg.Go(func() {
+		benches, err := db.Benchmarks(work)
+		if err != nil {
+			return
+		}
+		for _, b := range benches {
+			if _, _, err := svc.BoardSummary(work, b.ID, false); err != nil && work.Err() == nil {
+				log.Warn("making a board's summary", "benchmark", b.ID, "err", err)
+			}
+		}
+	})
+	if cfg.SyntheticVerdicts > 0 {
+		real, err := db.RealSubmissions(ctx)
+		if err != nil {
+			return err
+		}
+		if real > 0 {
+			return fmt.Errorf("serve: --synthetic-verdicts: %s holds %d real submissions; made-up verdicts go into a data folder of synthetic ones only", cfg.DataDir, real)
+		}
+		bench, err := db.Benchmark(ctx, cfg.SyntheticBenchmark)
+		if err != nil {
+			return fmt.Errorf("serve: --synthetic-benchmark: %w", err)
+		}
+		every := time.Duration(float64(time.Second) / cfg.SyntheticVerdicts)
+		wg.Go(func() {
+			t := time.NewTicker(every)
+			defer t.Stop()
+			for seq := 0; ; seq++ {
+				select {
+				case <-work.Done():
+					return
+				case <-t.C:
+				}
+				if err := svc.SyntheticVerdict(work, bench, seq); err != nil && work.Err() == nil {
+					log.Error("synthetic verdict", "err", err)
+				}
+			}
+		})
 	}
 	if cfg.KeepLogsDays > 0 {
 		keep := time.Duration(cfg.KeepLogsDays) * 24 * time.Hour

@@ -54,7 +54,8 @@ import (
 )
 
 func main() {
-	mode := flag.String("mode", "upload", "upload, load, board, dispatch or overhead")
+	mode := flag.String("mode", "upload", "upload, load, board, churn, dispatch or overhead")
+	verdicts := flag.Float64("verdicts", 10, "churn mode: made-up verdicts per second written by the server")
 	bin := flag.String("bin", "./d5list", "the d5list binary")
 	bundlePath := flag.String("bundle", "", "an honest small bundle (.tar.gz), e.g. from d5list init/run/pack")
 	size := flag.Int64("size", 1020<<20, "upload mode: bytes of incompressible code/ added to the bundle")
@@ -79,6 +80,9 @@ func main() {
 	switch *mode {
 	case "static":
 		staticServe(*dir, *addr)
+		return
+	case "churn":
+		churnBench(*bin, *data, *benchmark, *query, *verdicts, *concurrency, *duration)
 		return
 	case "board":
 		work, err := os.MkdirTemp("", "d5list-load-")

@@ -158,7 +158,7 @@ func (s *Service) FreezeEdition(ctx context.Context, user *d5list.User, name str
 	}
 	boards := make([]d5list.Leaderboard, 0, len(benches))
 	for _, b := range benches {
-		board, err := s.rank(ctx, b.ID, leaderboard.Options{})
+		board, err := s.defaultBoard(ctx, &b)
 		if err != nil {
 			return nil, err
 		}
@@ -179,6 +179,22 @@ func (s *Service) FreezeEdition(ctx context.Context, user *d5list.User, name str
 	s.cache.InvalidateAll()
 	s.log.Info("edition frozen", "name", name, "by", user.Name, "boards", len(boards))
 	return ed, nil
+}
+
+// defaultBoard is a benchmark's whole default board: from the index where
+// the store keeps one (each system's best entry, never the benchmark's
+// submissions), else ranked in memory.
+func (s *Service) defaultBoard(ctx context.Context, b *d5list.Benchmark) (*d5list.Leaderboard, error) {
+	ix, ok := s.store.(BoardIndex)
+	if !ok {
+		return s.rank(ctx, b.ID, leaderboard.Options{})
+	}
+	board := &d5list.Leaderboard{Benchmark: *b, Entries: []d5list.Entry{}}
+	err := ix.EachBoardEntry(ctx, b.ID, leaderboard.Options{}, func(e *d5list.Entry) error {
+		board.Entries = append(board.Entries, *e)
+		return nil
+	})
+	return board, err
 }
 
 // Editions lists the frozen editions, the latest first.
@@ -238,6 +254,11 @@ func (s *Service) Development(ctx context.Context, benchmarkID string) ([]leader
 // VerifiedFeed lists up to limit verified, unflagged submissions, the most
 // recently verified first, for the Atom feed.
 func (s *Service) VerifiedFeed(ctx context.Context, limit int) ([]d5list.Submission, error) {
+	if rv, ok := s.store.(interface {
+		RecentlyVerified(ctx context.Context, limit int) ([]d5list.Submission, error)
+	}); ok {
+		return rv.RecentlyVerified(ctx, limit)
+	}
 	subs, err := s.store.Submissions(ctx, d5list.SubmissionFilter{Statuses: []d5list.Status{d5list.StatusVerified}})
 	if err != nil {
 		return nil, err

@@ -256,6 +256,30 @@ func (db *DB) Submissions(ctx context.Context, f SubmissionFilter) ([]d5list.Sub
 	return subs, nil
 }
 
+// RecentlyVerified lists up to limit verified, unflagged submissions, the
+// most recently changed first (the Atom feed): read from an index, never
+// the whole table.
+func (db *DB) RecentlyVerified(ctx context.Context, limit int) ([]d5list.Submission, error) {
+	subs := []d5list.Submission{}
+	err := db.readTx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT `+submissionColumns+` WHERE s.status = ? AND s.flag = ''
+			ORDER BY s.updated_at DESC, s.id DESC LIMIT ?`, string(d5list.StatusVerified), limit)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			s, err := scanSubmission(rows)
+			if err != nil {
+				return err
+			}
+			subs = append(subs, *s)
+		}
+		return rows.Err()
+	})
+	return subs, wrap(err, "listing recently verified submissions")
+}
+
 // SetSubmissionStatus sets a submission's status and replaces its reasons
 // (nil clears them).
 func (db *DB) SetSubmissionStatus(ctx context.Context, id int64, st d5list.Status, reasons []d5list.Reason) error {

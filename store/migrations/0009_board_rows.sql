@@ -48,3 +48,6 @@ CREATE TABLE board_counts (
     n            INTEGER NOT NULL,
     PRIMARY KEY (benchmark_id, view)
 );
+
+-- The Atom feed: the newest verified entries without reading them all.
+CREATE INDEX submissions_by_update ON submissions (status, updated_at);

@@ -136,3 +136,46 @@ func TestParseAcceptsTheShapesPeopleWrite(t *testing.T) {
 		t.Fatalf("a misspelt field under benchmarks: %v, want it named with its line", err)
 	}
 }
+
+// The published Deep500 and MLPerf entries go only to a runner that has
+// their accelerators, framework and data set, and say which in words
+// (issue 14).
+func TestPublishedEntriesNeedTheirHardwareAndData(t *testing.T) {
+	bs, err := Benchmarks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu := map[string]string{"cpu_model": "AMD EPYC", "runs": "entrypoint", "framework.torch": "2.3.0"}
+	gpu := map[string]string{"cpu_model": "AMD EPYC", "runs": "entrypoint", "framework.torch": "2.3.0",
+		"accelerator_model": "NVIDIA H100 80GB HBM3", "accelerator_count": "8"}
+	for _, tc := range []struct{ id, dataset string }{
+		{"l2-cifar10-resnet44-gpu", "cifar10"},
+		{"l2-imagenet-resnet50-gpu", "imagenet"},
+		{"mlperf-training-bert", "wikipedia-2020-01-01"},
+		{"mlperf-training-ssd", "openimages-mlperf"},
+		{"mlperf-training-dlrm-dcnv2", "criteo-multihot"},
+		{"mlperf-training-llama2-70b-lora", "scrolls-govreport"},
+	} {
+		b, err := Lookup(bs, tc.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.ReRunBy() != d5list.RunsEntrypoint {
+			t.Errorf("%s is re-run by %q, want the competitor's entrypoint", tc.id, b.ReRunBy())
+		}
+		withData := map[string]string{"dataset." + tc.dataset: "yes"}
+		for k, v := range gpu {
+			withData[k] = v
+		}
+		switch {
+		case b.RunnableBy(cpu):
+			t.Errorf("%s goes to a CPU runner", tc.id)
+		case b.RunnableBy(gpu):
+			t.Errorf("%s goes to a GPU runner without %s", tc.id, tc.dataset)
+		case !b.RunnableBy(withData):
+			t.Errorf("%s does not go to a GPU runner with %s (needs %s)", tc.id, tc.dataset, b.RunnerNeeds())
+		case !strings.Contains(b.RunnerNeeds(), "dataset."+tc.dataset+"=yes"):
+			t.Errorf("%s says it needs %q", tc.id, b.RunnerNeeds())
+		}
+	}
+}

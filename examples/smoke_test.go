@@ -76,7 +76,7 @@ func TestSyntheticSmoke(t *testing.T) {
 	}
 	logs, err := p.Execute(context.Background(), d5list.JobSpec{
 		JobID:     1,
-		Benchmark: d5list.Benchmark{ID: "l2-cifar10-resnet-gpu", Verify: d5list.VerifyPolicy{TimeLimitSeconds: 600}},
+		Benchmark: d5list.Benchmark{ID: "l2-cifar10-resnet44-gpu", Verify: d5list.VerifyPolicy{TimeLimitSeconds: 600}},
 		Recipe:    d5list.Recipe{Entrypoint: "code/run.sh"},
 		Seeds:     []int64{3},
 	})

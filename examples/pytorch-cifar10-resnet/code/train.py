@@ -120,7 +120,7 @@ def main():
     p.add_argument("--seed", type=int, default=int(env.get("D5_SEED", "1")))
     p.add_argument("--result-log", default=env.get("D5_RESULT_LOG", ""))
     p.add_argument("--data-dir", default=env.get("D5_DATA_DIR", "") or "data")
-    p.add_argument("--benchmark", default=env.get("D5_BENCHMARK", "l2-cifar10-resnet-gpu"))
+    p.add_argument("--benchmark", default=env.get("D5_BENCHMARK", "l2-cifar10-resnet44-gpu"))
     p.add_argument("--depth", type=int, default=20)
     p.add_argument("--epochs", type=int, default=30)
     p.add_argument("--batch-size", type=int, default=128)

@@ -71,7 +71,7 @@ func Layout(title string, scripts []string) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "</head><body><header class=\"site-header\" data-testid=\"site-header\"><a class=\"brand\" href=\"/\" data-testid=\"home-link\">Deep500 list</a><nav><a href=\"/#levels\">Benchmarks</a> <a href=\"/api/v1/benchmarks\">API</a>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "</head><body><header class=\"site-header\" data-testid=\"site-header\"><a class=\"brand\" href=\"/\" data-testid=\"home-link\">Deep500 list</a><nav><a href=\"/#levels\">Benchmarks</a> <a href=\"/api\">API</a>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -201,6 +201,8 @@ var minRole = map[string]string{
 	// Identity (issue 16). A hidden verdict's pages answer 404 to all but
 	// its competitor and the organisers (TestHiddenVerdicts).
 	"GET /submitters/{name}":                  "anyone",
+	"GET /api":                                "anyone",
+	"GET /api/openapi.yaml":                   "anyone",
 	"GET /compare":                            "anyone",
 	"GET /submitters/{name}/systems/{system}": "anyone",
 	"POST /submissions/{id}/appeal":           "competitor",

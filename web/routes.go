@@ -115,6 +115,9 @@ func routes(r chi.Router, h *handlers.Handler, assets http.Handler) {
 
 	// Operations and assets.
 	r.Get("/healthz", h.Health)
+	// The API's reference (issue 16): a page, and the OpenAPI document.
+	r.Get("/api", h.APIReferencePage)
+	r.Get("/api/openapi.yaml", h.OpenAPIDocument)
 	r.Method(http.MethodGet, "/static/*", assets)
 	// Browsers ask for /favicon.ico whatever the page's icon link says.
 	r.Get("/favicon.ico", func(w http.ResponseWriter, r *http.Request) {

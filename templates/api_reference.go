@@ -23,7 +23,7 @@ type APIOperation struct {
 // APIParameter is one path, query or header parameter.
 type APIParameter struct {
 	Name, In, Description string
-	Required             bool
+	Required              bool
 }
 
 // APIResponse is one status an operation answers.

@@ -179,3 +179,52 @@ func entriesJSON(t *testing.T, es []d5list.Entry) string {
 	}
 	return string(b)
 }
+
+// A bulk load without indexes gives the schema back whole, and the boards
+// read the loaded rows through the rebuilt indexes (issue 15's seeding).
+func TestWithoutIndexesRestoresThem(t *testing.T) {
+	db, _ := newTestDB(t)
+	ctx := context.Background()
+	indexes := func() string {
+		rows, err := db.read.QueryContext(ctx, `SELECT name || ':' || sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var s string
+			if err := rows.Scan(&s); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, s)
+		}
+		return fmt.Sprint(out)
+	}
+	before := indexes()
+	bench, err := db.Benchmark(ctx, "l2-digits")
+	if err != nil {
+		t.Fatal(err)
+	}
+	subs := leaderboard.Synthetic(bench, 50, 10, SyntheticSubmitter, 1)
+	err = db.WithoutIndexes(ctx, func() error {
+		if got := indexes(); got == before {
+			t.Error("the indexes were not dropped during the load")
+		}
+		_, err := db.AppendSynthetic(ctx, subs)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.ElectBoards(ctx, bench.ID); err != nil {
+		t.Fatal(err)
+	}
+	if after := indexes(); after != before {
+		t.Fatalf("indexes after the load:\n%s\nbefore:\n%s", after, before)
+	}
+	entries, total, err := db.BoardPage(ctx, bench.ID, leaderboard.Options{}, 0, 100)
+	if err != nil || total != 10 || len(entries) != 10 {
+		t.Fatalf("the default board after the load: %d of %d (%v), want each of the 10 systems", len(entries), total, err)
+	}
+}

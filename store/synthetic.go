@@ -22,6 +22,9 @@ const SyntheticSubmitter = "synthetic (d5list admin seed-synthetic)"
 // It refuses a folder that holds any submission not labelled synthetic,
 // and submissions whose submitter is not SyntheticSubmitter.
 func (db *DB) InsertSynthetic(ctx context.Context, subs []d5list.Submission) error {
+	if err := db.SyntheticOnly(ctx); err != nil {
+		return err
+	}
 	benches, err := db.AppendSynthetic(ctx, subs)
 	if err != nil {
 		return err
@@ -30,6 +33,20 @@ func (db *DB) InsertSynthetic(ctx context.Context, subs []d5list.Submission) err
 		if err := db.ElectBoards(ctx, id); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// SyntheticOnly refuses a data folder that holds real submissions:
+// synthetic ones go into a folder of their own. It reads every row, so a
+// seeding calls it once, not per chunk.
+func (db *DB) SyntheticOnly(ctx context.Context) error {
+	real, err := db.RealSubmissions(ctx)
+	if err != nil {
+		return err
+	}
+	if real > 0 {
+		return d5list.Errorf(d5list.ECONFLICT, "%s holds %d real submissions; synthetic ones go into a data folder of their own", db.dir, real)
 	}
 	return nil
 }
@@ -47,22 +64,16 @@ func (db *DB) ElectBoards(ctx context.Context, benchID string) error {
 	return wrap(db.writeTx(ctx, func(tx *sql.Tx) error { return electAllBestTx(ctx, tx, benchID) }), "ranking the boards of %q", benchID)
 }
 
-// AppendSynthetic is InsertSynthetic without electing the boards' best
-// rows, so that a million submissions can be stored a chunk at a time and
-// elected once (ElectBoards). It returns the benchmarks it wrote to. The
-// rows are encoded on every core, outside the write transaction.
+// AppendSynthetic is InsertSynthetic without its checks of the folder and
+// without electing the boards' best rows, so that a million submissions
+// can be stored a chunk at a time: SyntheticOnly once before, ElectBoards
+// once after. It returns the benchmarks it wrote to. The rows are encoded
+// on every core, outside the write transaction.
 func (db *DB) AppendSynthetic(ctx context.Context, subs []d5list.Submission) ([]string, error) {
 	for i := range subs {
 		if subs[i].Submitter != SyntheticSubmitter {
 			return nil, d5list.Errorf(d5list.EINVALID, "synthetic submission %d: submitter %q, want %q", i+1, subs[i].Submitter, SyntheticSubmitter)
 		}
-	}
-	real, err := db.RealSubmissions(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if real > 0 {
-		return nil, d5list.Errorf(d5list.ECONFLICT, "%s holds %d real submissions; synthetic ones go into a data folder of their own", db.dir, real)
 	}
 	benches := map[string]*d5list.Benchmark{}
 	var ids []string
@@ -166,4 +177,56 @@ func syntheticArgs(s *d5list.Submission) ([]any, error) {
 	return []any{s.ID, s.BenchmarkID, s.Division, s.Availability, s.Submitter, s.SystemName,
 		s.Framework, s.Accelerator, s.Accelerators, s.HostCPU, string(d5list.StatusVerified), claimed, measured, reasons,
 		t, t, s.CodeURL, s.CostPerHour}, nil
+}
+
+// WithoutIndexes runs load with the secondary indexes of submissions and
+// board_rows dropped, and builds them again after, each in one sorted
+// pass: storing a million synthetic submissions otherwise rewrites the
+// indexes' pages in every batch. For seeding a folder of its own only:
+// nothing else may use the database meanwhile.
+func (db *DB) WithoutIndexes(ctx context.Context, load func() error) error {
+	type index struct{ name, sql string }
+	var saved []index
+	rows, err := db.read.QueryContext(ctx, `SELECT name, sql FROM sqlite_master
+		WHERE type = 'index' AND tbl_name IN ('submissions', 'board_rows') AND sql IS NOT NULL ORDER BY name`)
+	if err != nil {
+		return fmt.Errorf("store: listing indexes: %w", err)
+	}
+	for rows.Next() {
+		var ix index
+		if err := rows.Scan(&ix.name, &ix.sql); err != nil {
+			rows.Close()
+			return err
+		}
+		saved = append(saved, ix)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	err = db.writeTx(ctx, func(tx *sql.Tx) error {
+		for _, ix := range saved {
+			if _, err := tx.ExecContext(ctx, `DROP INDEX `+ix.name); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return wrap(err, "dropping indexes for a bulk load")
+	}
+	loadErr := load()
+	// The indexes come back whatever load did: the schema must stay whole.
+	err = db.writeTx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
+		for _, ix := range saved {
+			if _, err := tx.ExecContext(ctx, ix.sql); err != nil {
+				return fmt.Errorf("%s: %w", ix.name, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return wrap(err, "building indexes after a bulk load")
+	}
+	return loadErr
 }

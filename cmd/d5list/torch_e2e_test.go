@@ -37,8 +37,10 @@ func needSandboxedTorch(t *testing.T) {
 // does (issue 14): `d5list run` trains each in the runner's sandbox, the
 // uploads go to the real portal, a real process-executor runner leases the
 // jobs and re-runs them, sandboxed, and each entry is verified and ranked
-// by the portal's measurement: L2 in one process, L3 in two workers that
-// meet through torch.distributed.
+// by the portal's measurement: PyTorch's GEMM against a reference (L0),
+// inference with a checksum of its predictions (L1), training in one
+// process (L2), and in two workers that meet through torch.distributed
+// (L3).
 //
 // The accuracies must match the claim exactly, every time. The times may
 // not, on a shared two-core machine: its speed for this workload changes
@@ -59,6 +61,8 @@ func TestTorchExamplesEndToEnd(t *testing.T) {
 	p := startPortal(t, 1)
 	startProcessRunner(t, p, adminToken(t, "runner-token", "--data", p.data, "--name", "torch"), 1)
 	for _, ex := range []struct{ folder, benchmark string }{
+		{"pytorch-gemm", "l0-gemm-torch-cpu"},
+		{"pytorch-digits-inference", "l1-digits-mlp-inference-torch-cpu"},
 		{"pytorch-digits-mlp", "l2-digits-mlp-torch-cpu"},
 		{"pytorch-digits-mlp-ddp", "l3-digits-mlp-torch-ddp-cpu"},
 	} {
@@ -85,6 +89,13 @@ func TestTorchExamplesEndToEnd(t *testing.T) {
 					c := got.Claimed.Runs[j]
 					if r.Seed != c.Seed || r.FinalAccuracy != c.FinalAccuracy || len(r.Evals) != len(c.Evals) {
 						t.Fatalf("run %d: re-run seed %d accuracy %v, claimed seed %d accuracy %v: want the same", j, r.Seed, r.FinalAccuracy, c.Seed, c.FinalAccuracy)
+					}
+					// The operator's errors and the predictions' checksum
+					// are reproduced to the last digit.
+					for _, m := range []string{d5list.MetricOpRelL2Error, d5list.MetricOpMaxError, d5list.MetricPredictionChecksum} {
+						if r.Extra[m] != c.Extra[m] {
+							t.Fatalf("run %d: %s re-run %v, claimed %v: want the same", j, m, r.Extra[m], c.Extra[m])
+						}
 					}
 				}
 				if got.Status == d5list.StatusVerified {

@@ -80,6 +80,11 @@ type RunClock struct {
 	// they did not arrive one after the other (a log written all at once),
 	// and then the run's whole wall time is its measure.
 	LogS float64 `json:"log_s,omitempty"`
+	// Processes counts the run's processes that the runner saw computing
+	// for at least a quarter of its wall time (the process executor): the
+	// workers of a data-parallel run, seen rather than taken from the log.
+	// Nil where the executor does not count them.
+	Processes *int `json:"processes,omitempty"`
 }
 
 // LogClockPollS is how often, in seconds, a runner looks at a run's log

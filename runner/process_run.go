@@ -284,14 +284,14 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	}
 	started := time.Now()
 	err = runGroup(ctx, cmd, p.opts.KillGrace, i, tail, bothLines(p.opts.OnLine, LinesFrom(ctx)), onStart)
-	foreign := tree.foreignDelayShare()
+	foreign, computing := tree.finish()
 	stopMLLOG()
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w%s", err, tail.String())
 	}
 	// WaitS, as the builtin workloads report it: the share of the run
 	// that foreign work delayed its processes by, times its wall time.
-	clock := &d5list.RunClock{CPUS: processCPU(cmd.ProcessState), WaitS: foreign * time.Since(started).Seconds()}
+	clock := &d5list.RunClock{CPUS: processCPU(cmd.ProcessState), WaitS: foreign * time.Since(started).Seconds(), Processes: &computing}
 	lc.measure(clock)
 	log, err := readResult(host.result, p.opts.Limits.MaxResultBytes, tail)
 	return log, clock, err

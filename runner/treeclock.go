@@ -74,33 +74,41 @@ func (c *treeClock) sample() {
 // foreignDelayShare stops following and returns the share of the run's
 // span that foreign work delayed it by; 0 where /proc cannot tell.
 func (c *treeClock) foreignDelayShare() float64 {
+	share, _ := c.finish()
+	return share
+}
+
+// finish stops following and returns the foreign delay share, and how
+// many of the tree's processes computed for at least a quarter of the
+// run's span: a launcher or a shell that waits for its children does not
+// count, each worker of a data-parallel run does.
+func (c *treeClock) finish() (share float64, computing int) {
 	c.mu.Lock()
 	started := c.leader != 0
 	c.mu.Unlock()
 	if !started {
-		return 0
+		return 0, 0
 	}
 	close(c.stop)
 	<-c.done
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	busy, ok := sysinfo.MachineBusy()
-	if !ok || !c.ok {
-		return 0
-	}
 	span := time.Since(c.start)
 	var own, wait time.Duration
-	computing := 0
 	for _, p := range c.procs {
 		own += p.cpu
 		wait += p.wait
-		// The processes that compute (not a shell or a launcher that waits
-		// for them) are delayed in lockstep: their waits count once.
 		if p.cpu >= span/4 {
 			computing++
 		}
 	}
-	return sysinfo.ForeignDelayShare(span, busy-c.busy0, own, wait/time.Duration(max(computing, 1)))
+	busy, ok := sysinfo.MachineBusy()
+	if !ok || !c.ok {
+		return 0, computing
+	}
+	// The processes that compute are delayed in lockstep: their waits
+	// count once.
+	return sysinfo.ForeignDelayShare(span, busy-c.busy0, own, wait/time.Duration(max(computing, 1))), computing
 }
 
 // childPIDs lists the children of every thread of pid.

@@ -40,6 +40,7 @@ const (
 	CodeEnvironmentDiffers   = "environment_differs"
 	CodeMetricMismatch       = "metric_mismatch" // a Verify.Reproduce metric differs
 	CodeMetricMissing        = "metric_missing"  // ... or is absent on one side
+	CodeWorkersNotSeen       = "workers_not_seen"
 	timingNotReproducedWords = "timing not reproduced: no runner with the declared hardware"
 )
 
@@ -141,6 +142,7 @@ func Compare(bench *d5list.Benchmark, claimed, measured *d5list.Result, sameHard
 	for _, p := range pairs {
 		c.claimConsistency(p.claimed)
 		c.compareRun(p.claimed, p.measured)
+		c.workersSeen(p.measured)
 		if !c.compareShapes(p.claimed, p.measured) {
 			c.compareReproduced(p.claimed, p.measured, nil)
 		}
@@ -154,6 +156,34 @@ func Compare(bench *d5list.Benchmark, claimed, measured *d5list.Result, sameHard
 		c.review(d5list.Reason{Code: CodeTimingNotReproduced, Message: timingNotReproducedWords})
 	}
 	return c.verdict()
+}
+
+// workersSeen holds a competitor's data-parallel run to the workers its
+// benchmark fixes: the runner counts the processes of the run's tree that
+// computed for a quarter of its time, since a worker count the code logs
+// is its own claim. Fewer goes to an organiser: a run on accelerators may
+// compute little on its CPUs.
+func (c *comparison) workersSeen(m *d5list.RunMetrics) {
+	workers, ok := fixedWorkers(c.bench)
+	if !ok || m.Clock == nil || !m.Clock.CompetitorLog || m.Clock.Processes == nil || *m.Clock.Processes >= workers {
+		return
+	}
+	run := m.Index
+	c.review(d5list.Reason{Code: CodeWorkersNotSeen, Run: &run, Message: fmt.Sprintf(
+		"run %d: the runner saw %d processes computing for a quarter of the run or more; the benchmark fixes %d workers", m.Index, *m.Clock.Processes, workers)})
+}
+
+// fixedWorkers is the worker count a benchmark's fixed part sets.
+func fixedWorkers(b *d5list.Benchmark) (int, bool) {
+	switch v := b.Division.Fixed["workers"].(type) {
+	case int:
+		return v, v > 0
+	case int64:
+		return int(v), v > 0
+	case float64:
+		return int(v), v > 0
+	}
+	return 0, false
 }
 
 // environmentNote follows findings about the runs' values with what the

@@ -676,3 +676,42 @@ func TestCmpNum(t *testing.T) {
 		}
 	}
 }
+
+// A data-parallel benchmark's re-run of the competitor's code must show the
+// workers its benchmark fixes computing, as the runner counts them; fewer
+// go to an organiser, and a count the executor did not take says nothing
+// (issue 14).
+func TestCompareCountsTheWorkersSeen(t *testing.T) {
+	bench := compareBench(0, 0)
+	bench.Division.Fixed = map[string]any{"workers": int64(2)}
+	for _, tt := range []struct {
+		name   string
+		seen   *int
+		review bool
+	}{
+		{"both workers", ptr(2), false},
+		{"three processes", ptr(3), false},
+		{"one", ptr(1), true},
+		{"not counted", nil, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			claimed := baseResult(bench.Quality)
+			measured := cloneResult(claimed)
+			for i := range measured.Runs {
+				measured.Runs[i].Clock = &d5list.RunClock{CompetitorLog: true, Processes: tt.seen}
+			}
+			status, reasons := Compare(bench, claimed, measured, false)
+			flagged := 0
+			for _, r := range reasons {
+				if r.Code == CodeWorkersNotSeen {
+					flagged++
+				}
+			}
+			if tt.review != (flagged == len(measured.Runs)) || (!tt.review && flagged > 0) || (tt.review && status != d5list.StatusNeedsReview) {
+				t.Fatalf("%s: %s with %d %s reasons; reasons %s", tt.name, status, flagged, CodeWorkersNotSeen, reasonMessages(reasons))
+			}
+		})
+	}
+}
+
+func ptr(n int) *int { return &n }

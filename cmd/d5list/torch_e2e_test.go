@@ -90,6 +90,10 @@ func TestTorchExamplesEndToEnd(t *testing.T) {
 					if r.Seed != c.Seed || r.FinalAccuracy != c.FinalAccuracy || len(r.Evals) != len(c.Evals) {
 						t.Fatalf("run %d: re-run seed %d accuracy %v, claimed seed %d accuracy %v: want the same", j, r.Seed, r.FinalAccuracy, c.Seed, c.FinalAccuracy)
 					}
+					// The runner saw the two torch.distributed workers compute.
+					if ex.benchmark == "l3-digits-mlp-torch-ddp-cpu" && (r.Clock == nil || r.Clock.Processes == nil || *r.Clock.Processes < 2) {
+						t.Fatalf("run %d: the runner counted %+v computing processes, want the 2 workers", j, r.Clock)
+					}
 					// The operator's errors and the predictions' checksum
 					// are reproduced to the last digit.
 					for _, m := range []string{d5list.MetricOpRelL2Error, d5list.MetricOpMaxError, d5list.MetricPredictionChecksum} {

@@ -68,7 +68,13 @@ type ProcessOptions struct {
 	// ExtraPath is put before the minimal PATH of a run (for example
 	// /opt/conda/bin, bound with ReadOnlyPaths).
 	ExtraPath []string
-	Log       *slog.Logger
+	// GPUs are the device indices the runner shares among its concurrent
+	// jobs (as CUDA_VISIBLE_DEVICES numbers them), GPUsPerJob of them to
+	// each job for all its runs; 0 gives a job all of them. Empty: the
+	// runner's own CUDA_VISIBLE_DEVICES (if any) passes through.
+	GPUs       []string
+	GPUsPerJob int
+	Log        *slog.Logger
 }
 
 // Process runs the bundle's own entrypoint, sandboxed with bubblewrap.
@@ -76,6 +82,7 @@ type Process struct {
 	opts    ProcessOptions
 	bwrap   string // resolved bubblewrap path; "" when running unsandboxed
 	prlimit string
+	gpus    *gpuPool // nil without GPUs
 }
 
 var _ Executor = (*Process)(nil)

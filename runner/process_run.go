@@ -49,7 +49,7 @@ func newProcess(opts ProcessOptions) (*Process, error) {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	p := &Process{opts: opts}
+	p := &Process{opts: opts, gpus: newGPUPool(opts.GPUs, opts.GPUsPerJob)}
 	bw := opts.Bwrap
 	if bw == "" {
 		bw = "bwrap"
@@ -86,7 +86,17 @@ func (p *Process) Execute(ctx context.Context, spec d5list.JobSpec) ([]d5list.Ru
 		return nil, errNoSandbox("bwrap", errors.New("not found"))
 	}
 	setup := jobSetup{fetch: p.opts.Fetch, dir: p.opts.WorkDir, limits: p.opts.Limits, keep: p.opts.KeepWork, timeLimit: p.opts.DefaultTimeLimit}
-	return setup.execute(ctx, spec, p.run)
+	var gpus []string
+	if p.gpus != nil {
+		var err error
+		if gpus, err = p.gpus.acquire(ctx); err != nil {
+			return nil, err
+		}
+		defer p.gpus.release(gpus)
+	}
+	return setup.execute(ctx, spec, func(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64) ([]byte, *d5list.RunClock, error) {
+		return p.run(ctx, spec, job, entry, mode, i, seed, gpus)
+	})
 }
 
 // jobSetup is what the bundle-running executors share: where a job's
@@ -226,7 +236,7 @@ func hostLayout(job, dataDir string, i int) (layout, error) {
 	return l, os.MkdirAll(l.scratch, 0o755)
 }
 
-func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64) ([]byte, *d5list.RunClock, error) {
+func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64, gpus []string) ([]byte, *d5list.RunClock, error) {
 	host, err := hostLayout(job, p.opts.DataDir, i)
 	if err != nil {
 		return nil, nil, err
@@ -253,7 +263,7 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	if err != nil {
 		return nil, nil, err
 	}
-	env := runEnv(spec, in, i, seed)
+	env := runEnv(spec, in, i, seed, gpus)
 	if len(p.opts.ExtraPath) > 0 {
 		env[0] = "PATH=" + strings.Join(p.opts.ExtraPath, ":") + ":" + strings.TrimPrefix(env[0], "PATH=")
 	}
@@ -332,7 +342,7 @@ func entryArgv(entry string, mode os.FileMode) ([]string, error) {
 
 // runEnv is the whole environment of a run: nothing leaks from the runner
 // except the GPU selection.
-func runEnv(spec d5list.JobSpec, l layout, i int, seed int64) []string {
+func runEnv(spec d5list.JobSpec, l layout, i int, seed int64, gpus []string) []string {
 	env := []string{
 		"PATH=/usr/local/bin:/usr/bin:/bin",
 		"HOME=" + l.scratch,
@@ -347,12 +357,7 @@ func runEnv(spec d5list.JobSpec, l layout, i int, seed int64) []string {
 		"D5_SCRATCH=" + l.scratch,
 		"D5_BUNDLE=" + l.bundle,
 	}
-	for _, k := range []string{"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"} {
-		if v, ok := os.LookupEnv(k); ok {
-			env = append(env, k+"="+v)
-		}
-	}
-	return env
+	return append(env, gpuEnv(gpus)...)
 }
 
 // readResult reads the MLLOG file a run wrote, through openRunFile: a link,

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"os"
-	"path/filepath"
 	"strings"
 
 	d5list "github.com/deep500/d5list"
@@ -38,15 +37,7 @@ func (p *Process) bwrapArgs(host, in layout, env []string, spec d5list.JobSpec) 
 	for _, d := range p.opts.ReadOnlyPaths {
 		a = append(a, "--ro-bind", d, d)
 	}
-	// GPUs: the device nodes the drivers need, when present.
-	for _, pat := range []string{"/dev/nvidia*", "/dev/nvidia-caps/*", "/dev/dri/*", "/dev/kfd"} {
-		devs, _ := filepath.Glob(pat)
-		for _, d := range devs {
-			if fi, err := os.Stat(d); err == nil && !fi.IsDir() {
-				a = append(a, "--dev-bind", d, d)
-			}
-		}
-	}
+	a = append(a, gpuSandboxArgs(gpuDevices("/"))...)
 	a = append(a,
 		"--ro-bind", host.bundle, in.bundle,
 		"--bind", host.run, in.run,

@@ -29,6 +29,32 @@ type runnerConfig struct {
 	AllowUnsandboxed bool
 	ID               string
 	Heartbeat        time.Duration
+	// GPUs and GPUsPerJob: the process executor's devices and each job's
+	// share of them (shareGPUs).
+	GPUs       []string
+	GPUsPerJob int
+}
+
+// shareGPUs splits the runner's GPUs among its concurrent jobs: the
+// devices its CUDA_VISIBLE_DEVICES names (when set) or 0..count-1, and
+// an equal whole share for each job, at least one.
+func shareGPUs(count int, visible string, concurrency int) ([]string, int) {
+	var devices []string
+	if v := strings.TrimSpace(visible); v != "" {
+		for _, d := range strings.Split(v, ",") {
+			if d = strings.TrimSpace(d); d != "" {
+				devices = append(devices, d)
+			}
+		}
+	} else {
+		for i := range count {
+			devices = append(devices, strconv.Itoa(i))
+		}
+	}
+	if len(devices) == 0 {
+		return nil, 0
+	}
+	return devices, max(1, len(devices)/max(concurrency, 1))
 }
 
 func runnerCmd(ctx context.Context, args []string, stderr io.Writer) error {
@@ -68,10 +94,18 @@ func runRunner(ctx context.Context, cfg runnerConfig, log *slog.Logger) error {
 	case cfg.ID+"-" == localRunnerPrefix:
 		return fmt.Errorf("runner: --id %q is the portal's in-process runners' (their jobs are requeued when the portal restarts): choose another", cfg.ID)
 	}
-	detected := sysinfo.Detect().Labels()
+	info := sysinfo.Detect()
+	detected := info.Labels()
 	if cfg.Executor != "builtin" {
 		for k, v := range runner.FrameworkLabels(ctx) {
 			detected[k] = v
+		}
+	}
+	if cfg.Executor == "process" {
+		cfg.GPUs, cfg.GPUsPerJob = shareGPUs(info.GPUCount, os.Getenv("CUDA_VISIBLE_DEVICES"), cfg.Concurrency)
+		if len(cfg.GPUs) > 0 {
+			// A job sees its own share; that is the hardware it runs on.
+			detected["accelerator_count"] = strconv.Itoa(cfg.GPUsPerJob)
 		}
 	}
 	labels, err := runnerLabels(detected, cfg.Datasets, cfg.Labels)
@@ -108,7 +142,7 @@ func newExecutor(cfg runnerConfig, book *leaseBook, log *slog.Logger) (runner.Ex
 	case "process":
 		return runner.NewProcess(runner.ProcessOptions{
 			Fetch: book.fetch, WorkDir: cfg.WorkDir, DataDir: cfg.Datasets,
-			AllowUnsandboxed: cfg.AllowUnsandboxed, Log: log,
+			AllowUnsandboxed: cfg.AllowUnsandboxed, GPUs: cfg.GPUs, GPUsPerJob: cfg.GPUsPerJob, Log: log,
 		})
 	case "slurm":
 		if cfg.WorkDir == "" {

@@ -70,3 +70,27 @@ func TestRunnerRefusesBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// A runner shares its GPUs equally among its concurrent jobs: the devices
+// its CUDA_VISIBLE_DEVICES names, or all it found (issue 14).
+func TestShareGPUs(t *testing.T) {
+	for _, tt := range []struct {
+		count       int
+		visible     string
+		concurrency int
+		devices     string
+		perJob      int
+	}{
+		{0, "", 2, "", 0},
+		{8, "", 1, "0,1,2,3,4,5,6,7", 8},
+		{8, "", 2, "0,1,2,3,4,5,6,7", 4},
+		{8, "", 3, "0,1,2,3,4,5,6,7", 2},
+		{8, "4, 5,6,7", 2, "4,5,6,7", 2},
+		{1, "", 4, "0", 1},
+	} {
+		devices, perJob := shareGPUs(tt.count, tt.visible, tt.concurrency)
+		if strings.Join(devices, ",") != tt.devices || perJob != tt.perJob {
+			t.Errorf("shareGPUs(%d, %q, %d) = %v, %d; want %s, %d", tt.count, tt.visible, tt.concurrency, devices, perJob, tt.devices, tt.perJob)
+		}
+	}
+}

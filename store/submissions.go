@@ -234,6 +234,24 @@ func (db *DB) Submissions(ctx context.Context, f SubmissionFilter) ([]d5list.Sub
 		q += " LIMIT ?"
 		args = append(args, f.Limit)
 	}
+	subs, err := db.querySubmissions(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: listing submissions: %w", err)
+	}
+	return subs, nil
+}
+
+// RecentlyVerified lists up to limit verified, unflagged submissions, the
+// most recently changed first (the Atom feed): read from an index, never
+// the whole table.
+func (db *DB) RecentlyVerified(ctx context.Context, limit int) ([]d5list.Submission, error) {
+	subs, err := db.querySubmissions(ctx, `SELECT `+submissionColumns+` WHERE s.status = ? AND s.flag = ''
+		ORDER BY s.updated_at DESC, s.id DESC LIMIT ?`, string(d5list.StatusVerified), limit)
+	return subs, wrap(err, "listing recently verified submissions")
+}
+
+// querySubmissions runs a SELECT of submissionColumns and scans its rows.
+func (db *DB) querySubmissions(ctx context.Context, q string, args ...any) ([]d5list.Submission, error) {
 	subs := []d5list.Submission{}
 	err := db.readTx(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, q, args...)
@@ -250,34 +268,7 @@ func (db *DB) Submissions(ctx context.Context, f SubmissionFilter) ([]d5list.Sub
 		}
 		return rows.Err()
 	})
-	if err != nil {
-		return nil, fmt.Errorf("store: listing submissions: %w", err)
-	}
-	return subs, nil
-}
-
-// RecentlyVerified lists up to limit verified, unflagged submissions, the
-// most recently changed first (the Atom feed): read from an index, never
-// the whole table.
-func (db *DB) RecentlyVerified(ctx context.Context, limit int) ([]d5list.Submission, error) {
-	subs := []d5list.Submission{}
-	err := db.readTx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT `+submissionColumns+` WHERE s.status = ? AND s.flag = ''
-			ORDER BY s.updated_at DESC, s.id DESC LIMIT ?`, string(d5list.StatusVerified), limit)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			s, err := scanSubmission(rows)
-			if err != nil {
-				return err
-			}
-			subs = append(subs, *s)
-		}
-		return rows.Err()
-	})
-	return subs, wrap(err, "listing recently verified submissions")
+	return subs, err
 }
 
 // SetSubmissionStatus sets a submission's status and replaces its reasons

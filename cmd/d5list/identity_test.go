@@ -70,15 +70,6 @@ func withSubmitter(t *testing.T, bundle []byte, name string) []byte {
 	return out.Bytes()
 }
 
-func adminRun(t *testing.T, args ...string) string {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	if err := run(context.Background(), append([]string{"admin"}, args...), &out, &errOut); err != nil {
-		t.Fatalf("admin %v: %v\n%s", args, err, errOut.String())
-	}
-	return strings.TrimSpace(out.String())
-}
-
 func refusal(t *testing.T, what string, code int, answer map[string]any, err error) d5list.Reason {
 	t.Helper()
 	if err != nil || code != http.StatusBadRequest {
@@ -121,8 +112,8 @@ func TestOrganisationIdentity(t *testing.T) {
 
 	// NVIDIA's own account, confirmed by an admin; a stranger may not post
 	// as NVIDIA in any spelling.
-	adminRun(t, "user", "--data", p.data, "--user", "nv", "--role", "competitor", "--organisation", "NVIDIA")
-	stranger := adminRun(t, "token", "--data", p.data, "--user", "mallory", "--role", "competitor")
+	adminToken(t, "user", "--data", p.data, "--user", "nv", "--role", "competitor", "--organisation", "NVIDIA")
+	stranger := adminToken(t, "token", "--data", p.data, "--user", "mallory", "--role", "competitor")
 	code, answer, err = postBundle(p.url, stranger, bytes.NewReader(withSubmitter(t, bundle, "nvidia ")))
 	if r := refusal(t, "a stranger posting as nvidia", code, answer, err); r.Code != "submitter_taken" || !strings.Contains(r.Message, "ask an organiser") {
 		t.Errorf("refusal %+v, want submitter_taken with what to do", r)
@@ -140,7 +131,7 @@ func TestOrganisationIdentity(t *testing.T) {
 	// Confirmed in the console of the running portal, which drops the
 	// cached boards.
 	var aliceID int
-	if _, err := fmt.Sscanf(adminRun(t, "user", "--data", p.data, "--user", "alice", "--role", "competitor"), "user alice (id %d)", &aliceID); err != nil {
+	if _, err := fmt.Sscanf(adminToken(t, "user", "--data", p.data, "--user", "alice", "--role", "competitor"), "user alice (id %d)", &aliceID); err != nil {
 		t.Fatal(err)
 	}
 	req, _ := http.NewRequest(http.MethodPost, p.url+"/console/users/"+strconv.Itoa(aliceID)+"/organisation",
@@ -235,7 +226,7 @@ func TestHiddenVerdictsAndAppeals(t *testing.T) {
 	if code := appeal(p.token, "  "); code != http.StatusBadRequest {
 		t.Errorf("an empty appeal: %d, want 400", code)
 	}
-	stranger := adminRun(t, "token", "--data", p.data, "--user", "mallory", "--role", "competitor")
+	stranger := adminToken(t, "token", "--data", p.data, "--user", "mallory", "--role", "competitor")
 	if code := appeal(stranger, "let me in"); code != http.StatusNotFound {
 		t.Errorf("a stranger's appeal on a hidden entry: %d, want 404", code)
 	}

@@ -10,6 +10,10 @@ type Recipe struct {
 	// Entrypoint is the bundle-relative program the process executor runs
 	// (for example "code/run.sh"); empty for builtin workloads.
 	Entrypoint string `json:"entrypoint,omitempty" yaml:"entrypoint"`
+	// Image is a container image archive in the bundle (as `docker save`
+	// writes one) whose file system the entrypoint runs in, as `/` of the
+	// sandbox; empty runs it on the runner's own /usr.
+	Image string `json:"image,omitempty" yaml:"image"`
 }
 
 // RecipePlan is what a builtin workload will measure for a recipe, read

@@ -269,18 +269,28 @@ func (p *recipeParse) build(secs map[string]section, spell func(string) string, 
 			}
 		}
 	}
-	if s, ok := secs["entrypoint"]; ok && s.n != nil {
-		str, isStr := s.n.scalar.(string)
-		switch {
-		case s.n.kind != nScalar || !isStr:
-			p.errorf(s.line, "%s must be a string (a bundle-relative program such as code/run.sh)", spell("entrypoint"))
-		case str != "" && (path.IsAbs(str) || strings.Contains(str, `\`) || path.Clean(str) != str || strings.HasPrefix(str, "../") || str == ".."):
-			p.errorf(s.line, "%s %q must be a clean bundle-relative path such as code/run.sh", spell("entrypoint"), str)
-		default:
-			r.Entrypoint = str
-		}
-	}
+	r.Entrypoint = p.bundlePath(secs, spell, "entrypoint", "a bundle-relative program such as code/run.sh")
+	r.Image = p.bundlePath(secs, spell, "image", "a bundle-relative image archive such as code/image.tar")
 	return r
+}
+
+// bundlePath reads section key, a path inside the bundle: a string, clean
+// and relative.
+func (p *recipeParse) bundlePath(secs map[string]section, spell func(string) string, key, example string) string {
+	s, ok := secs[key]
+	if !ok || s.n == nil {
+		return ""
+	}
+	str, isStr := s.n.scalar.(string)
+	switch {
+	case s.n.kind != nScalar || !isStr:
+		p.errorf(s.line, "%s must be a string (%s)", spell(key), example)
+	case str != "" && (path.IsAbs(str) || strings.Contains(str, `\`) || path.Clean(str) != str || strings.HasPrefix(str, "../") || str == ".."):
+		p.errorf(s.line, "%s %q must be a clean bundle-relative path: %s", spell(key), str, example)
+	default:
+		return str
+	}
+	return ""
 }
 
 // metric reads one acceptable metric: the YAML/JSON mapping

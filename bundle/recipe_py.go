@@ -344,7 +344,7 @@ var pyKeywords = map[string]bool{
 	"try": true, "while": true, "with": true, "yield": true,
 }
 
-var pySections = map[string]string{"FIXED": "fixed", "MUTABLE": "mutable", "METRICS": "metrics", "ENTRYPOINT": "entrypoint"}
+var pySections = map[string]string{"FIXED": "fixed", "MUTABLE": "mutable", "METRICS": "metrics", "ENTRYPOINT": "entrypoint", "IMAGE": "image"}
 
 type pyParser struct {
 	p       *recipeParse

@@ -15,7 +15,7 @@ import (
 
 var yamlErrLine = regexp.MustCompile(`line (\d+)`)
 
-var recipeKeys = map[string]bool{"fixed": true, "mutable": true, "metrics": true, "entrypoint": true}
+var recipeKeys = map[string]bool{"fixed": true, "mutable": true, "metrics": true, "entrypoint": true, "image": true}
 
 func (p *recipeParse) parseYAML(data []byte) d5list.Recipe {
 	dec := yaml.NewDecoder(bytes.NewReader(data))

@@ -74,7 +74,10 @@ type ProcessOptions struct {
 	// runner's own CUDA_VISIBLE_DEVICES (if any) passes through.
 	GPUs       []string
 	GPUsPerJob int
-	Log        *slog.Logger
+	// ImageLimits bound a recipe's container image; zero means
+	// DefaultImageLimits().
+	ImageLimits ImageLimits
+	Log         *slog.Logger
 }
 
 // Process runs the bundle's own entrypoint, sandboxed with bubblewrap.

@@ -49,6 +49,9 @@ func newProcess(opts ProcessOptions) (*Process, error) {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
+	if opts.ImageLimits == (ImageLimits{}) {
+		opts.ImageLimits = DefaultImageLimits()
+	}
 	p := &Process{opts: opts, gpus: newGPUPool(opts.GPUs, opts.GPUsPerJob)}
 	bw := opts.Bwrap
 	if bw == "" {
@@ -267,7 +270,26 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	if len(p.opts.ExtraPath) > 0 {
 		env[0] = "PATH=" + strings.Join(p.opts.ExtraPath, ":") + ":" + strings.TrimPrefix(env[0], "PATH=")
 	}
-	if p.bwrap != "" {
+	switch {
+	case spec.Recipe.Image != "":
+		rootfs, imageEnv, err := p.image(job, spec.Recipe.Image, i == 0, dropUID)
+		if err != nil {
+			return nil, nil, err
+		}
+		// The image's own environment (its PATH, its library paths), then
+		// the run's, which the image cannot override.
+		hasPath := false
+		for _, kv := range imageEnv {
+			hasPath = hasPath || strings.HasPrefix(kv, "PATH=")
+		}
+		if hasPath {
+			env = env[1:]
+		}
+		env = append(imageEnv, env...)
+		// The image has no prlimit of its own: the limits are set on the
+		// sandbox from outside, bwrap and all, which they leave room for.
+		argv = append(p.prlimitArgs(spec), append(p.bwrapImageArgs(rootfs, host, in, env), argv...)...)
+	case p.bwrap != "":
 		argv = append(p.bwrapArgs(host, in, env, spec), append(p.prlimitArgs(spec), argv...)...)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
@@ -305,6 +327,40 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	lc.measure(clock)
 	log, err := readResult(host.result, p.opts.Limits.MaxResultBytes, tail)
 	return log, clock, err
+}
+
+// image unpacks the recipe's container image into the job's rootfs before
+// its first run (first), and returns the rootfs and the image's
+// environment. An image runs only in the sandbox.
+func (p *Process) image(job, image string, first, dropUID bool) (string, []string, error) {
+	if p.bwrap == "" {
+		return "", nil, d5list.Errorf(d5list.EUNAVAILABLE, "recipe image: a container image runs only in the sandbox, and bubblewrap is not installed")
+	}
+	rel, err := checkEntrypoint(image)
+	if err != nil {
+		return "", nil, d5list.Errorf(d5list.EINVALID, "recipe: image %q must be a relative path inside the bundle", image)
+	}
+	archive := filepath.Join(job, "bundle", filepath.FromSlash(rel))
+	rootfs := filepath.Join(job, "rootfs")
+	if first {
+		if err := os.Mkdir(rootfs, 0o755); err != nil {
+			return "", nil, err
+		}
+		if _, err := unpackImage(archive, rootfs, p.opts.ImageLimits); err != nil {
+			return "", nil, err
+		}
+		if dropUID {
+			// The sandbox user reads the image as its owner would.
+			if err := chownTree(rootfs, sandboxUID); err != nil {
+				return "", nil, err
+			}
+		}
+	}
+	cfg, err := imageConfigOf(archive)
+	if err != nil {
+		return "", nil, err
+	}
+	return rootfs, cfg.Env, nil
 }
 
 // traversable checks that the sandbox user can reach dir, since bwrap,

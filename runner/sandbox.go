@@ -52,3 +52,30 @@ func (p *Process) bwrapArgs(host, in layout, env []string, spec d5list.JobSpec) 
 	}
 	return append(a, "--")
 }
+
+// bwrapImageArgs is bwrapArgs for a recipe with a container image: the
+// image's unpacked file system, read-only, is the sandbox's /, in place of
+// the runner's /usr and /etc; the rest (namespaces, /proc, /dev, GPUs, the
+// bundle, the run folder, the data sets) is as without one.
+func (p *Process) bwrapImageArgs(rootfs string, host, in layout, env []string) []string {
+	a := []string{p.bwrap,
+		"--unshare-all", "--die-with-parent", "--new-session",
+		"--clearenv",
+		"--ro-bind", rootfs, "/",
+		"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+	}
+	a = append(a, gpuSandboxArgs(gpuDevices("/"))...)
+	a = append(a,
+		"--ro-bind", host.bundle, in.bundle,
+		"--bind", host.run, in.run,
+	)
+	if host.data != "" {
+		a = append(a, "--ro-bind", host.data, in.data)
+	}
+	a = append(a, "--chdir", in.bundle)
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		a = append(a, "--setenv", k, v)
+	}
+	return append(a, "--")
+}

@@ -52,6 +52,11 @@ func (s *Slurm) bin(name string) string {
 // Execute fetches and extracts the bundle into the shared folder and
 // submits one batch job per seed, in order, each waiting for the last.
 func (s *Slurm) Execute(ctx context.Context, spec d5list.JobSpec) ([]d5list.RunLog, error) {
+	if spec.Recipe.Image != "" {
+		// Sites run images with their own tools (enroot, Apptainer);
+		// this executor does not start one, so it does not pretend to.
+		return nil, d5list.Errorf(d5list.EINVALID, "recipe image: the Slurm executor does not run container images; a process-executor runner does")
+	}
 	setup := jobSetup{fetch: s.opts.Fetch, dir: s.opts.SharedDir, limits: s.opts.Limits, keep: s.opts.KeepWork, timeLimit: s.opts.DefaultTimeLimit}
 	return setup.execute(ctx, spec, s.run)
 }

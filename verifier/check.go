@@ -30,6 +30,7 @@ const (
 	CodeManifestSystemName   = "manifest_system_name"
 
 	CodeRecipeFixedMismatch = "recipe_fixed_mismatch"
+	CodeRecipeImageMissing  = "recipe_image_missing"
 	CodeRecipeFixedMissing  = "recipe_fixed_missing"
 	CodeRecipeFixedUnknown  = "recipe_fixed_unknown"
 	CodeRecipeMutableDenied = "recipe_mutable_not_allowed"
@@ -267,6 +268,9 @@ func (c *checker) recipe() {
 	if f == "" {
 		f = "recipe"
 	}
+	if r.Image != "" && !c.hasFile(r.Image) {
+		c.addf(CodeRecipeImageMissing, f, 0, nil, "image %q is not a file of the bundle: put the image archive (docker save) there, or leave image out", r.Image)
+	}
 	for _, k := range sortedKeys(r.Fixed) {
 		if _, both := r.Mutable[k]; both {
 			c.addf(CodeRecipeKeyInBoth, f, 0, nil, "%q is defined both as fixed and as mutable", k)
@@ -306,6 +310,16 @@ func (c *checker) recipe() {
 			c.addf(CodeRecipeMutableDenied, f, 0, nil, "closed division: %q may not be changed (mutable keys: %s)", k, strings.Join(sortedKeys(c.bench.Division.Mutable), ", "))
 		}
 	}
+}
+
+// hasFile says whether the bundle holds a regular file of that name.
+func (c *checker) hasFile(name string) bool {
+	for _, f := range c.b.Files {
+		if f.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 func show(v any) string {

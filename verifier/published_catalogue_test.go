@@ -50,3 +50,31 @@ func TestPublishedRecipesMatchTheirCatalogueEntries(t *testing.T) {
 		})
 	}
 }
+
+// A recipe that names a container image the bundle does not hold is
+// refused at upload, naming the recipe file (issue 14).
+func TestRecipeImageMustBeInTheBundle(t *testing.T) {
+	bench := &d5list.Benchmark{ID: "l2-x", Level: 2}
+	check := func(files ...string) []d5list.Reason {
+		b := &bundle.Bundle{Recipe: d5list.Recipe{Image: "code/image.tar"}, RecipeFile: "recipe.yaml",
+			Manifest: d5list.Manifest{Division: d5list.DivisionOpen}}
+		for _, f := range files {
+			b.Files = append(b.Files, bundle.FileInfo{Name: f})
+		}
+		c := &checker{bench: bench, b: b}
+		c.recipe()
+		var out []d5list.Reason
+		for _, r := range c.reasons {
+			if r.Code == CodeRecipeImageMissing {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	if rs := check("code/run.sh"); len(rs) != 1 || rs[0].File != "recipe.yaml" {
+		t.Fatalf("a missing image: %+v, want one %s naming recipe.yaml", rs, CodeRecipeImageMissing)
+	}
+	if rs := check("code/run.sh", "code/image.tar"); len(rs) != 0 {
+		t.Fatalf("an image the bundle holds: %+v", rs)
+	}
+}

@@ -1,0 +1,193 @@
+package runner
+
+import (
+	"archive/tar"
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+)
+
+// layerEntry is one entry of a test layer.
+type layerEntry struct {
+	name, body, link string
+	typ              byte
+	mode             int64
+}
+
+func layerTar(t *testing.T, entries []layerEntry) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, e := range entries {
+		h := &tar.Header{Name: e.name, Typeflag: e.typ, Linkname: e.link, Mode: e.mode, Size: int64(len(e.body))}
+		if h.Typeflag == 0 {
+			h.Typeflag = tar.TypeReg
+		}
+		if h.Mode == 0 {
+			h.Mode = 0o644
+		}
+		if h.Typeflag != tar.TypeReg {
+			h.Size = 0
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		if h.Typeflag == tar.TypeReg {
+			if _, err := tw.Write([]byte(e.body)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// imageArchive writes an image of the given layers, bottom first, with
+// env in its config, as `docker save` would, and returns its path.
+func imageArchive(t *testing.T, env []string, layers ...[]layerEntry) string {
+	t.Helper()
+	img := empty.Image
+	for _, entries := range layers {
+		data := layerTar(t, entries)
+		l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if img, err = mutate.AppendLayers(img, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	img, err := mutate.Config(img, v1.Config{Env: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "image.tar")
+	if err := tarball.WriteToFile(out, name.MustParseReference("d5list.test/competitor:1"), img); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// An image's layers unpack as the OCI layer format says: later layers
+// over earlier ones, whiteouts removing files and emptying folders,
+// relative links inside the image kept, the config's environment read.
+func TestUnpackImage(t *testing.T) {
+	archive := imageArchive(t, []string{"PATH=/opt/bin:/usr/bin", "LANG=C.UTF-8"},
+		[]layerEntry{
+			{name: "etc/", typ: tar.TypeDir, mode: 0o755},
+			{name: "etc/marker", body: "from layer 0"},
+			{name: "etc/old", body: "removed by layer 1"},
+			{name: "opt/bin/tool", body: "#!/bin/true\n", mode: 0o4755},
+			{name: "cache/a", body: "emptied"},
+			{name: "cache/b", body: "emptied"},
+		},
+		[]layerEntry{
+			{name: "./etc/marker", body: "from layer 1"},
+			{name: "etc/.wh.old", typ: tar.TypeReg},
+			{name: "cache/.wh..wh..opq", typ: tar.TypeReg},
+			{name: "cache/c", body: "kept"},
+			{name: "usr/bin/", typ: tar.TypeDir, mode: 0o755},
+			{name: "usr/bin/tool", link: "../../opt/bin/tool", typ: tar.TypeSymlink},
+			{name: "opt/bin/tool-again", link: "opt/bin/tool", typ: tar.TypeLink},
+		})
+	root := t.TempDir()
+	cfg, err := unpackImage(archive, root, DefaultImageLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(p string) string {
+		b, err := os.ReadFile(filepath.Join(root, p))
+		if err != nil {
+			return "(" + err.Error() + ")"
+		}
+		return string(b)
+	}
+	if got := read("etc/marker"); got != "from layer 1" {
+		t.Errorf("etc/marker: %q, want layer 1's", got)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "etc/old")); !os.IsNotExist(err) {
+		t.Errorf("etc/old survived its whiteout: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "cache/a")); !os.IsNotExist(err) || read("cache/c") != "kept" {
+		t.Errorf("the opaque whiteout: cache/a %v, cache/c %q", err, read("cache/c"))
+	}
+	if got := read("usr/bin/tool"); got != "#!/bin/true\n" || read("opt/bin/tool-again") != got {
+		t.Errorf("links: %q and %q", got, read("opt/bin/tool-again"))
+	}
+	if fi, err := os.Stat(filepath.Join(root, "opt/bin/tool")); err != nil || fi.Mode()&os.ModeSetuid != 0 {
+		t.Errorf("opt/bin/tool: %v %v, want it without its setuid bit", fi, err)
+	}
+	for _, d := range []string{"proc", "dev", "tmp", "d5/bundle", "d5/run", "d5/data"} {
+		if fi, err := os.Stat(filepath.Join(root, d)); err != nil || !fi.IsDir() {
+			t.Errorf("mount point /%s: %v", d, err)
+		}
+	}
+	if strings.Join(cfg.Env, " ") != "PATH=/opt/bin:/usr/bin LANG=C.UTF-8" {
+		t.Errorf("config env %v", cfg.Env)
+	}
+}
+
+// A hostile layer is refused with its layer and path named, and nothing
+// lands outside the image's root.
+func TestUnpackImageRefusesHostileLayers(t *testing.T) {
+	base := []layerEntry{{name: "etc/", typ: tar.TypeDir, mode: 0o755}, {name: "etc/passwd", body: "image"}}
+	for _, tt := range []struct {
+		name  string
+		layer []layerEntry
+		lim   ImageLimits
+		want  string
+	}{
+		{"dot-dot path", []layerEntry{{name: "../outside", body: "x"}}, DefaultImageLimits(), `layer 1: ../outside: a path with ".."`},
+		{"dot-dot inside", []layerEntry{{name: "etc/../../outside", body: "x"}}, DefaultImageLimits(), `layer 1: etc/../../outside: a path with ".."`},
+		{"absolute symlink", []layerEntry{{name: "etc/host", link: "/etc", typ: tar.TypeSymlink}}, DefaultImageLimits(), "layer 1: etc/host: an absolute symbolic link"},
+		{"escaping symlink", []layerEntry{{name: "etc/up", link: "../../..", typ: tar.TypeSymlink}}, DefaultImageLimits(), "layer 1: etc/up: a symbolic link out of the image"},
+		{"escaping hard link", []layerEntry{{name: "etc/shadow", link: "../host/etc/shadow", typ: tar.TypeLink}}, DefaultImageLimits(), "layer 1: etc/shadow: a hard link out of the image"},
+		{"device", []layerEntry{{name: "dev/sda", typ: tar.TypeBlock}}, DefaultImageLimits(), "layer 1: dev/sda: a device file"},
+		{"FIFO", []layerEntry{{name: "tmp/pipe", typ: tar.TypeFifo}}, DefaultImageLimits(), "layer 1: tmp/pipe: a FIFO"},
+		{"whiteout outside", []layerEntry{{name: "../.wh.etc", typ: tar.TypeReg}}, DefaultImageLimits(), `layer 1: ../.wh.etc: a path with ".."`},
+		{"bomb", []layerEntry{{name: "big", body: strings.Repeat("0", 4096)}}, ImageLimits{Bytes: 1000, Entries: 100}, "layer 1: big: the image's files pass 1000 bytes"},
+		{"too many entries", []layerEntry{{name: "a"}, {name: "b"}, {name: "c"}}, ImageLimits{Bytes: 1 << 20, Entries: 4}, "layer 1: more than 4 entries"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			parent := t.TempDir()
+			root := filepath.Join(parent, "rootfs")
+			if err := os.Mkdir(root, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			_, err := unpackImage(imageArchive(t, nil, base, tt.layer), root, tt.lim)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want one saying %q", err, tt.want)
+			}
+			entries, _ := os.ReadDir(parent)
+			if len(entries) != 1 {
+				t.Errorf("the unpacking wrote beside the image's root: %v", entries)
+			}
+		})
+	}
+	// A link inside the image is followed only inside it: a later file
+	// through a symlink that points out would be refused, so an earlier
+	// legal link cannot be used to write outside.
+	parent := t.TempDir()
+	root := filepath.Join(parent, "rootfs")
+	os.Mkdir(root, 0o755)
+	_, err := unpackImage(imageArchive(t, nil,
+		[]layerEntry{{name: "a", link: ".", typ: tar.TypeSymlink}},
+		[]layerEntry{{name: "a/a/a/file", body: "inside"}}), root, DefaultImageLimits())
+	if err != nil {
+		t.Fatalf("a link to the image's own root: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "file")); string(b) != "inside" {
+		t.Errorf("a/a/a/file landed elsewhere: %q", b)
+	}
+}

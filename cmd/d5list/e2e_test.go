@@ -325,12 +325,12 @@ func raiseFirstAccuracy(t *testing.T, path string) float64 {
 	}
 	lines := strings.Split(string(data), "\n")
 	for i, line := range lines {
-		if !strings.Contains(line, `"key":"eval_accuracy"`) {
-			continue
-		}
+		// Go's MLLOG writer and Python's json.dumps space the keys
+		// differently: the line is read, not matched.
+		payload, ok := strings.CutPrefix(line, ":::MLLOG ")
 		var ev map[string]any
-		if err := json.Unmarshal([]byte(strings.TrimPrefix(line, ":::MLLOG ")), &ev); err != nil {
-			t.Fatal(err)
+		if !ok || json.Unmarshal([]byte(payload), &ev) != nil || ev["key"] != "eval_accuracy" {
+			continue
 		}
 		ev["value"] = ev["value"].(float64) + 0.01
 		b, _ := json.Marshal(ev)
@@ -358,7 +358,12 @@ func copyDir(t *testing.T, from, to string) {
 		if err != nil {
 			return err
 		}
-		return os.WriteFile(filepath.Join(to, rel), b, 0o644)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		// The exec bit is kept: a compiled entrypoint needs it.
+		return os.WriteFile(filepath.Join(to, rel), b, info.Mode().Perm()|0o644)
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -60,66 +60,120 @@ func TestTorchExamplesEndToEnd(t *testing.T) {
 	// were made.
 	p := startPortal(t, 1)
 	startProcessRunner(t, p, adminToken(t, "runner-token", "--data", p.data, "--name", "torch"), 1)
-	for _, ex := range []struct{ folder, benchmark string }{
-		{"pytorch-gemm", "l0-gemm-torch-cpu"},
-		{"pytorch-digits-inference", "l1-digits-mlp-inference-torch-cpu"},
-		{"pytorch-digits-mlp", "l2-digits-mlp-torch-cpu"},
-		{"pytorch-digits-mlp-ddp", "l3-digits-mlp-torch-ddp-cpu"},
+	for _, ex := range []struct {
+		folder, benchmark string
+		tamper            bool // re-run a forged copy of the verified claims too
+	}{
+		{"pytorch-gemm", "l0-gemm-torch-cpu", false},
+		{"pytorch-digits-inference", "l1-digits-mlp-inference-torch-cpu", false},
+		{"pytorch-digits-mlp", "l2-digits-mlp-torch-cpu", true},
+		{"pytorch-digits-mlp-ddp", "l3-digits-mlp-torch-ddp-cpu", true},
 	} {
 		t.Run(ex.benchmark, func(t *testing.T) {
-			const tries = 3
-			for try := 1; ; try++ {
-				dir := filepath.Join(t.TempDir(), ex.folder)
-				copyDir(t, filepath.Join("../../examples", ex.folder), dir)
-				fillInSystem(t, dir)
-				var out, errOut bytes.Buffer
-				if err := run(context.Background(), []string{"run", dir}, &out, &errOut); err != nil {
-					t.Fatalf("d5list run: %v\n%s%s", err, out.String(), errOut.String())
+			got, dir := claimUntilVerified(t, p, filepath.Join("../../examples", ex.folder), ex.benchmark, "run")
+			// The runner saw the two torch.distributed workers compute.
+			for j, r := range got.Measured.Runs {
+				if ex.benchmark == "l3-digits-mlp-torch-ddp-cpu" && (r.Clock == nil || r.Clock.Processes == nil || *r.Clock.Processes < 2) {
+					t.Fatalf("run %d: the runner counted %+v computing processes, want the 2 workers", j, r.Clock)
 				}
-				id := p.submitFolder(t, dir)
-				got := p.waitFinal(t, id)
-				var owned submissionJSON
-				if err := json.Unmarshal([]byte(getAs(t, p.url+"/api/v1/submissions/"+strconv.FormatInt(id, 10), p.token)), &owned); err != nil {
-					t.Fatal(err)
-				}
-				if got.Measured == nil || len(got.Measured.Runs) != 5 {
-					t.Fatalf("measured %+v, want the re-run's 5 runs; reasons %s", got.Measured, reasonsText(owned.Reasons))
-				}
-				for j, r := range got.Measured.Runs {
-					c := got.Claimed.Runs[j]
-					if r.Seed != c.Seed || r.FinalAccuracy != c.FinalAccuracy || len(r.Evals) != len(c.Evals) {
-						t.Fatalf("run %d: re-run seed %d accuracy %v, claimed seed %d accuracy %v: want the same", j, r.Seed, r.FinalAccuracy, c.Seed, c.FinalAccuracy)
-					}
-					// The runner saw the two torch.distributed workers compute.
-					if ex.benchmark == "l3-digits-mlp-torch-ddp-cpu" && (r.Clock == nil || r.Clock.Processes == nil || *r.Clock.Processes < 2) {
-						t.Fatalf("run %d: the runner counted %+v computing processes, want the 2 workers", j, r.Clock)
-					}
-					// The operator's errors and the predictions' checksum
-					// are reproduced to the last digit.
-					for _, m := range []string{d5list.MetricOpRelL2Error, d5list.MetricOpMaxError, d5list.MetricPredictionChecksum} {
-						if r.Extra[m] != c.Extra[m] {
-							t.Fatalf("run %d: %s re-run %v, claimed %v: want the same", j, m, r.Extra[m], c.Extra[m])
-						}
-					}
-				}
-				if got.Status == d5list.StatusVerified {
-					var board d5list.Leaderboard
-					if code := p.getJSON(t, "/api/v1/leaderboards/"+ex.benchmark, &board); code != 200 {
-						t.Fatalf("leaderboard: %d", code)
-					}
-					if len(board.Entries) != 1 || board.Entries[0].SubmissionID != id || board.Entries[0].Rank != 1 || board.Entries[0].Basis != d5list.BasisMeasured {
-						t.Fatalf("leaderboard %+v, want submission %d ranked first by its measured time", board.Entries, id)
-					}
-					t.Logf("verified on try %d: measured %.3f s (claimed %.3f s)", try, board.Entries[0].Value, board.Entries[0].Claimed)
-					return
-				}
-				if got.Status != d5list.StatusDiscrepancy || !onlyTiming(owned.Reasons) || try == tries {
-					t.Fatalf("try %d: %s, want verified; reasons (as its owner sees them) %s", try, got.Status, reasonsText(owned.Reasons))
-				}
-				t.Logf("try %d: a timing discrepancy, accuracies exact; claiming and re-running again: %s", try, reasonsText(owned.Reasons))
+			}
+			if ex.tamper {
+				forgedCopyIsADiscrepancy(t, p, dir, ex.benchmark, got.ID)
 			}
 		})
 	}
+}
+
+// claimUntilVerified makes the claims of the submission folder source as
+// its competitor does (`d5list` with runArgs and the folder: `run`
+// trains each seed in the runner's sandbox), uploads them, and waits for
+// the portal's verdict on its re-run. The re-run must reproduce every
+// run's seed, evaluations, accuracy, operator errors and checksum exactly,
+// and the verified entry must rank first by the portal's measurement. A
+// try whose only findings are about timing is made again (see
+// TestTorchExamplesEndToEnd), up to three times. It returns the verified
+// submission and the folder whose claims it uploaded.
+func claimUntilVerified(t *testing.T, p *portalUnderTest, source, benchmark string, runArgs ...string) (submissionJSON, string) {
+	t.Helper()
+	const tries = 3
+	for try := 1; ; try++ {
+		dir := filepath.Join(t.TempDir(), filepath.Base(source))
+		copyDir(t, source, dir)
+		fillInSystem(t, dir)
+		var out, errOut bytes.Buffer
+		if err := run(context.Background(), append(runArgs, dir), &out, &errOut); err != nil {
+			t.Fatalf("d5list %v: %v\n%s%s", runArgs, err, out.String(), errOut.String())
+		}
+		id := p.submitFolder(t, dir)
+		got := p.waitFinal(t, id)
+		var owned submissionJSON
+		if err := json.Unmarshal([]byte(getAs(t, p.url+"/api/v1/submissions/"+strconv.FormatInt(id, 10), p.token)), &owned); err != nil {
+			t.Fatal(err)
+		}
+		if got.Measured == nil || len(got.Measured.Runs) != len(got.Claimed.Runs) {
+			t.Fatalf("measured %+v, want the re-run's %d runs; reasons %s", got.Measured, len(got.Claimed.Runs), reasonsText(owned.Reasons))
+		}
+		for j, r := range got.Measured.Runs {
+			c := got.Claimed.Runs[j]
+			if r.Seed != c.Seed || r.FinalAccuracy != c.FinalAccuracy || len(r.Evals) != len(c.Evals) {
+				t.Fatalf("run %d: re-run seed %d accuracy %v, claimed seed %d accuracy %v: want the same", j, r.Seed, r.FinalAccuracy, c.Seed, c.FinalAccuracy)
+			}
+			// The operator's errors and the predictions' checksum are
+			// reproduced to the last digit.
+			for _, m := range []string{d5list.MetricOpRelL2Error, d5list.MetricOpMaxError, d5list.MetricPredictionChecksum} {
+				if r.Extra[m] != c.Extra[m] {
+					t.Fatalf("run %d: %s re-run %v, claimed %v: want the same", j, m, r.Extra[m], c.Extra[m])
+				}
+			}
+		}
+		if got.Status == d5list.StatusVerified {
+			var board d5list.Leaderboard
+			if code := p.getJSON(t, "/api/v1/leaderboards/"+benchmark, &board); code != 200 {
+				t.Fatalf("leaderboard: %d", code)
+			}
+			if len(board.Entries) != 1 || board.Entries[0].SubmissionID != id || board.Entries[0].Rank != 1 || board.Entries[0].Basis != d5list.BasisMeasured {
+				t.Fatalf("leaderboard %+v, want submission %d ranked first by its measured time", board.Entries, id)
+			}
+			t.Logf("verified on try %d: measured %.3f s (claimed %.3f s)", try, board.Entries[0].Value, board.Entries[0].Claimed)
+			return got, dir
+		}
+		if got.Status != d5list.StatusDiscrepancy || !onlyTiming(owned.Reasons) || try == tries {
+			t.Fatalf("try %d: %s, want verified; reasons (as its owner sees them) %s", try, got.Status, reasonsText(owned.Reasons))
+		}
+		t.Logf("try %d: a timing discrepancy, accuracies exact; claiming and re-running again: %s", try, reasonsText(owned.Reasons))
+	}
+}
+
+// forgedCopyIsADiscrepancy uploads a copy of the verified folder dir
+// whose second run claims a better first evaluation than it had: the
+// re-run must catch it as an accuracy finding, and the forgery must not
+// displace the honest entry on the board.
+func forgedCopyIsADiscrepancy(t *testing.T, p *portalUnderTest, dir, benchmark string, honest int64) {
+	t.Helper()
+	forged := filepath.Join(t.TempDir(), "forged")
+	copyDir(t, dir, forged)
+	raiseFirstAccuracy(t, filepath.Join(forged, "results", "result_2.txt"))
+	id := p.submitFolder(t, forged)
+	got := p.waitFinal(t, id)
+	var owned submissionJSON
+	if err := json.Unmarshal([]byte(getAs(t, p.url+"/api/v1/submissions/"+strconv.FormatInt(id, 10), p.token)), &owned); err != nil {
+		t.Fatal(err)
+	}
+	caught := false
+	for _, r := range owned.Reasons {
+		caught = caught || r.Code == verifier.CodeAccuracyMismatch
+	}
+	if got.Status != d5list.StatusDiscrepancy || !caught {
+		t.Fatalf("forged copy ended %s, want a discrepancy with %s; reasons %s", got.Status, verifier.CodeAccuracyMismatch, reasonsText(owned.Reasons))
+	}
+	var board d5list.Leaderboard
+	if code := p.getJSON(t, "/api/v1/leaderboards/"+benchmark, &board); code != 200 {
+		t.Fatalf("leaderboard: %d", code)
+	}
+	if len(board.Entries) != 1 || board.Entries[0].SubmissionID != honest {
+		t.Fatalf("after the forgery the leaderboard is %+v, want only the honest submission %d", board.Entries, honest)
+	}
+	t.Logf("forged copy %d: %s, %s", id, got.Status, reasonsText(owned.Reasons))
 }
 
 // onlyTiming reports whether every reason is a timing finding.

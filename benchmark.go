@@ -80,20 +80,30 @@ func (b *Benchmark) ReRunBy() string {
 // benchmark's jobs: it has every label of Requires with the same value
 // ("*": with any value), and an executor that runs the benchmark.
 func (b *Benchmark) RunnableBy(labels map[string]string) bool {
-	for k, want := range b.Requires {
+	return HasLabels(labels, b.Requires) && b.RunsOn(labels)
+}
+
+// HasLabels reports whether labels has every label of needs with the
+// same value ("*": with any value).
+func HasLabels(labels, needs map[string]string) bool {
+	for k, want := range needs {
 		have, ok := labels[k]
 		if !ok || (want != "*" && have != want) {
 			return false
 		}
 	}
-	return b.RunsOn(labels)
+	return true
 }
 
 // RunnerNeeds says in words what labels a runner needs for this
-// benchmark, sorted: "framework.torch=*, runs=entrypoint".
-func (b *Benchmark) RunnerNeeds() string {
+// benchmark and a job's own needs (Job.Requires), sorted:
+// "framework.torch=*, runs=entrypoint".
+func (b *Benchmark) RunnerNeeds(job map[string]string) string {
 	needs := map[string]string{LabelRuns: b.ReRunBy()}
 	for k, v := range b.Requires {
+		needs[k] = v
+	}
+	for k, v := range job {
 		needs[k] = v
 	}
 	return FormatLabels(needs)
@@ -104,6 +114,20 @@ func (b *Benchmark) RunnerNeeds() string {
 func (b *Benchmark) RunsOn(labels map[string]string) bool {
 	runs, ok := labels[LabelRuns]
 	return !ok || runs == b.ReRunBy()
+}
+
+// FixedWorkers is the number of data-parallel workers the benchmark's
+// fixed part sets (`workers: 2`), and whether it sets one.
+func (b *Benchmark) FixedWorkers() (int, bool) {
+	switch v := b.Division.Fixed["workers"].(type) {
+	case int:
+		return v, v > 0
+	case int64:
+		return int(v), v > 0
+	case float64:
+		return int(v), v > 0 && v == float64(int(v))
+	}
+	return 0, false
 }
 
 // DivisionRules are the recipe rules of the closed division.

@@ -15,17 +15,20 @@ const (
 
 // Job is one verification re-run of a submission.
 type Job struct {
-	ID           int64     `json:"id"`
-	SubmissionID int64     `json:"submission_id"`
-	BenchmarkID  string    `json:"benchmark"`
-	State        JobState  `json:"state"`
-	Attempts     int       `json:"attempts"`
-	MaxAttempts  int       `json:"max_attempts"`
-	RunnerID     string    `json:"runner_id,omitempty"`
-	LeaseExpires time.Time `json:"lease_expires,omitempty"`
-	Error        string    `json:"error,omitempty"`
-	CreatedAt    time.Time `json:"created_at"`
-	UpdatedAt    time.Time `json:"updated_at"`
+	ID           int64    `json:"id"`
+	SubmissionID int64    `json:"submission_id"`
+	BenchmarkID  string   `json:"benchmark"`
+	State        JobState `json:"state"`
+	Attempts     int      `json:"attempts"`
+	MaxAttempts  int      `json:"max_attempts"`
+	RunnerID     string   `json:"runner_id,omitempty"`
+	// Requires are the runner labels the submission itself needs beyond
+	// its benchmark's (Recipe.RunnerNeeds: the registry of its image).
+	Requires     map[string]string `json:"requires,omitempty"`
+	LeaseExpires time.Time         `json:"lease_expires,omitempty"`
+	Error        string            `json:"error,omitempty"`
+	CreatedAt    time.Time         `json:"created_at"`
+	UpdatedAt    time.Time         `json:"updated_at"`
 }
 
 // Lease is what a runner holds while it works on a job. The secret proves

@@ -1,5 +1,7 @@
 package d5list
 
+import "strings"
+
 // Recipe is a Deep500 recipe: fixed and mutable definitions plus the metrics
 // that are acceptable. Values are plain JSON-like data (string, float64,
 // int64, bool, nil, []any, map[string]any) or Symbol.
@@ -10,10 +12,40 @@ type Recipe struct {
 	// Entrypoint is the bundle-relative program the process executor runs
 	// (for example "code/run.sh"); empty for builtin workloads.
 	Entrypoint string `json:"entrypoint,omitempty" yaml:"entrypoint"`
-	// Image is a container image archive in the bundle (as `docker save`
-	// writes one) whose file system the entrypoint runs in, as `/` of the
-	// sandbox; empty runs it on the runner's own /usr.
+	// Image is the container image whose file system the entrypoint runs
+	// in, as `/` of the sandbox: an image archive in the bundle (as
+	// `docker save` writes one), or a registry reference pinned by digest
+	// (HOST/REPO@sha256:HEX, see IsRegistryImage); empty runs it on the
+	// runner's own /usr.
 	Image string `json:"image,omitempty" yaml:"image"`
+}
+
+// LabelRegistryPrefix starts the runner label that says a runner pulls
+// images from a registry: "registry.ghcr.io=yes".
+const LabelRegistryPrefix = "registry."
+
+// IsRegistryImage reports whether a recipe's image is a registry
+// reference (pinned by digest) rather than an archive in the bundle.
+func IsRegistryImage(image string) bool { return strings.Contains(image, "@sha256:") }
+
+// ImageRegistry is the registry host a registry reference names, by the
+// rule docker and podman apply: the first path component when it has a
+// '.' or a ':' or is "localhost", else Docker Hub.
+func ImageRegistry(image string) string {
+	first, rest, found := strings.Cut(image, "/")
+	if found && rest != "" && (strings.ContainsAny(first, ".:") || first == "localhost") {
+		return first
+	}
+	return "docker.io"
+}
+
+// RunnerNeeds are the runner labels the recipe itself needs beyond its
+// benchmark's requires: the registry of a registry image.
+func (r *Recipe) RunnerNeeds() map[string]string {
+	if r == nil || !IsRegistryImage(r.Image) {
+		return nil
+	}
+	return map[string]string{LabelRegistryPrefix + ImageRegistry(r.Image): "yes"}
 }
 
 // RecipePlan is what a builtin workload will measure for a recipe, read

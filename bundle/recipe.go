@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/google/go-containerregistry/pkg/name"
 )
 
 // maxDepth bounds nesting in recipes, so that hostile input cannot exhaust
@@ -270,8 +271,34 @@ func (p *recipeParse) build(secs map[string]section, spell func(string) string, 
 		}
 	}
 	r.Entrypoint = p.bundlePath(secs, spell, "entrypoint", "a bundle-relative program such as code/run.sh")
-	r.Image = p.bundlePath(secs, spell, "image", "a bundle-relative image archive such as code/image.tar")
+	r.Image = p.image(secs, spell)
 	return r
+}
+
+// image reads the image section: a registry reference pinned by digest,
+// checked as registries' own tools parse one, or an archive in the bundle.
+func (p *recipeParse) image(secs map[string]section, spell func(string) string) string {
+	const example = "an image archive in the bundle such as code/image.tar, or a registry image pinned by digest such as ghcr.io/team/trainer@sha256:<64 hex digits>"
+	s, ok := secs["image"]
+	if !ok || s.n == nil {
+		return ""
+	}
+	str, isStr := s.n.scalar.(string)
+	switch {
+	case s.n.kind != nScalar || !isStr:
+		p.errorf(s.line, "%s must be a string (%s)", spell("image"), example)
+	case d5list.IsRegistryImage(str):
+		if _, err := name.NewDigest(str, name.StrictValidation); err != nil {
+			p.errorf(s.line, "%s %q is not a registry image reference: %v (%s)", spell("image"), str, err, example)
+			return ""
+		}
+		return str
+	case strings.Contains(str, ":"):
+		p.errorf(s.line, "%s %q: a registry image must be pinned by digest (NAME@sha256:...; `docker inspect --format '{{index .RepoDigests 0}}' IMAGE` prints it), since a tag can move between the claim and the re-run", spell("image"), str)
+	default:
+		return p.bundlePath(secs, spell, "image", example)
+	}
+	return ""
 }
 
 // bundlePath reads section key, a path inside the bundle: a string, clean

@@ -173,9 +173,9 @@ func TestPublishedEntriesNeedTheirHardwareAndData(t *testing.T) {
 		case b.RunnableBy(gpu):
 			t.Errorf("%s goes to a GPU runner without %s", tc.id, tc.dataset)
 		case !b.RunnableBy(withData):
-			t.Errorf("%s does not go to a GPU runner with %s (needs %s)", tc.id, tc.dataset, b.RunnerNeeds())
-		case !strings.Contains(b.RunnerNeeds(), "dataset."+tc.dataset+"=yes"):
-			t.Errorf("%s says it needs %q", tc.id, b.RunnerNeeds())
+			t.Errorf("%s does not go to a GPU runner with %s (needs %s)", tc.id, tc.dataset, b.RunnerNeeds(nil))
+		case !strings.Contains(b.RunnerNeeds(nil), "dataset."+tc.dataset+"=yes"):
+			t.Errorf("%s says it needs %q", tc.id, b.RunnerNeeds(nil))
 		}
 	}
 }

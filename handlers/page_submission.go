@@ -99,9 +99,9 @@ func (h *Handler) noRunnerFor(ctx context.Context, job *d5list.QueuedJob, bench 
 		return "", err
 	}
 	for _, r := range runners {
-		if r.Online && bench.RunnableBy(r.Labels) {
+		if r.Online && bench.RunnableBy(r.Labels) && d5list.HasLabels(r.Labels, job.Requires) {
 			return "", nil
 		}
 	}
-	return "No runner online can take this job: it needs a runner with " + bench.RunnerNeeds() + ". It waits in the queue until one calls in.", nil
+	return "No runner online can take this job: it needs a runner with " + bench.RunnerNeeds(job.Requires) + ". It waits in the queue until one calls in.", nil
 }

@@ -37,12 +37,10 @@ func main() {
 }
 `
 
-// A recipe's container image is the sandbox's /: the entrypoint sees the
-// image's files and environment, not the runner's /usr, and its runs go
-// as the others do (issue 14). The image is built here, a one-layer image
-// of a file and a folder; the entrypoint is a static binary of the bundle.
-func TestProcessRunsInTheRecipesImage(t *testing.T) {
-	needBwrap(t)
+// probeBundle is the process-bundle fixture with the static probe built
+// into it as code/probe.
+func probeBundle(t *testing.T) string {
+	t.Helper()
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("the go tool is not on PATH: the static probe cannot be built")
@@ -60,6 +58,16 @@ func TestProcessRunsInTheRecipesImage(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the probe: %v\n%s", err, out)
 	}
+	return dir
+}
+
+// A recipe's container image is the sandbox's /: the entrypoint sees the
+// image's files and environment, not the runner's /usr, and its runs go
+// as the others do (issue 14). The image is built here, a one-layer image
+// of a file and a folder; the entrypoint is a static binary of the bundle.
+func TestProcessRunsInTheRecipesImage(t *testing.T) {
+	needBwrap(t)
+	dir := probeBundle(t)
 	archive := imageArchive(t, []string{"PATH=/opt/image/bin"},
 		[]layerEntry{{name: "etc/", typ: tar.TypeDir, mode: 0o755}, {name: "etc/marker", body: "from the image"}})
 	data, err := os.ReadFile(archive)

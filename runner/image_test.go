@@ -57,6 +57,16 @@ func layerTar(t *testing.T, entries []layerEntry) []byte {
 // env in its config, as `docker save` would, and returns its path.
 func imageArchive(t *testing.T, env []string, layers ...[]layerEntry) string {
 	t.Helper()
+	out := filepath.Join(t.TempDir(), "image.tar")
+	if err := tarball.WriteToFile(out, name.MustParseReference("d5list.test/competitor:1"), imageOf(t, env, layers...)); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// imageOf is an image of the layers, with env in its config.
+func imageOf(t *testing.T, env []string, layers ...[]layerEntry) v1.Image {
+	t.Helper()
 	img := empty.Image
 	for _, entries := range layers {
 		data := layerTar(t, entries)
@@ -72,11 +82,7 @@ func imageArchive(t *testing.T, env []string, layers ...[]layerEntry) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(t.TempDir(), "image.tar")
-	if err := tarball.WriteToFile(out, name.MustParseReference("d5list.test/competitor:1"), img); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return img
 }
 
 // An image's layers unpack as the OCI layer format says: later layers

@@ -77,7 +77,14 @@ type ProcessOptions struct {
 	// ImageLimits bound a recipe's container image; zero means
 	// DefaultImageLimits().
 	ImageLimits ImageLimits
-	Log         *slog.Logger
+	// Registries are the hosts the runner pulls a recipe's registry image
+	// from ("ghcr.io", "registry.site:5000"; "*" any); empty pulls from
+	// none. The runner advertises each as a registry.HOST=yes label.
+	Registries []string
+	// ImageCache keeps pulled images, one archive per digest, so a job
+	// pulls an image once per runner; default WorkDir/d5list-images.
+	ImageCache string
+	Log        *slog.Logger
 }
 
 // Process runs the bundle's own entrypoint, sandboxed with bubblewrap.

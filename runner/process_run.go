@@ -52,6 +52,9 @@ func newProcess(opts ProcessOptions) (*Process, error) {
 	if opts.ImageLimits == (ImageLimits{}) {
 		opts.ImageLimits = DefaultImageLimits()
 	}
+	if opts.ImageCache == "" {
+		opts.ImageCache = filepath.Join(opts.WorkDir, "d5list-images")
+	}
 	p := &Process{opts: opts, gpus: newGPUPool(opts.GPUs, opts.GPUsPerJob)}
 	bw := opts.Bwrap
 	if bw == "" {
@@ -272,7 +275,7 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	}
 	switch {
 	case spec.Recipe.Image != "":
-		rootfs, imageEnv, err := p.image(job, spec.Recipe.Image, i == 0, dropUID)
+		rootfs, imageEnv, err := p.image(ctx, job, spec.Recipe.Image, i == 0, dropUID)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -332,15 +335,23 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 // image unpacks the recipe's container image into the job's rootfs before
 // its first run (first), and returns the rootfs and the image's
 // environment. An image runs only in the sandbox.
-func (p *Process) image(job, image string, first, dropUID bool) (string, []string, error) {
+func (p *Process) image(ctx context.Context, job, image string, first, dropUID bool) (string, []string, error) {
 	if p.bwrap == "" {
 		return "", nil, d5list.Errorf(d5list.EUNAVAILABLE, "recipe image: a container image runs only in the sandbox, and bubblewrap is not installed")
 	}
-	rel, err := checkEntrypoint(image)
-	if err != nil {
-		return "", nil, d5list.Errorf(d5list.EINVALID, "recipe: image %q must be a relative path inside the bundle", image)
+	var archive string
+	if d5list.IsRegistryImage(image) {
+		var err error
+		if archive, err = p.pull(ctx, image); err != nil {
+			return "", nil, err
+		}
+	} else {
+		rel, err := checkEntrypoint(image)
+		if err != nil {
+			return "", nil, d5list.Errorf(d5list.EINVALID, "recipe: image %q must be a relative path inside the bundle", image)
+		}
+		archive = filepath.Join(job, "bundle", filepath.FromSlash(rel))
 	}
-	archive := filepath.Join(job, "bundle", filepath.FromSlash(rel))
 	rootfs := filepath.Join(job, "rootfs")
 	if first {
 		if err := os.Mkdir(rootfs, 0o755); err != nil {

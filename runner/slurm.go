@@ -21,6 +21,9 @@ type SlurmOptions struct {
 	// Partition and Account are passed to sbatch when set.
 	Partition string
 	Account   string
+	// TasksPerNode, when set, caps a data-parallel job's workers per node
+	// (sbatch --ntasks-per-node): 1 puts each worker on a node of its own.
+	TasksPerNode int
 	// ExtraArgs are appended to every sbatch command line.
 	ExtraArgs []string
 	// BinDir holds sbatch, squeue, sacct and scancel; default: PATH.

@@ -76,7 +76,8 @@ func (s *Slurm) run(ctx context.Context, spec d5list.JobSpec, job, entry string,
 	}
 	script := filepath.Join(l.run, "batch.sh")
 	output := filepath.Join(l.run, "slurm.out")
-	if err := os.WriteFile(script, []byte(batchScript(runEnv(spec, l, i, seed, nil), l.bundle, argv)), 0o755); err != nil {
+	workers, _ := spec.Benchmark.FixedWorkers()
+	if err := os.WriteFile(script, []byte(s.batchScript(runEnv(spec, l, i, seed, nil), l.bundle, argv, workers)), 0o755); err != nil {
 		return nil, nil, err
 	}
 	id, err := s.submit(ctx, s.sbatchArgs(spec, i, left, output, l.bundle, script))
@@ -122,7 +123,17 @@ func (s *Slurm) sbatchArgs(spec d5list.JobSpec, i int, left time.Duration, outpu
 		"--time=" + strconv.Itoa(mins),
 		"--chdir=" + dir,
 		"--export=NONE",
-		"--nodes=1",
+	}
+	// A data-parallel benchmark's workers are Slurm tasks, as many as its
+	// fixed part sets, placed on as many nodes as the site's options and
+	// Slurm decide; any other run is one task on one node.
+	if workers, _ := spec.Benchmark.FixedWorkers(); workers > 1 {
+		a = append(a, "--ntasks="+strconv.Itoa(workers))
+		if s.opts.TasksPerNode > 0 {
+			a = append(a, "--ntasks-per-node="+strconv.Itoa(s.opts.TasksPerNode))
+		}
+	} else {
+		a = append(a, "--nodes=1")
 	}
 	if n, err := strconv.Atoi(spec.Benchmark.Requires["accelerator_count"]); err == nil && n > 0 {
 		a = append(a, "--gres=gpu:"+strconv.Itoa(n))
@@ -138,15 +149,31 @@ func (s *Slurm) sbatchArgs(spec d5list.JobSpec, i int, left time.Duration, outpu
 }
 
 // batchScript sets exactly the D5_* environment (sbatch --export=NONE
-// passes none of the runner's) and execs the entrypoint.
-func batchScript(env []string, dir string, argv []string) string {
+// passes none of the runner's) and execs the entrypoint. For a
+// data-parallel benchmark (workers > 1) it starts one entrypoint per
+// worker with srun, each with the rendezvous variables torch.distributed's
+// env:// and torchrun's workers read: MASTER_ADDR (the job's first node),
+// MASTER_PORT (from the job id, so that two jobs on a node do not meet),
+// WORLD_SIZE, RANK and LOCAL_RANK. The entrypoint then is one worker, not
+// their launcher.
+func (s *Slurm) batchScript(env []string, dir string, argv []string, workers int) string {
 	var b strings.Builder
 	b.WriteString("#!/bin/sh\n# Written by the d5list Slurm executor.\n")
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		fmt.Fprintf(&b, "export %s=%s\n", k, shellQuote(v))
 	}
-	fmt.Fprintf(&b, "cd %s || exit 1\nexec", shellQuote(dir))
+	fmt.Fprintf(&b, "cd %s || exit 1\n", shellQuote(dir))
+	if workers > 1 {
+		fmt.Fprintf(&b, "export WORLD_SIZE=%d\n", workers)
+		fmt.Fprintf(&b, "MASTER_ADDR=$(%s show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1) || exit 1\n", shellQuote(s.bin("scontrol")))
+		b.WriteString("export MASTER_ADDR\nexport MASTER_PORT=$((20000 + SLURM_JOB_ID % 20000))\n")
+		// sbatch's --export=NONE would pass on to the steps: srun is told
+		// to give the tasks the environment set above.
+		fmt.Fprintf(&b, "exec %s --export=ALL --kill-on-bad-exit=1 --ntasks=%d sh -c 'export RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID; exec \"$@\"' d5-worker", shellQuote(s.bin("srun")), workers)
+	} else {
+		b.WriteString("exec")
+	}
 	for _, a := range argv {
 		b.WriteString(" " + shellQuote(a))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -18,7 +19,17 @@ import (
 // given up after MaxAttempts leases, so nothing stays stuck.
 
 const jobColumns = `id, submission_id, benchmark_id, state, attempts, max_attempts, runner_id,
-	lease_expires, error, created_at, updated_at, secret_hash FROM jobs`
+	lease_expires, error, created_at, updated_at, secret_hash, requires FROM jobs`
+
+// jobRequires is the requires column of a submission's first job.
+func jobRequires(r *d5list.Recipe) (string, error) {
+	needs := r.RunnerNeeds()
+	if len(needs) == 0 {
+		return "", nil
+	}
+	b, err := json.Marshal(needs)
+	return string(b), err
+}
 
 // jobRow is a job with the hash of its lease secret, which never leaves
 // this package.
@@ -31,10 +42,16 @@ type jobRow struct {
 func scanJob(row scanner) (*jobRow, error) {
 	var j jobRow
 	var created, updated int64
+	var requires string
 	err := row.Scan(&j.ID, &j.SubmissionID, &j.BenchmarkID, &j.State, &j.Attempts, &j.MaxAttempts, &j.RunnerID,
-		&j.expires, &j.Error, &created, &updated, &j.secretHash)
+		&j.expires, &j.Error, &created, &updated, &j.secretHash, &requires)
 	if err != nil {
 		return nil, err
+	}
+	if requires != "" {
+		if err := json.Unmarshal([]byte(requires), &j.Requires); err != nil {
+			return nil, fmt.Errorf("job %d: requires: %w", j.ID, err)
+		}
 	}
 	j.LeaseExpires = fromUnixNano(j.expires)
 	j.CreatedAt, j.UpdatedAt = fromUnixNano(created), fromUnixNano(updated)
@@ -165,7 +182,7 @@ func (db *DB) LeaseJob(ctx context.Context, runnerID string, labels map[string]s
 				}
 				benches[j.BenchmarkID] = bench
 			}
-			if !bench.RunnableBy(labels) {
+			if !bench.RunnableBy(labels) || !d5list.HasLabels(labels, j.Requires) {
 				continue
 			}
 			if expired {

@@ -143,8 +143,9 @@ func (db *DB) requeueTx(ctx context.Context, tx *sql.Tx, subID int64, benchID, p
 		maxAttempts = DefaultMaxAttempts
 	}
 	var id int64
-	err := tx.QueryRowContext(ctx, `INSERT INTO jobs (submission_id, benchmark_id, state, max_attempts, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?) RETURNING id`, subID, benchID, string(d5list.JobQueued), maxAttempts, now, now).Scan(&id)
+	err := tx.QueryRowContext(ctx, `INSERT INTO jobs (submission_id, benchmark_id, state, max_attempts, created_at, updated_at, requires)
+		VALUES (?, ?, ?, ?, ?, ?, COALESCE((SELECT requires FROM jobs WHERE submission_id = ? ORDER BY id DESC LIMIT 1), ''))
+		RETURNING id`, subID, benchID, string(d5list.JobQueued), maxAttempts, now, now, subID).Scan(&id)
 	return id, err
 }
 

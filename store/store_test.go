@@ -656,6 +656,47 @@ func TestLeaseMatchesTheExecutor(t *testing.T) {
 	}
 }
 
+// A submission whose recipe names a registry image needs a runner that
+// pulls from that registry, besides what its benchmark requires (issue
+// 14); its re-run, asked by an organiser, needs the same.
+func TestLeaseMatchesTheImagesRegistry(t *testing.T) {
+	ctx := context.Background()
+	db, _ := newTestDB(t)
+	entrypoint := testBenchmark("l2-torch", nil)
+	entrypoint.Workload = ""
+	if err := db.UpsertBenchmarks(ctx, []d5list.Benchmark{entrypoint}); err != nil {
+		t.Fatal(err)
+	}
+	sub := testSubmission("l2-torch", 1)
+	sub.Recipe = &d5list.Recipe{Entrypoint: "code/run.sh", Image: "images.site:5000/team/trainer@sha256:" + strings.Repeat("ab", 32)}
+	sub = mustCreate(t, db, sub)
+	plain := map[string]string{d5list.LabelRuns: d5list.RunsEntrypoint}
+	pulls := map[string]string{d5list.LabelRuns: d5list.RunsEntrypoint, "registry.images.site:5000": "yes"}
+	for round := range 2 {
+		if l, err := db.LeaseJob(ctx, "plain", plain, time.Minute); err != nil || l != nil {
+			t.Fatalf("round %d: a runner without the registry leased %+v (%v)", round, l, err)
+		}
+		jobs, err := db.Jobs(ctx, sub.ID)
+		if err != nil || len(jobs) != round+1 || jobs[round].Requires["registry.images.site:5000"] != "yes" {
+			t.Fatalf("round %d: jobs %+v (%v), want the last to require the registry", round, jobs, err)
+		}
+		l := mustLease(t, db, "pulls", pulls, time.Minute)
+		if l.Spec.SubmissionID != sub.ID || l.Spec.Recipe.Image != sub.Recipe.Image {
+			t.Fatalf("round %d: leased %+v", round, l.Spec)
+		}
+		if err := db.CompleteJob(ctx, l.Job.ID, l.Secret, sub.Claimed, d5list.StatusDiscrepancy, nil); err != nil {
+			t.Fatal(err)
+		}
+		if round == 0 {
+			org := &d5list.User{Name: "olga", Role: d5list.RoleOrganiser}
+			if _, err := db.ApplyReview(ctx, d5list.ReviewChange{SubmissionID: sub.ID, Actor: org, Action: d5list.ActionRerun,
+				FromStatus: d5list.StatusDiscrepancy, ToStatus: d5list.StatusQueued, Rerun: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
 func TestCancelJob(t *testing.T) {
 	ctx := context.Background()
 	db, _ := newTestDB(t)

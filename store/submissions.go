@@ -64,8 +64,12 @@ func (db *DB) CreateSubmission(ctx context.Context, s *d5list.Submission) error 
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO jobs (submission_id, benchmark_id, state, max_attempts, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?)`, id, s.BenchmarkID, string(d5list.JobQueued), maxAttempts, now.UnixNano(), now.UnixNano())
+		requires, err := jobRequires(s.Recipe)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO jobs (submission_id, benchmark_id, state, max_attempts, created_at, updated_at, requires)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`, id, s.BenchmarkID, string(d5list.JobQueued), maxAttempts, now.UnixNano(), now.UnixNano(), requires)
 		if err != nil {
 			return err
 		}

@@ -268,7 +268,7 @@ func (c *checker) recipe() {
 	if f == "" {
 		f = "recipe"
 	}
-	if r.Image != "" && !c.hasFile(r.Image) {
+	if r.Image != "" && !d5list.IsRegistryImage(r.Image) && !c.hasFile(r.Image) {
 		c.addf(CodeRecipeImageMissing, f, 0, nil, "image %q is not a file of the bundle: put the image archive (docker save) there, or leave image out", r.Image)
 	}
 	for _, k := range sortedKeys(r.Fixed) {

@@ -164,26 +164,13 @@ func Compare(bench *d5list.Benchmark, claimed, measured *d5list.Result, sameHard
 // is its own claim. Fewer goes to an organiser: a run on accelerators may
 // compute little on its CPUs.
 func (c *comparison) workersSeen(m *d5list.RunMetrics) {
-	workers, ok := fixedWorkers(c.bench)
+	workers, ok := c.bench.FixedWorkers()
 	if !ok || m.Clock == nil || !m.Clock.CompetitorLog || m.Clock.Processes == nil || *m.Clock.Processes >= workers {
 		return
 	}
 	run := m.Index
 	c.review(d5list.Reason{Code: CodeWorkersNotSeen, Run: &run, Message: fmt.Sprintf(
 		"run %d: the runner saw %d processes computing for a quarter of the run or more; the benchmark fixes %d workers", m.Index, *m.Clock.Processes, workers)})
-}
-
-// fixedWorkers is the worker count a benchmark's fixed part sets.
-func fixedWorkers(b *d5list.Benchmark) (int, bool) {
-	switch v := b.Division.Fixed["workers"].(type) {
-	case int:
-		return v, v > 0
-	case int64:
-		return int(v), v > 0
-	case float64:
-		return int(v), v > 0
-	}
-	return 0, false
 }
 
 // environmentNote follows findings about the runs' values with what the

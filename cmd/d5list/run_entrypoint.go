@@ -37,6 +37,11 @@ func runEntrypoint(ctx context.Context, dir string, b *d5list.Benchmark, recipe 
 			return err
 		},
 		AllowUnsandboxed: unsandboxed,
+		// The competitor's own machine pulls their registry image from
+		// wherever it is, as their docker would, and keeps it in their
+		// cache folder.
+		Registries: []string{"*"},
+		ImageCache: imageCache(),
 		OnLine: func(run int, stream, line string) {
 			if stream == d5list.StreamMLLOG {
 				return
@@ -91,4 +96,14 @@ func packForRun(dir string) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// imageCache is where `d5list run` keeps pulled registry images: the
+// user's cache folder, or the temp dir without one.
+func imageCache() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
+	}
+	return filepath.Join(dir, "d5list", "images")
 }

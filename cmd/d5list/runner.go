@@ -33,6 +33,16 @@ type runnerConfig struct {
 	// share of them (shareGPUs).
 	GPUs       []string
 	GPUsPerJob int
+	// Registries and Images: the process executor's registries to pull
+	// recipe images from, and where it keeps them.
+	Registries []string
+	Images     string
+	// Slurm is where the slurm executor submits: partition, account and
+	// a data-parallel job's workers per node.
+	Slurm struct {
+		Partition, Account string
+		TasksPerNode       int
+	}
 }
 
 // shareGPUs splits the runner's GPUs among its concurrent jobs: the
@@ -70,6 +80,19 @@ func runnerCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&cfg.Datasets, "datasets", "", "folder of datasets; each sub-folder NAME is advertised as label dataset.NAME=yes")
 	fs.BoolVar(&cfg.AllowUnsandboxed, "allow-unsandboxed", false, "process executor: run competitor code without bubblewrap when it is not installed")
 	fs.StringVar(&cfg.ID, "id", sanitizeID(host), "agent id prefix; agents are ID-0, ID-1, ...")
+	fs.Func("registry", "process executor: a registry HOST[:PORT] to pull recipes' images from (repeat or comma-separate; each is advertised as registry.HOST=yes)", func(v string) error {
+		for _, h := range strings.Split(v, ",") {
+			if h = strings.TrimSpace(h); h == "" || strings.ContainsAny(h, "/ ") || h == "*" {
+				return fmt.Errorf("%q is not a registry host (HOST or HOST:PORT, as in ghcr.io)", h)
+			}
+			cfg.Registries = append(cfg.Registries, h)
+		}
+		return nil
+	})
+	fs.StringVar(&cfg.Images, "images", "", "process executor: folder of pulled images, one archive per digest (default: WORK/d5list-images)")
+	fs.StringVar(&cfg.Slurm.Partition, "slurm-partition", "", "slurm executor: sbatch --partition")
+	fs.StringVar(&cfg.Slurm.Account, "slurm-account", "", "slurm executor: sbatch --account")
+	fs.IntVar(&cfg.Slurm.TasksPerNode, "slurm-tasks-per-node", 0, "slurm executor: a data-parallel job's workers per node (sbatch --ntasks-per-node; 1 spreads them over nodes); 0 lets Slurm place them")
 	fs.DurationVar(&cfg.Heartbeat, "heartbeat", 2*time.Second, "lease renewal interval; a cancelled job stops within about this long")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -87,6 +110,8 @@ func runRunner(ctx context.Context, cfg runnerConfig, log *slog.Logger) error {
 		return fmt.Errorf("runner: --token: not a runner token (they start with d5r_)")
 	case cfg.Concurrency < 1:
 		return fmt.Errorf("runner: --concurrency must be at least 1, got %d", cfg.Concurrency)
+	case cfg.Slurm.TasksPerNode < 0:
+		return fmt.Errorf("runner: --slurm-tasks-per-node must be 0 or more, got %d", cfg.Slurm.TasksPerNode)
 	case cfg.Heartbeat <= 0:
 		return fmt.Errorf("runner: --heartbeat must be positive, got %s", cfg.Heartbeat)
 	case cfg.ID == "" || sanitizeID(cfg.ID) != cfg.ID:
@@ -102,6 +127,9 @@ func runRunner(ctx context.Context, cfg runnerConfig, log *slog.Logger) error {
 		}
 	}
 	if cfg.Executor == "process" {
+		for k, v := range runner.RegistryLabels(cfg.Registries) {
+			detected[k] = v
+		}
 		cfg.GPUs, cfg.GPUsPerJob = shareGPUs(info.GPUCount, os.Getenv("CUDA_VISIBLE_DEVICES"), cfg.Concurrency)
 		if len(cfg.GPUs) > 0 {
 			// A job sees its own share; that is the hardware it runs on.
@@ -143,12 +171,14 @@ func newExecutor(cfg runnerConfig, book *leaseBook, log *slog.Logger) (runner.Ex
 		return runner.NewProcess(runner.ProcessOptions{
 			Fetch: book.fetch, WorkDir: cfg.WorkDir, DataDir: cfg.Datasets,
 			AllowUnsandboxed: cfg.AllowUnsandboxed, GPUs: cfg.GPUs, GPUsPerJob: cfg.GPUsPerJob, Log: log,
+			Registries: cfg.Registries, ImageCache: cfg.Images,
 		})
 	case "slurm":
 		if cfg.WorkDir == "" {
 			return nil, fmt.Errorf("runner: --executor slurm needs --work, a folder the compute nodes see at the same path")
 		}
-		return runner.NewSlurm(runner.SlurmOptions{Fetch: book.fetch, SharedDir: cfg.WorkDir, DataDir: cfg.Datasets, Log: log})
+		return runner.NewSlurm(runner.SlurmOptions{Fetch: book.fetch, SharedDir: cfg.WorkDir, DataDir: cfg.Datasets, Log: log,
+			Partition: cfg.Slurm.Partition, Account: cfg.Slurm.Account, TasksPerNode: cfg.Slurm.TasksPerNode})
 	}
 	return nil, fmt.Errorf("runner: --executor %q: use builtin, process or slurm", cfg.Executor)
 }

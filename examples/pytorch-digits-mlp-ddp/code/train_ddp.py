@@ -7,10 +7,13 @@ gradient of its slice, and an all_reduce sums the gradients (flattened into
 one tensor) before every step, so that all workers take the same step. For a seed and a worker
 count the accuracies are always the same. Rank 0 writes the MLLOG.
 
-The workers are started with torch.multiprocessing.spawn and meet over
-TCP on 127.0.0.1 (Debian's torchrun of torch 1.13 fails in its launcher on
-Python 3.11); under Slurm, one task per worker would take its rank from
-SLURM_PROCID instead.
+Where a launcher has started the workers (the d5list Slurm executor runs
+one task per worker with srun, as torchrun would), each process is one
+worker and meets the others through the variables it set (env://:
+MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK). Otherwise (the process
+executor, one sandbox on one machine) the workers are started here with
+torch.multiprocessing.spawn and meet over TCP on 127.0.0.1 (Debian's
+torchrun of torch 1.13 fails in its launcher on Python 3.11).
 """
 import argparse
 import os
@@ -46,8 +49,8 @@ def split():
             torch.from_numpy(x[test]), torch.from_numpy(y[test]))
 
 
-def worker(rank, world, port, seed, args, log_path, benchmark):
-    dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % port, rank=rank, world_size=world)
+def worker(rank, world, init, seed, args, log_path, benchmark):
+    dist.init_process_group("gloo", init_method=init, rank=rank, world_size=world)
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
     torch.manual_seed(seed)
@@ -122,7 +125,14 @@ def main():
     seed = int(os.environ.get("D5_SEED", "1"))
     log_path = os.path.abspath(os.environ.get("D5_RESULT_LOG", "result.txt"))
     benchmark = os.environ.get("D5_BENCHMARK", "l3-digits-mlp-torch-ddp-cpu")
-    mp.spawn(worker, args=(args.workers, free_port(), seed, args, log_path, benchmark), nprocs=args.workers, join=True)
+    if "WORLD_SIZE" in os.environ and "RANK" in os.environ:
+        world = int(os.environ["WORLD_SIZE"])
+        if world != args.workers:
+            sys.exit("train_ddp.py: the launcher started %d workers; the benchmark fixes %d" % (world, args.workers))
+        worker(int(os.environ["RANK"]), world, "env://", seed, args, log_path, benchmark)
+        return
+    init = "tcp://127.0.0.1:%d" % free_port()
+    mp.spawn(worker, args=(args.workers, init, seed, args, log_path, benchmark), nprocs=args.workers, join=True)
 
 
 if __name__ == "__main__":

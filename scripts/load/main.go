@@ -29,6 +29,14 @@
 //
 //	go run ./scripts/load -mode overhead -bin ./d5list -bundle honest.tar.gz
 //
+// With -executor process and a bundle of a PyTorch example, the runner is a
+// process-executor runner and the baseline the entrypoint run directly.
+//
+// scaling: the torch.distributed example's time to train at 1 and 2
+// workers, the same global batch; see scaling.go.
+//
+//	go run ./scripts/load -mode scaling -example examples/pytorch-digits-mlp-ddp
+//
 // Everything is bounded in count and time and stays on 127.0.0.1.
 package main
 
@@ -54,7 +62,7 @@ import (
 )
 
 func main() {
-	mode := flag.String("mode", "upload", "upload, load, board, churn, dispatch or overhead")
+	mode := flag.String("mode", "upload", "upload, load, board, churn, dispatch, overhead or scaling")
 	verdicts := flag.Float64("verdicts", 10, "churn mode: made-up verdicts per second written by the server")
 	bin := flag.String("bin", "./d5list", "the d5list binary")
 	bundlePath := flag.String("bundle", "", "an honest small bundle (.tar.gz), e.g. from d5list init/run/pack")
@@ -73,13 +81,18 @@ func main() {
 	jobs := flag.Int("jobs", 200, "dispatch mode: jobs queued per phase")
 	interval := flag.Duration("interval", 50*time.Millisecond, "dispatch mode: pause after queueing each job")
 	idle := flag.Duration("idle", 10*time.Second, "dispatch mode: how long the server's CPU is measured with every runner waiting and nothing queued")
-	reps := flag.Int("reps", 5, "overhead mode: pairs of runs through the runner and direct")
+	reps := flag.Int("reps", 5, "overhead mode: pairs of runs through the runner and direct; scaling mode: seeds per worker count")
+	executor := flag.String("executor", "builtin", "overhead mode: the runner's executor, builtin or process (a bundle of the competitor's own code)")
+	example := flag.String("example", "examples/pytorch-digits-mlp-ddp", "scaling mode: the torch.distributed example folder")
 	dir := flag.String("dir", "", "static mode (started by board mode): folder to serve")
 	addr := flag.String("addr", "", "static mode: listen address")
 	flag.Parse()
 	switch *mode {
 	case "static":
 		staticServe(*dir, *addr)
+		return
+	case "scaling":
+		scalingBench(*example, *reps)
 		return
 	case "churn":
 		churnBench(*bin, *data, *benchmark, *query, *verdicts, *concurrency, *duration)
@@ -113,7 +126,7 @@ func main() {
 	case "dispatch":
 		dispatchBench(*bin, work, small, *runners, *jobs, *interval, *idle)
 	case "overhead":
-		overheadBench(*bin, work, small, *reps)
+		overheadBench(*bin, work, small, *reps, *executor)
 	default:
 		log.Fatalf("-mode %q: want upload, load, board, dispatch or overhead", *mode)
 	}

@@ -42,7 +42,9 @@ func (p *Process) pull(ctx context.Context, image string) (string, error) {
 	if err != nil {
 		return "", imageErr("%q is not a registry image reference: %v", image, err)
 	}
-	host := ref.Context().RegistryStr()
+	// The host as the job's registry label names it (go-containerregistry
+	// would say index.docker.io for docker.io): one rule on both sides.
+	host := d5list.ImageRegistry(image)
 	if !slices.Contains(p.opts.Registries, host) && !slices.Contains(p.opts.Registries, "*") {
 		return "", d5list.Errorf(d5list.EUNAVAILABLE, "recipe image: this runner does not pull from %s (its operator allows it with `d5list runner --registry %s`)", host, host)
 	}

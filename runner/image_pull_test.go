@@ -32,10 +32,7 @@ func TestProcessPullsTheRecipesRegistryImage(t *testing.T) {
 	if err := bundle.Pack(dir, &packed); err != nil {
 		t.Fatal(err)
 	}
-	fetch := func(ctx context.Context, spec d5list.JobSpec, w io.Writer) error {
-		_, err := w.Write(packed.Bytes())
-		return err
-	}
+	fetch := fetchOf(packed.Bytes())
 	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	defer srv.Close()
 	host := strings.TrimPrefix(srv.URL, "http://")

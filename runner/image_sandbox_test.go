@@ -4,7 +4,6 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -82,10 +81,7 @@ func TestProcessRunsInTheRecipesImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, err := NewProcess(ProcessOptions{
-		Fetch: func(ctx context.Context, spec d5list.JobSpec, w io.Writer) error {
-			_, err := w.Write(packed.Bytes())
-			return err
-		},
+		Fetch:   fetchOf(packed.Bytes()),
 		WorkDir: workDir(t),
 	})
 	if err != nil {

@@ -47,7 +47,11 @@ func fixtureBundle(t *testing.T, script string) FetchFunc {
 	if err := bundle.Pack(dir, &buf); err != nil {
 		t.Fatal(err)
 	}
-	data := buf.Bytes()
+	return fetchOf(buf.Bytes())
+}
+
+// fetchOf provides the packed bundle data to every job.
+func fetchOf(data []byte) FetchFunc {
 	return func(ctx context.Context, spec d5list.JobSpec, w io.Writer) error {
 		_, err := w.Write(data)
 		return err

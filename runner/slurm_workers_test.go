@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/bundle"
 	"github.com/deep500/d5list/mllog"
 )
@@ -99,10 +97,7 @@ func TestSlurmTrainsTheTorchDistributedExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, err := NewSlurm(SlurmOptions{
-		Fetch: func(ctx context.Context, spec d5list.JobSpec, w io.Writer) error {
-			_, err := w.Write(packed.Bytes())
-			return err
-		},
+		Fetch:     fetchOf(packed.Bytes()),
 		SharedDir: workDir(t),
 		Poll:      200 * time.Millisecond,
 	})

@@ -207,7 +207,10 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 					return
 				case <-t.C:
 				}
-				if err := svc.SyntheticVerdict(work, bench, seq); err != nil && work.Err() == nil {
+				// Not cancelled mid-way: a shutdown between the queued
+				// submission and its verdict would leave it queued for
+				// good, with no runner in a synthetic folder to take it.
+				if err := svc.SyntheticVerdict(context.WithoutCancel(work), bench, seq); err != nil {
 					log.Error("synthetic verdict", "err", err)
 				}
 			}

@@ -113,7 +113,7 @@ func candidateOf(bench *d5list.Benchmark, s *d5list.Submission) (candidate, bool
 	if !listed(s, true) || s.Claimed == nil || len(s.Claimed.Runs) == 0 {
 		return candidate{}, false
 	}
-	runs, basis := rankedRuns(bench, s)
+	runs, basis := RankedRuns(bench, s)
 	score := d5list.OlympicScore(runs, metric, dir)
 	if !score.Valid || math.IsNaN(score.Value) || math.IsInf(score.Value, 0) {
 		return candidate{}, false
@@ -234,12 +234,12 @@ func Measures(level int, runs []d5list.RunMetrics) map[string]float64 {
 	return out
 }
 
-// rankedRuns are the runs a submission is ranked by: what the portal
+// RankedRuns are the runs a submission is ranked by: what the portal
 // measured, where its re-run ran on the hardware the submission declares,
 // since a claim is a hypothesis and a forged clock must buy nothing. Where
 // it could not (no runner of that hardware, or no re-run yet) the claim is
 // all there is, and the entry says so.
-func rankedRuns(bench *d5list.Benchmark, s *d5list.Submission) ([]d5list.RunMetrics, string) {
+func RankedRuns(bench *d5list.Benchmark, s *d5list.Submission) ([]d5list.RunMetrics, string) {
 	if m := s.Measured; m != nil && len(m.Runs) > 0 && bench.RemeasuredOn(s, m.Runner) {
 		return m.Runs, d5list.BasisMeasured
 	}

@@ -2,6 +2,7 @@ package templates
 
 import (
 	"html"
+	"strings"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
@@ -87,7 +88,7 @@ func NewCompareView(entries []CompareEntry) CompareView {
 			}
 			seen[col.Metric] = true
 			v.Measures = append(v.Measures, row("measures", columnHeader(col), func(e CompareEntry) string {
-				runs := rankedRunsOf(e.Sub)
+				runs := rankedRunsOf(e)
 				m := leaderboard.Measures(e.Bench.Level, runs)
 				val, ok := m[col.Metric]
 				if !ok {
@@ -100,16 +101,18 @@ func NewCompareView(entries []CompareEntry) CompareView {
 	return v
 }
 
-// rankedRunsOf are the runs a comparison reads: the portal's re-run where
-// there is one, else the claim.
-func rankedRunsOf(s *d5list.Submission) []d5list.RunMetrics {
-	if s.Measured != nil && len(s.Measured.Runs) > 0 {
-		return s.Measured.Runs
+// rankedRunsOf are the runs a comparison reads: the ones its board ranks
+// (the portal's re-run where it ran on the declared hardware, else the
+// claim), so that a comparison never shows a figure the board does not.
+func rankedRunsOf(e CompareEntry) []d5list.RunMetrics {
+	if e.Sub.Claimed == nil && e.Sub.Measured == nil {
+		return nil
 	}
-	if s.Claimed != nil {
-		return s.Claimed.Runs
+	if e.Sub.Claimed == nil {
+		return e.Sub.Measured.Runs
 	}
-	return nil
+	runs, _ := leaderboard.RankedRuns(e.Bench, e.Sub)
+	return runs
 }
 
 // compareRecipes lines up the recipes' keys, fixed and mutable, and their
@@ -158,13 +161,19 @@ func orDash(s string) string {
 	return s
 }
 
-// CompareChart overlays each entry's median run, the portal's re-run
-// where there is one, as accuracy against time.
+// CompareChart overlays each entry's median run, of the runs its board
+// ranks, as accuracy against time. Only entries whose benchmark measures
+// the first entry's quality metric share its axis; the others are named
+// in the subtitle rather than drawn on a scale that is not theirs.
 func CompareChart(v CompareView) *charts.Line {
 	q := v.Entries[0].Bench.Quality
+	subtitle := "each entry's median run, as its board ranks it"
+	if left := v.uncharted(); len(left) > 0 {
+		subtitle += "; not drawn (another quality metric): " + strings.Join(left, ", ")
+	}
 	line := charts.NewLine()
 	line.SetGlobalOptions(
-		charts.WithTitleOpts(opts.Title{Title: MetricLabel(q.Metric) + " versus time", Subtitle: "each entry's median run; re-run by the portal where it was"}),
+		charts.WithTitleOpts(opts.Title{Title: MetricLabel(q.Metric) + " versus time", Subtitle: subtitle}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item",
 			Formatter: types.FuncStr("{a}<br/>time (s), " + html.EscapeString(MetricLabel(q.Metric)) + ": {c}")}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Bottom: "0"}),
@@ -174,11 +183,7 @@ func CompareChart(v CompareView) *charts.Line {
 		charts.WithAnimation(false),
 	)
 	for i, e := range v.Entries {
-		res := e.Sub.Measured
-		if res == nil || len(res.Runs) == 0 {
-			res = e.Sub.Claimed
-		}
-		run := MedianRun(res)
+		run := v.curveOf(e)
 		if run == nil {
 			continue
 		}
@@ -194,13 +199,35 @@ func CompareChart(v CompareView) *charts.Line {
 	return line
 }
 
-// HasCurves reports whether some entry logged evaluations to draw.
+// curveOf is the median run the chart draws for e, or nil where e has no
+// evaluations or measures another quality metric than the first entry.
+func (v CompareView) curveOf(e CompareEntry) *d5list.RunMetrics {
+	if e.Bench.Quality.Metric != v.Entries[0].Bench.Quality.Metric {
+		return nil
+	}
+	run := MedianRun(&d5list.Result{Runs: rankedRunsOf(e)})
+	if run == nil || len(run.Evals) == 0 {
+		return nil
+	}
+	return run
+}
+
+// uncharted names the entries left off the chart for their metric.
+func (v CompareView) uncharted() []string {
+	var names []string
+	for _, e := range v.Entries {
+		if e.Bench.Quality.Metric != v.Entries[0].Bench.Quality.Metric {
+			names = append(names, "#"+i64toa(e.Sub.ID))
+		}
+	}
+	return names
+}
+
+// HasCurves reports whether the chart has a curve to draw.
 func (v CompareView) HasCurves() bool {
 	for _, e := range v.Entries {
-		for _, res := range []*d5list.Result{e.Sub.Measured, e.Sub.Claimed} {
-			if r := MedianRun(res); r != nil && len(r.Evals) > 0 {
-				return true
-			}
+		if v.curveOf(e) != nil {
+			return true
 		}
 	}
 	return false

@@ -38,7 +38,10 @@ func ValidUserName(name string) error {
 }
 
 // SignUp creates a competitor with a password. approved false leaves the
-// account unable to log in until an organiser approves it.
+// account unable to log in until an organiser approves it. The
+// organisation it names is a request to join: the account may submit for
+// it only while no account is confirmed for it, or once an organiser
+// confirms this one (submitForOrganisationTx).
 func (db *DB) SignUp(ctx context.Context, name, organisation, password string, approved bool) (*d5list.User, error) {
 	name = strings.TrimSpace(name)
 	if err := ValidUserName(name); err != nil {
@@ -272,13 +275,12 @@ func (db *DB) SetOrganisation(ctx context.Context, userID int64, organisation st
 	err := db.writeTx(ctx, func(tx *sql.Tx) error {
 		// Members share one spelling, the first confirmed one, so that the
 		// board does not list "NVIDIA" and "Nvidia" as two organisations.
-		var existing string
-		err := tx.QueryRowContext(ctx, `SELECT organisation FROM users WHERE organisation_confirmed = 1
-			AND organisation = ? COLLATE NOCASE AND id != ? ORDER BY id LIMIT 1`, organisation, userID).Scan(&existing)
-		if err == nil {
-			organisation = existing
-		} else if !errors.Is(err, sql.ErrNoRows) {
+		existing, err := confirmedOrganisationTx(ctx, tx, userID, organisation)
+		if err != nil {
 			return err
+		}
+		if existing != "" {
+			organisation = existing
 		}
 		res, err := tx.ExecContext(ctx, `UPDATE users SET organisation = ?, organisation_confirmed = 1 WHERE id = ?`, organisation, userID)
 		if err != nil {
@@ -290,6 +292,31 @@ func (db *DB) SetOrganisation(ctx context.Context, userID int64, organisation st
 		return nil
 	})
 	return wrap(err, "setting the organisation of user %d", userID)
+}
+
+// confirmedOrganisationTx returns the first-confirmed spelling of the
+// organisation called name (d5list.SameOrganisation) among the accounts
+// other than userID that an organiser confirmed, or "". The names are
+// compared in Go: SQLite's NOCASE folds ASCII only, so "ÉCOLE" and "école"
+// would be two organisations to it and one to every other check. Confirmed
+// accounts are few, and this runs once per upload or confirmation.
+func confirmedOrganisationTx(ctx context.Context, tx *sql.Tx, userID int64, name string) (string, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT organisation FROM users WHERE organisation_confirmed = 1
+		AND organisation != '' AND id != ? ORDER BY id`, userID)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var org string
+		if err := rows.Scan(&org); err != nil {
+			return "", err
+		}
+		if d5list.SameOrganisation(org, name) {
+			return org, nil
+		}
+	}
+	return "", rows.Err()
 }
 
 // Approve lets a waiting sign-up log in.

@@ -42,6 +42,10 @@ func (db *DB) CreateSubmission(ctx context.Context, s *d5list.Submission) error 
 	if maxAttempts <= 0 {
 		maxAttempts = DefaultMaxAttempts
 	}
+	// The submitter is stored as the portal compares it, so that the
+	// organisation's page and the board's confirmed mark find the entry
+	// whatever spacing submission.json used.
+	s.Submitter = d5list.CleanOrganisation(s.Submitter)
 	var id int64
 	err = db.writeTx(ctx, func(tx *sql.Tx) error {
 		if _, err := benchmarkTx(ctx, tx, s.BenchmarkID); err != nil {
@@ -50,9 +54,11 @@ func (db *DB) CreateSubmission(ctx context.Context, s *d5list.Submission) error 
 		var owner any
 		if s.OwnerID != 0 {
 			owner = s.OwnerID
-			if err := submitForOrganisationTx(ctx, tx, s.OwnerID, s.Submitter); err != nil {
+			name, err := submitForOrganisationTx(ctx, tx, s.OwnerID, s.Submitter)
+			if err != nil {
 				return err
 			}
+			s.Submitter = name
 		}
 		err := tx.QueryRowContext(ctx, `INSERT INTO submissions (benchmark_id, owner_id, division, availability,
 				submitter, system_name, framework, accelerator, accelerators, host_cpu, status, bundle_sha256,
@@ -87,43 +93,55 @@ func (db *DB) CreateSubmission(ctx context.Context, s *d5list.Submission) error 
 	return nil
 }
 
-// submitForOrganisationTx holds an upload to its account's organisation:
-// the submitter it names must be the account's; an account without one
-// takes the name with this upload, unless other accounts are confirmed
-// for it. In the upload's transaction, so that two first uploads cannot
-// give one account two organisations.
-func submitForOrganisationTx(ctx context.Context, tx *sql.Tx, ownerID int64, submitter string) error {
+// submitForOrganisationTx holds an upload to its account's organisation
+// and returns the submitter to store: the account's spelling of it.
+//
+// A name may be used by the accounts an organiser confirmed for it, or,
+// while no account is confirmed for it, by the accounts that named it (at
+// sign-up or with their first upload): naming an organisation is a request
+// to join it, not membership, so it cannot outrank an organiser's
+// confirmation. An account without an organisation takes the name with
+// this upload. In the upload's transaction, so that two first uploads
+// cannot give one account two organisations.
+func submitForOrganisationTx(ctx context.Context, tx *sql.Tx, ownerID int64, submitter string) (string, error) {
 	var org string
-	err := tx.QueryRowContext(ctx, `SELECT organisation FROM users WHERE id = ?`, ownerID).Scan(&org)
+	var confirmed bool
+	err := tx.QueryRowContext(ctx, `SELECT organisation, organisation_confirmed FROM users WHERE id = ?`, ownerID).Scan(&org, &confirmed)
 	if errors.Is(err, sql.ErrNoRows) {
-		return d5list.Errorf(d5list.ENOTFOUND, "submission: owner %d not found", ownerID)
+		return "", d5list.Errorf(d5list.ENOTFOUND, "submission: owner %d not found", ownerID)
 	} else if err != nil {
-		return err
+		return "", err
 	}
 	submitter = d5list.CleanOrganisation(submitter)
 	if len(submitter) > d5list.MaxOrganisationLen {
-		return submitterError("submitter_long", fmt.Sprintf("submitter: longer than %d bytes", d5list.MaxOrganisationLen))
+		return "", submitterError("submitter_long", fmt.Sprintf("submitter: longer than %d bytes", d5list.MaxOrganisationLen))
 	}
-	if org != "" {
-		if d5list.SameOrganisation(org, submitter) {
-			return nil
-		}
-		return submitterError("submitter_not_your_organisation", fmt.Sprintf(
+	if org != "" && !d5list.SameOrganisation(org, submitter) {
+		return "", submitterError("submitter_not_your_organisation", fmt.Sprintf(
 			"submitter %q is not your account's organisation %q: an account submits for one organisation; "+
 				"name %q, or ask an organiser to move your account", submitter, org, org))
 	}
-	var taken int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE id != ? AND organisation_confirmed = 1
-			AND organisation = ? COLLATE NOCASE`, ownerID, submitter).Scan(&taken); err != nil {
-		return err
+	if org != "" && confirmed {
+		return org, nil
 	}
-	if taken > 0 {
-		return submitterError("submitter_taken", fmt.Sprintf(
+	taken, err := confirmedOrganisationTx(ctx, tx, ownerID, submitter)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case taken != "" && org != "":
+		return "", submitterError("submitter_unconfirmed", fmt.Sprintf(
+			"your account is awaiting confirmation by an organiser as a member of %q: an organiser confirmed other accounts "+
+				"for it, and until one confirms yours it cannot submit for %q", taken, taken))
+	case taken != "":
+		return "", submitterError("submitter_taken", fmt.Sprintf(
 			"submitter %q is an organisation whose accounts an organiser confirmed, and yours is not one of them; "+
 				"ask an organiser to add your account to it", submitter))
+	case org != "":
+		return org, nil
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE users SET organisation = ?, organisation_confirmed = 0 WHERE id = ?`, submitter, ownerID)
-	return err
+	return submitter, err
 }
 
 // submitterError is a refusal of submission.json's submitter field, named

@@ -1,0 +1,128 @@
+package store
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	d5list "github.com/deep500/d5list"
+)
+
+// submitAs uploads a test submission for owner naming submitter.
+func submitAs(db *DB, owner int64, submitter string) (*d5list.Submission, error) {
+	s := withOwner(testSubmission("l2-digits", 1, 2, 3), owner)
+	s.Submitter = submitter
+	return s, db.CreateSubmission(context.Background(), s)
+}
+
+func reasonCode(err error) string {
+	if rs := d5list.ErrorReasons(err); len(rs) > 0 {
+		return rs[0].Code
+	}
+	return ""
+}
+
+// Naming an organisation at sign-up is a request to join it: once an
+// organiser confirmed any account for it, an unconfirmed one naming it
+// (in any case or spacing) is refused at upload; before that, the
+// accounts that named it may use it (issue 16).
+func TestSubmitterNeedsConfirmationOnceOrganisationIsConfirmed(t *testing.T) {
+	db, _ := newTestDB(t)
+	ctx := context.Background()
+	nv, err := db.SignUp(ctx, "nv", "NVIDIA", "long enough password", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	early, err := db.SignUp(ctx, "early", "nvidia", "long enough password", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No account is confirmed for it yet: those that named it may use it.
+	if _, err := submitAs(db, early.ID, "Nvidia"); err != nil {
+		t.Fatalf("an upload before any confirmation: %v", err)
+	}
+	if err := db.SetOrganisation(ctx, nv.ID, "NVIDIA"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := submitAs(db, nv.ID, "NVIDIA"); err != nil {
+		t.Fatalf("the confirmed member: %v", err)
+	}
+
+	mallory, err := db.SignUp(ctx, "mallory", "NVIDIA", "long enough password", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"NVIDIA", " nvidia ", "Nvidia"} {
+		_, err := submitAs(db, mallory.ID, name)
+		if reasonCode(err) != "submitter_unconfirmed" || !strings.Contains(err.Error(), `awaiting confirmation by an organiser as a member of "NVIDIA"`) {
+			t.Errorf("an unconfirmed account naming %q at sign-up: %v, want submitter_unconfirmed", name, err)
+		}
+	}
+	if _, err := submitAs(db, early.ID, "nvidia"); reasonCode(err) != "submitter_unconfirmed" {
+		t.Errorf("the early account once another is confirmed: %v, want submitter_unconfirmed", err)
+	}
+	subs, err := db.Submissions(ctx, d5list.SubmissionFilter{OwnerID: mallory.ID})
+	if err != nil || len(subs) != 0 {
+		t.Errorf("refused uploads left %d submissions (%v)", len(subs), err)
+	}
+
+	// Confirmed, the same account may; the names are compared with Unicode
+	// case folding, as SameOrganisation does, not SQLite's ASCII NOCASE.
+	if err := db.SetOrganisation(ctx, mallory.ID, "nvidia"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := submitAs(db, mallory.ID, "NVIDIA"); err != nil {
+		t.Errorf("after confirmation: %v", err)
+	}
+	ecole, err := db.SignUp(ctx, "ecole", "École Lab", "long enough password", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetOrganisation(ctx, ecole.ID, "École Lab"); err != nil {
+		t.Fatal(err)
+	}
+	stranger, err := db.EnsureUser(ctx, "stranger", d5list.RoleCompetitor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := submitAs(db, stranger.ID, "éCOLE  lab"); reasonCode(err) != "submitter_taken" {
+		t.Errorf("a stranger posting as éCOLE lab: %v, want submitter_taken", err)
+	}
+}
+
+// The stored submitter is the organisation's name as the account holds
+// it, so that the board's confirmed mark and the organisation's page find
+// an upload that spelled it with other spacing or case (issue 16).
+func TestSubmitterIsStoredAsTheAccountsOrganisation(t *testing.T) {
+	db, _ := newTestDB(t)
+	ctx := context.Background()
+	u, err := db.SignUp(ctx, "lab", "Newcomer Lab", "long enough password", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetOrganisation(ctx, u.ID, "Newcomer Lab"); err != nil {
+		t.Fatal(err)
+	}
+	s, err := submitAs(db, u.ID, "newcomer  Lab ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.Submission(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Submitter != "Newcomer Lab" || !got.SubmitterConfirmed {
+		t.Errorf("stored submitter %q (confirmed %v), want Newcomer Lab, confirmed", got.Submitter, got.SubmitterConfirmed)
+	}
+	subs, err := db.Submissions(ctx, d5list.SubmissionFilter{Submitter: "Newcomer Lab"})
+	if err != nil || len(subs) != 1 {
+		t.Errorf("the organisation's entries: %d (%v), want 1", len(subs), err)
+	}
+	// An upload without an account is kept with its spacing collapsed.
+	anon := testSubmission("l2-digits", 1, 2, 3)
+	anon.Submitter = "  Seed   Lab "
+	mustCreate(t, db, anon)
+	if anon.Submitter != "Seed Lab" {
+		t.Errorf("an account-less upload's submitter %q, want Seed Lab", anon.Submitter)
+	}
+}

@@ -38,9 +38,12 @@ type imageConfig struct {
 // which must exist and be empty, as the root file system of a sandboxed
 // run. Every entry is checked before anything of it is written, and every
 // write goes through an os.Root, so nothing lands outside rootfs: a path
-// with "..", an absolute or escaping symbolic link, a hard link to outside
-// the image, a device node or a FIFO, and an image over lim are refused
-// with the layer and the path named.
+// with "..", a path through a symbolic link that leaves rootfs on the host
+// (an absolute one, or one climbing out), a hard link to outside the
+// image, a device node or a FIFO, and an image over lim are refused with
+// the layer (its index and digest) and the path named. Symbolic links
+// themselves are kept whatever they point to: they are resolved only in
+// the sandbox, where the image is /.
 func unpackImage(archive, rootfs string, lim ImageLimits) (imageConfig, error) {
 	img, err := tarball.ImageFromPath(archive, nil)
 	if err != nil {
@@ -57,11 +60,15 @@ func unpackImage(archive, rootfs string, lim ImageLimits) (imageConfig, error) {
 	defer root.Close()
 	u := &unpacker{root: root, lim: lim}
 	for i, l := range layers {
+		name := fmt.Sprintf("layer %d", i)
+		if diffID, err := l.DiffID(); err == nil {
+			name += " (" + diffID.String() + ")"
+		}
 		rc, err := l.Uncompressed()
 		if err != nil {
-			return imageConfig{}, imageErr("layer %d: %v", i, err)
+			return imageConfig{}, imageErr("%s: %v", name, err)
 		}
-		err = u.layer(i, rc)
+		err = u.layer(name, rc)
 		rc.Close()
 		if err != nil {
 			return imageConfig{}, err
@@ -118,7 +125,7 @@ type unpacker struct {
 
 // layer applies one layer: its files over the ones before, its whiteouts
 // removing them.
-func (u *unpacker) layer(i int, r io.Reader) error {
+func (u *unpacker) layer(layer string, r io.Reader) error {
 	tr := tar.NewReader(r)
 	for {
 		h, err := tr.Next()
@@ -126,16 +133,25 @@ func (u *unpacker) layer(i int, r io.Reader) error {
 			return nil
 		}
 		if err != nil {
-			return imageErr("layer %d: %v", i, err)
+			return imageErr("%s: %v", layer, err)
 		}
 		u.entries++
 		if u.entries > u.lim.Entries {
-			return imageErr("layer %d: more than %d entries in the image", i, u.lim.Entries)
+			return imageErr("%s: more than %d entries in the image", layer, u.lim.Entries)
 		}
 		if err := u.entry(tr, h); err != nil {
-			return imageErr("layer %d: %s: %v", i, h.Name, err)
+			return imageErr("%s: %s: %v", layer, h.Name, outOfRoot(err))
 		}
 	}
+}
+
+// outOfRoot says in words what os.Root's refusal of a path through a link
+// that leaves the root means here.
+func outOfRoot(err error) error {
+	if strings.Contains(err.Error(), "path escapes from parent") {
+		return fmt.Errorf("the path goes through a symbolic link out of the image's root, which is not followed on the runner (%v)", err)
+	}
+	return err
 }
 
 func (u *unpacker) entry(tr *tar.Reader, h *tar.Header) error {
@@ -198,17 +214,21 @@ func (u *unpacker) entry(tr *tar.Reader, h *tar.Header) error {
 		}
 		return err
 	case tar.TypeSymlink:
-		target := h.Linkname
-		if path.IsAbs(target) {
-			return fmt.Errorf("an absolute symbolic link (to %s): make it relative", target)
-		}
-		if escapes(path.Join(dir, target)) {
-			return fmt.Errorf("a symbolic link out of the image (to %s)", target)
+		// Any target is kept as it is, absolute ones included (Debian's
+		// /usr/bin/awk -> /etc/alternatives/awk): inside the sandbox the
+		// image is /, so an absolute link resolves in the image and a
+		// relative one cannot climb above /, as enroot, Charliecloud and
+		// umoci treat them. On the host a link is never followed out of
+		// rootfs: every later entry, hard link and whiteout goes through
+		// u.root, which refuses a path through an absolute link or one
+		// that climbs out of the root.
+		if h.Linkname == "" {
+			return errors.New("a symbolic link to nothing")
 		}
 		if err := u.replace(name); err != nil {
 			return err
 		}
-		return u.root.Symlink(target, name)
+		return u.root.Symlink(h.Linkname, name)
 	case tar.TypeLink:
 		target, err := layerPath(h.Linkname)
 		if err != nil {
@@ -252,11 +272,4 @@ func layerPath(name string) (string, error) {
 		}
 	}
 	return strings.TrimSuffix(path.Clean("/" + n)[1:], "/"), nil
-}
-
-// escapes says whether a relative path resolved from the image's root
-// leaves it.
-func escapes(p string) bool {
-	c := path.Clean(p)
-	return c == ".." || strings.HasPrefix(c, "../")
 }

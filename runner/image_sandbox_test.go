@@ -21,15 +21,47 @@ const probeSource = `package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 )
 
 func main() {
+	// Started as /usr/bin/probe-link, through the image's links.
+	if filepath.Base(os.Args[0]) == "probe-link" {
+		fmt.Print("ran through the links")
+		return
+	}
 	marker, err := os.ReadFile("/etc/marker")
 	if err != nil {
 		marker = []byte("no marker: " + err.Error())
 	}
 	_, hostPython := os.Stat("/usr/bin/python3")
-	out := fmt.Sprintf("marker=%s\nhost-python-absent=%v\npath=%s\nseed=%s\n", marker, os.IsNotExist(hostPython), os.Getenv("PATH"), os.Getenv("D5_SEED"))
+	linked := "no /usr/bin/probe-link"
+	if _, err := os.Lstat("/usr/bin/probe-link"); err == nil {
+		out, err := exec.Command("/usr/bin/probe-link").Output()
+		linked = string(out)
+		if err != nil {
+			linked = "failed: " + err.Error()
+		}
+	}
+	// What /tmp is: its file system type, and whether it takes a file.
+	tmpType := "not mounted"
+	mounts, _ := os.ReadFile("/proc/self/mountinfo")
+	for _, line := range strings.Split(string(mounts), "\n") {
+		f := strings.Fields(line)
+		for i, x := range f {
+			if x == "-" && len(f) > 4 && f[4] == "/tmp" && i+1 < len(f) {
+				tmpType = f[i+1]
+			}
+		}
+	}
+	tmpWrite := "ok"
+	if err := os.WriteFile("/tmp/probe-was-here", []byte("tmp"), 0o644); err != nil {
+		tmpWrite = err.Error()
+	}
+	out := fmt.Sprintf("marker=%s\nhost-python-absent=%v\npath=%s\nseed=%s\nlinked=%s\ntmp-type=%s\ntmp-write=%s\nld-preload=%s\n",
+		marker, os.IsNotExist(hostPython), os.Getenv("PATH"), os.Getenv("D5_SEED"), linked, tmpType, tmpWrite, os.Getenv("LD_PRELOAD"))
 	if err := os.WriteFile(os.Getenv("D5_RESULT_LOG"), []byte(out), 0o644); err != nil {
 		os.Exit(1)
 	}
@@ -103,14 +135,69 @@ func TestProcessRunsInTheRecipesImage(t *testing.T) {
 	}
 
 	// An image with a hostile layer fails the job with the layer named.
-	bad := imageArchive(t, nil, []layerEntry{{name: "etc/host", link: "/etc", typ: tar.TypeSymlink}})
+	bad := imageArchive(t, nil, []layerEntry{{name: "etc", link: "/", typ: tar.TypeSymlink}, {name: "etc/passwd", body: "x"}})
 	data, _ = os.ReadFile(bad)
 	os.WriteFile(filepath.Join(dir, "code", "image.tar"), data, 0o644)
 	packed.Reset()
 	if err := bundle.Pack(dir, &packed); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Execute(context.Background(), spec); err == nil || !strings.Contains(err.Error(), "layer 0: etc/host: an absolute symbolic link") {
+	if _, err := p.Execute(context.Background(), spec); err == nil || !strings.Contains(err.Error(), "layer 0 (sha256:") ||
+		!strings.Contains(err.Error(), "etc/passwd: the path goes through a symbolic link out of the image's root") {
 		t.Fatalf("a hostile image: %v, want the layer and path named", err)
+	}
+}
+
+// withImage packs dir with the image archive at archive as
+// code/image.tar.
+func withImage(t *testing.T, dir, archive string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "code", "image.tar"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var packed bytes.Buffer
+	if err := bundle.Pack(dir, &packed); err != nil {
+		t.Fatal(err)
+	}
+	return packed.Bytes()
+}
+
+// An image laid out as Debian's are, with absolute links
+// (/usr/bin/awk -> /etc/alternatives/awk -> /usr/bin/mawk), unpacks, and
+// a program started through such links in the sandbox runs: the links
+// resolve in the image, which is the sandbox's /.
+func TestProcessRunsThroughTheImagesAbsoluteLinks(t *testing.T) {
+	needBwrap(t)
+	dir := probeBundle(t)
+	probe, err := os.ReadFile(filepath.Join(dir, "code", "probe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	archive := imageArchive(t, nil, []layerEntry{
+		{name: "usr/", typ: tar.TypeDir, mode: 0o755},
+		{name: "usr/bin/", typ: tar.TypeDir, mode: 0o755},
+		{name: "usr/lib/probe/probe", body: string(probe), mode: 0o755},
+		{name: "bin", link: "usr/bin", typ: tar.TypeSymlink},
+		{name: "etc/alternatives/probe-link", link: "/usr/lib/probe/probe", typ: tar.TypeSymlink},
+		{name: "usr/bin/probe-link", link: "/etc/alternatives/probe-link", typ: tar.TypeSymlink},
+		{name: "etc/localtime", link: "/usr/share/zoneinfo/Etc/UTC", typ: tar.TypeSymlink},
+		{name: "var/run", link: "/run", typ: tar.TypeSymlink},
+	})
+	p, err := NewProcess(ProcessOptions{Fetch: fetchOf(withImage(t, dir, archive)), WorkDir: workDir(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := testSpec(1)
+	spec.Recipe = d5list.Recipe{Entrypoint: "code/probe", Image: "code/image.tar"}
+	logs, err := p.Execute(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(logs[0].Log); !strings.Contains(got, "linked=ran through the links\n") {
+		t.Fatalf("the run reported %q, want the program run through the image's absolute links", got)
 	}
 }

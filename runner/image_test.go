@@ -144,8 +144,8 @@ func TestUnpackImage(t *testing.T) {
 	}
 }
 
-// A hostile layer is refused with its layer and path named, and nothing
-// lands outside the image's root.
+// A hostile layer is refused with its layer (index and digest) and path
+// named, and nothing lands outside the image's root.
 func TestUnpackImageRefusesHostileLayers(t *testing.T) {
 	base := []layerEntry{{name: "etc/", typ: tar.TypeDir, mode: 0o755}, {name: "etc/passwd", body: "image"}}
 	for _, tt := range []struct {
@@ -154,16 +154,14 @@ func TestUnpackImageRefusesHostileLayers(t *testing.T) {
 		lim   ImageLimits
 		want  string
 	}{
-		{"dot-dot path", []layerEntry{{name: "../outside", body: "x"}}, DefaultImageLimits(), `layer 1: ../outside: a path with ".."`},
-		{"dot-dot inside", []layerEntry{{name: "etc/../../outside", body: "x"}}, DefaultImageLimits(), `layer 1: etc/../../outside: a path with ".."`},
-		{"absolute symlink", []layerEntry{{name: "etc/host", link: "/etc", typ: tar.TypeSymlink}}, DefaultImageLimits(), "layer 1: etc/host: an absolute symbolic link"},
-		{"escaping symlink", []layerEntry{{name: "etc/up", link: "../../..", typ: tar.TypeSymlink}}, DefaultImageLimits(), "layer 1: etc/up: a symbolic link out of the image"},
-		{"escaping hard link", []layerEntry{{name: "etc/shadow", link: "../host/etc/shadow", typ: tar.TypeLink}}, DefaultImageLimits(), "layer 1: etc/shadow: a hard link out of the image"},
-		{"device", []layerEntry{{name: "dev/sda", typ: tar.TypeBlock}}, DefaultImageLimits(), "layer 1: dev/sda: a device file"},
-		{"FIFO", []layerEntry{{name: "tmp/pipe", typ: tar.TypeFifo}}, DefaultImageLimits(), "layer 1: tmp/pipe: a FIFO"},
-		{"whiteout outside", []layerEntry{{name: "../.wh.etc", typ: tar.TypeReg}}, DefaultImageLimits(), `layer 1: ../.wh.etc: a path with ".."`},
-		{"bomb", []layerEntry{{name: "big", body: strings.Repeat("0", 4096)}}, ImageLimits{Bytes: 1000, Entries: 100}, "layer 1: big: the image's files pass 1000 bytes"},
-		{"too many entries", []layerEntry{{name: "a"}, {name: "b"}, {name: "c"}}, ImageLimits{Bytes: 1 << 20, Entries: 4}, "layer 1: more than 4 entries"},
+		{"dot-dot path", []layerEntry{{name: "../outside", body: "x"}}, DefaultImageLimits(), `../outside: a path with ".."`},
+		{"dot-dot inside", []layerEntry{{name: "etc/../../outside", body: "x"}}, DefaultImageLimits(), `etc/../../outside: a path with ".."`},
+		{"escaping hard link", []layerEntry{{name: "etc/shadow", link: "../host/etc/shadow", typ: tar.TypeLink}}, DefaultImageLimits(), "etc/shadow: a hard link out of the image"},
+		{"device", []layerEntry{{name: "dev/sda", typ: tar.TypeBlock}}, DefaultImageLimits(), "dev/sda: a device file"},
+		{"FIFO", []layerEntry{{name: "tmp/pipe", typ: tar.TypeFifo}}, DefaultImageLimits(), "tmp/pipe: a FIFO"},
+		{"whiteout outside", []layerEntry{{name: "../.wh.etc", typ: tar.TypeReg}}, DefaultImageLimits(), `../.wh.etc: a path with ".."`},
+		{"bomb", []layerEntry{{name: "big", body: strings.Repeat("0", 4096)}}, ImageLimits{Bytes: 1000, Entries: 100}, "big: "},
+		{"too many entries", []layerEntry{{name: "a"}, {name: "b"}, {name: "c"}}, ImageLimits{Bytes: 1 << 20, Entries: 4}, "more than 4 entries"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			parent := t.TempDir()
@@ -172,8 +170,8 @@ func TestUnpackImageRefusesHostileLayers(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err := unpackImage(imageArchive(t, nil, base, tt.layer), root, tt.lim)
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("error %v, want one saying %q", err, tt.want)
+			if err == nil || !strings.Contains(err.Error(), "layer 1 (sha256:") || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want one naming layer 1 by its digest and saying %q", err, tt.want)
 			}
 			entries, _ := os.ReadDir(parent)
 			if len(entries) != 1 {
@@ -195,5 +193,104 @@ func TestUnpackImageRefusesHostileLayers(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(root, "file")); string(b) != "inside" {
 		t.Errorf("a/a/a/file landed elsewhere: %q", b)
+	}
+}
+
+// Symbolic links are kept whatever they point to, absolute ones as real
+// Debian and Ubuntu images have them (the sandbox resolves them in the
+// image), but on the runner nothing is written, linked or removed through
+// a link that leaves rootfs: an absolute link, or a relative one climbing
+// out, is refused as a path of a later entry, with the layer and path
+// named, and the host's files stay as they were.
+func TestUnpackImageNeverFollowsLinksOutOfTheRoot(t *testing.T) {
+	// A host folder an absolute link of the image names: what the layers
+	// below try must leave it as it is.
+	canary := t.TempDir()
+	if err := os.WriteFile(filepath.Join(canary, "keep"), []byte("host"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hostPasswd, err := os.ReadFile("/etc/passwd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	debian := []layerEntry{
+		{name: "etc/", typ: tar.TypeDir, mode: 0o755},
+		{name: "usr/bin/mawk", body: "#!/bin/true\n", mode: 0o755},
+		{name: "etc/alternatives/awk", link: "/usr/bin/mawk", typ: tar.TypeSymlink},
+		{name: "usr/bin/awk", link: "/etc/alternatives/awk", typ: tar.TypeSymlink},
+		{name: "etc/localtime", link: "/usr/share/zoneinfo/Etc/UTC", typ: tar.TypeSymlink},
+		{name: "var/run", link: "/run", typ: tar.TypeSymlink},
+		{name: "bin", link: "usr/bin", typ: tar.TypeSymlink},
+		{name: "up", link: "../../../../", typ: tar.TypeSymlink},
+		{name: "host", link: canary, typ: tar.TypeSymlink},
+		{name: "slash", link: "/", typ: tar.TypeSymlink},
+		// A hard link to a link is a second link, not the file it names.
+		{name: "etc/awk-again", link: "usr/bin/awk", typ: tar.TypeLink},
+	}
+	parent := t.TempDir()
+	root := filepath.Join(parent, "rootfs")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := unpackImage(imageArchive(t, nil, debian), root, DefaultImageLimits()); err != nil {
+		t.Fatalf("an image with Debian's absolute links: %v", err)
+	}
+	for name, want := range map[string]string{
+		"usr/bin/awk": "/etc/alternatives/awk", "etc/localtime": "/usr/share/zoneinfo/Etc/UTC",
+		"bin": "usr/bin", "up": "../../../../", "etc/awk-again": "/etc/alternatives/awk",
+	} {
+		if got, err := os.Readlink(filepath.Join(root, name)); err != nil || got != want {
+			t.Errorf("%s: a link to %q (%v), want %q", name, got, err, want)
+		}
+	}
+
+	for _, tt := range []struct {
+		name  string
+		layer []layerEntry
+		want  string
+	}{
+		{"a file through /", []layerEntry{{name: "etc", link: "/", typ: tar.TypeSymlink}, {name: "etc/passwd", body: "root::0:0::/:/bin/sh\n"}}, "etc/passwd: the path goes through a symbolic link out of the image's root"},
+		{"a file through ../../../../", []layerEntry{{name: "x/evil", body: "evil"}}, "x/evil: the path goes through a symbolic link out of the image's root"},
+		{"a file through an absolute link", []layerEntry{{name: "host/evil", body: "evil"}}, "host/evil: the path goes through"},
+		{"a folder through an absolute link", []layerEntry{{name: "host/evil/", typ: tar.TypeDir, mode: 0o755}}, "host/evil/: the path goes through"},
+		{"a link through an absolute link", []layerEntry{{name: "host/evil", link: "/etc/shadow", typ: tar.TypeSymlink}}, "host/evil: the path goes through"},
+		{"a hard link to a host file", []layerEntry{{name: "shadow", link: "slash/etc/passwd", typ: tar.TypeLink}}, "shadow: the path goes through"},
+		{"a hard link into the host", []layerEntry{{name: "host/passwd", link: "etc/alternatives/awk", typ: tar.TypeLink}}, "host/passwd: the path goes through"},
+		{"a whiteout through an absolute link", []layerEntry{{name: "host/.wh.keep", typ: tar.TypeReg}}, "host/.wh.keep: the path goes through"},
+		{"an opaque whiteout through an absolute link", []layerEntry{{name: "host/.wh..wh..opq", typ: tar.TypeReg}}, "host/.wh..wh..opq: "},
+		{"a whiteout through ../../../../", []layerEntry{{name: "up/.wh.tmp", typ: tar.TypeReg}}, "up/.wh.tmp: the path goes through"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			parent := t.TempDir()
+			root := filepath.Join(parent, "rootfs")
+			if err := os.Mkdir(root, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			layer := tt.layer
+			if tt.name == "a file through ../../../../" {
+				layer = append([]layerEntry{{name: "x", link: "../../../../", typ: tar.TypeSymlink}}, layer...)
+			}
+			_, err := unpackImage(imageArchive(t, nil, debian, layer), root, DefaultImageLimits())
+			if err == nil || !strings.Contains(err.Error(), "layer 1 (sha256:") || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want one naming layer 1 by its digest and saying %q", err, tt.want)
+			}
+			if entries, _ := os.ReadDir(parent); len(entries) != 1 {
+				t.Errorf("the unpacking wrote beside the image's root: %v", entries)
+			}
+			if entries, _ := os.ReadDir(canary); len(entries) != 1 {
+				t.Errorf("the host folder an absolute link names changed: %v", entries)
+			}
+			if b, _ := os.ReadFile(filepath.Join(canary, "keep")); string(b) != "host" {
+				t.Errorf("the host file an absolute link names: %q", b)
+			}
+			if b, _ := os.ReadFile("/etc/passwd"); !bytes.Equal(b, hostPasswd) {
+				t.Fatalf("the host's /etc/passwd changed")
+			}
+			for _, p := range []string{"/evil", filepath.Join(filepath.Dir(parent), "evil"), filepath.Join(parent, "evil")} {
+				if _, err := os.Lstat(p); err == nil {
+					t.Errorf("%s was written", p)
+				}
+			}
+		})
 	}
 }

@@ -121,11 +121,15 @@ type unpacker struct {
 	lim     ImageLimits
 	bytes   int64
 	entries int
+	// What the layer being applied wrote so far (written) and the
+	// folders that hold it (holds): its whiteouts leave both alone.
+	written, holds map[string]bool
 }
 
 // layer applies one layer: its files over the ones before, its whiteouts
 // removing them.
 func (u *unpacker) layer(layer string, r io.Reader) error {
+	u.written, u.holds = map[string]bool{}, map[string]bool{}
 	tr := tar.NewReader(r)
 	for {
 		h, err := tr.Next()
@@ -165,14 +169,16 @@ func (u *unpacker) entry(tr *tar.Reader, h *tar.Header) error {
 		dir = "."
 	}
 	// Whiteouts (the OCI layer format): ".wh..wh..opq" empties its folder
-	// of what earlier layers put there; ".wh.NAME" removes NAME.
+	// of what earlier layers put there; ".wh.NAME" removes NAME. Both
+	// apply to the layers below only, never to what this layer wrote,
+	// before or after them in its tar (OCI image-spec, "Whiteouts").
 	if base == ".wh..wh..opq" {
 		entries, err := fs.ReadDir(u.root.FS(), dir)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 		for _, e := range entries {
-			if err := u.root.RemoveAll(path.Join(dir, e.Name())); err != nil {
+			if err := u.removeLower(path.Join(dir, e.Name())); err != nil {
 				return err
 			}
 		}
@@ -182,7 +188,11 @@ func (u *unpacker) entry(tr *tar.Reader, h *tar.Header) error {
 		if gone == "" || gone == "." || gone == ".." {
 			return errors.New("a whiteout of no file")
 		}
-		return u.root.RemoveAll(path.Join(dir, gone))
+		return u.removeLower(path.Join(dir, gone))
+	}
+	u.written[name] = true
+	for d := dir; d != "."; d = path.Dir(d) {
+		u.holds[d] = true
 	}
 	if err := u.root.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -244,6 +254,29 @@ func (u *unpacker) entry(tr *tar.Reader, h *tar.Header) error {
 		return errors.New("a FIFO")
 	}
 	return nil // PAX headers and the like carry no file
+}
+
+// removeLower removes p as the layers below left it: everything at or
+// under p that the current layer did not write, except the folders that
+// hold what it wrote.
+func (u *unpacker) removeLower(p string) error {
+	if !u.written[p] && !u.holds[p] {
+		return u.root.RemoveAll(p)
+	}
+	fi, err := u.root.Lstat(p)
+	if err != nil || !fi.IsDir() {
+		return err
+	}
+	entries, err := fs.ReadDir(u.root.FS(), p)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := u.removeLower(path.Join(p, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // replace removes what an earlier layer left at name, unless it is a

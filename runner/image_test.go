@@ -294,3 +294,46 @@ func TestUnpackImageNeverFollowsLinksOutOfTheRoot(t *testing.T) {
 		})
 	}
 }
+
+// A layer's whiteouts remove what the layers below it left, never what
+// the same layer writes, before or after them in its tar (OCI image-spec:
+// whiteouts apply to lower layers only).
+func TestUnpackImageWhiteoutsApplyToLowerLayersOnly(t *testing.T) {
+	archive := imageArchive(t, nil,
+		[]layerEntry{
+			{name: "cache/a", body: "lower"},
+			{name: "cache/sub/b", body: "lower"},
+			{name: "etc/old", body: "lower"},
+			{name: "d/x", body: "lower"},
+		},
+		[]layerEntry{
+			// Written before the opaque whiteout of its folder: kept.
+			{name: "cache/new", body: "upper"},
+			{name: "cache/sub/c", body: "upper"},
+			{name: "cache/.wh..wh..opq", typ: tar.TypeReg},
+			{name: "cache/newer", body: "upper"},
+			// Replaced, then whited out, in one layer: this layer's file
+			// stays, the lower one is gone either way.
+			{name: "etc/old", body: "upper"},
+			{name: "etc/.wh.old", typ: tar.TypeReg},
+			// A folder whose lower file goes and whose upper file stays.
+			{name: "d/y", body: "upper"},
+			{name: ".wh.d", typ: tar.TypeReg},
+		})
+	root := t.TempDir()
+	if _, err := unpackImage(archive, root, DefaultImageLimits()); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]string{
+		"cache/a": "", "cache/sub/b": "", "d/x": "",
+		"cache/new": "upper", "cache/sub/c": "upper", "cache/newer": "upper", "etc/old": "upper", "d/y": "upper",
+	} {
+		b, err := os.ReadFile(filepath.Join(root, p))
+		switch {
+		case want == "" && !os.IsNotExist(err):
+			t.Errorf("%s: %q %v, want it removed by the whiteout", p, b, err)
+		case want != "" && string(b) != want:
+			t.Errorf("%s: %q %v, want %q", p, b, err, want)
+		}
+	}
+}

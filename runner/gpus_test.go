@@ -50,44 +50,135 @@ func TestGPUPoolSharesDevices(t *testing.T) {
 	}
 }
 
-// A job's devices are what every GPU runtime is told; without a pool the
-// runner's own setting passes through.
+// A job's devices are what every GPU runtime is told; an unmanaged share
+// passes the runner's own setting through, and no share sets nothing.
 func TestGPUEnv(t *testing.T) {
-	env := strings.Join(gpuEnv([]string{"3", "5"}), " ")
+	env := strings.Join(gpuEnv(gpuShare{ids: []string{"3", "5"}}), " ")
 	for _, k := range visibleDevicesEnv {
 		if !strings.Contains(env, k+"=3,5") {
 			t.Errorf("%s not set to the job's devices: %s", k, env)
 		}
 	}
 	t.Setenv("CUDA_VISIBLE_DEVICES", "7")
-	if got := gpuEnv(nil); !slices.Contains(got, "CUDA_VISIBLE_DEVICES=7") {
+	if got := gpuEnv(gpuShare{unmanaged: true}); !slices.Contains(got, "CUDA_VISIBLE_DEVICES=7") {
 		t.Errorf("without a pool: %v, want the runner's CUDA_VISIBLE_DEVICES", got)
+	}
+	if got := gpuEnv(gpuShare{}); got != nil {
+		t.Errorf("a job without GPUs: %v, want no *_VISIBLE_DEVICES at all", got)
 	}
 }
 
-// The device nodes of a GPU host go into the sandbox with the /sys and
-// /proc entries the drivers read; a host without them adds nothing.
-func TestGPUSandboxArgs(t *testing.T) {
+// fakeDev makes a fake GPU host's device tree under root.
+func fakeDev(t *testing.T, nodes ...string) string {
+	t.Helper()
 	root := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(root, "dev", "dri"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range []string{"dev/nvidia0", "dev/nvidiactl", "dev/nvidia-uvm", "dev/dri/renderD128"} {
-		if err := os.WriteFile(filepath.Join(root, d), nil, 0o644); err != nil {
+	for _, d := range nodes {
+		name := filepath.Join(root, d)
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	devs := gpuDevices(root)
-	args := strings.Join(gpuSandboxArgs(devs), " ")
+	return root
+}
+
+// A job's sandbox gets the device node of each of its own GPUs and the
+// shared NVIDIA nodes, never another GPU's; a job without GPUs gets no
+// GPU node at all, and an unmanaged share every one.
+func TestGPUDevicesOfAShare(t *testing.T) {
+	root := fakeDev(t, "dev/nvidia0", "dev/nvidia1", "dev/nvidia2", "dev/nvidiactl", "dev/nvidia-uvm",
+		"dev/nvidia-uvm-tools", "dev/nvidia-modeset", "dev/nvidia-caps/nvidia-cap1", "dev/dri/renderD128", "dev/null")
+	got := gpuDevices(root, gpuShare{ids: []string{"1"}}, nil)
+	want := []string{"/dev/nvidia1", "/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset", "/dev/nvidia-caps/nvidia-cap1"}
+	if !slices.Equal(got, want) {
+		t.Errorf("GPU 1's nodes: %v, want %v", got, want)
+	}
+	// nvidia-smi's index 1 is the driver's minor 2 on this host.
+	if got := gpuDevices(root, gpuShare{ids: []string{"1"}}, gpuMinors{"0": "0", "1": "2"}); !slices.Contains(got, "/dev/nvidia2") || slices.Contains(got, "/dev/nvidia1") {
+		t.Errorf("GPU 1 with minor 2: %v, want /dev/nvidia2 and not /dev/nvidia1", got)
+	}
+	// An id nvidia-smi does not list (a typo, a MIG id) binds no GPU.
+	if got := gpuDevices(root, gpuShare{ids: []string{"GPU-unknown"}}, gpuMinors{"0": "0"}); slices.ContainsFunc(got, func(d string) bool { return strings.HasPrefix(d, "/dev/nvidia") }) {
+		t.Errorf("an unknown GPU id: %v, want no NVIDIA node", got)
+	}
+	if got := gpuDevices(root, gpuShare{}, nil); got != nil {
+		t.Errorf("a job without GPUs: %v, want no device node", got)
+	}
+	all := gpuDevices(root, gpuShare{unmanaged: true}, nil)
+	for _, d := range []string{"/dev/nvidia0", "/dev/nvidia1", "/dev/nvidia2", "/dev/nvidiactl", "/dev/dri/renderD128"} {
+		if !slices.Contains(all, d) {
+			t.Errorf("an unmanaged share lacks %s: %v", d, all)
+		}
+	}
+	if slices.Contains(all, "/dev/null") {
+		t.Errorf("an unmanaged share holds a non-GPU node: %v", all)
+	}
+	// On the runner's own root the paths stay absolute (bwrap needs them so).
+	if got := existing("/", []string{"/dev/null"}); !slices.Equal(got, []string{"/dev/null"}) {
+		t.Errorf("existing under /: %v, want [/dev/null]", got)
+	}
+	// On an AMD host (no NVIDIA node for the share) KFD and the render
+	// nodes go in whole.
+	amd := fakeDev(t, "dev/kfd", "dev/dri/renderD128")
+	if got := gpuDevices(amd, gpuShare{ids: []string{"0"}}, nil); !slices.Equal(got, []string{"/dev/kfd", "/dev/dri/renderD128"}) {
+		t.Errorf("an AMD host's share: %v", got)
+	}
+}
+
+// The driver's minor of each GPU is found by its PCI bus id, whatever
+// nvidia-smi's index; a GPU whose information file is missing keeps its
+// index.
+func TestParseGPUMinors(t *testing.T) {
+	proc := t.TempDir()
+	for bus, minor := range map[string]string{"0000:3b:00.0": "1", "0000:5e:00.0": "0"} {
+		if err := os.MkdirAll(filepath.Join(proc, bus), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		info := "Model: \t\t NVIDIA H100 80GB HBM3\nIRQ:   \t\t 1\nDevice Minor: \t " + minor + "\nBus Location: \t " + bus + "\n"
+		if err := os.WriteFile(filepath.Join(proc, bus, "information"), []byte(info), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	smi := "0, GPU-aaaa, 00000000:3B:00.0\n1, GPU-bbbb, 00000000:5E:00.0\n2, GPU-cccc, 00000000:86:00.0\n"
+	got := parseGPUMinors(smi, proc)
+	want := gpuMinors{"0": "1", "GPU-aaaa": "1", "1": "0", "GPU-bbbb": "0", "2": "2", "GPU-cccc": "2"}
+	if len(got) != len(want) {
+		t.Fatalf("minors %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("minor of %s: %q, want %q", k, got[k], v)
+		}
+	}
+}
+
+// The device nodes of a job's GPUs go into the sandbox with the /sys and
+// /proc entries the drivers read; a job without GPUs adds nothing. In an
+// image, a /sys entry it has no mount point for is left out.
+func TestGPUSandboxArgs(t *testing.T) {
+	root := fakeDev(t, "dev/nvidia0", "dev/nvidiactl", "dev/nvidia-uvm")
+	devs := gpuDevices(root, gpuShare{ids: []string{"0"}}, nil)
+	args := strings.Join(gpuSandboxArgs(devs, ""), " ")
 	for _, want := range []string{"--dev-bind /dev/nvidia0 /dev/nvidia0", "--dev-bind /dev/nvidiactl /dev/nvidiactl",
-		"--dev-bind /dev/dri/renderD128 /dev/dri/renderD128", "--ro-bind-try /sys/bus/pci /sys/bus/pci",
+		"--ro-bind-try /sys/bus/pci /sys/bus/pci",
 		"--ro-bind-try /sys/module/nvidia /sys/module/nvidia", "--ro-bind-try /proc/driver/nvidia /proc/driver/nvidia"} {
 		if !strings.Contains(args, want) {
 			t.Errorf("sandbox arguments lack %q: %s", want, args)
 		}
 	}
-	if got := gpuSandboxArgs(gpuDevices(t.TempDir())); got != nil {
+	if got := gpuSandboxArgs(gpuDevices(t.TempDir(), gpuShare{ids: []string{"0"}}, nil), ""); got != nil {
 		t.Errorf("a host without GPUs: %v, want nothing", got)
+	}
+	image := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(image, "sys", "devices"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	args = strings.Join(gpuSandboxArgs(devs, image), " ")
+	if !strings.Contains(args, "--ro-bind-try /sys/devices /sys/devices") || strings.Contains(args, "/sys/bus/pci") ||
+		!strings.Contains(args, "/proc/driver/nvidia") {
+		t.Errorf("in an image with only /sys/devices: %s", args)
 	}
 }
 

@@ -56,6 +56,11 @@ func newProcess(opts ProcessOptions) (*Process, error) {
 		opts.ImageCache = filepath.Join(opts.WorkDir, "d5list-images")
 	}
 	p := &Process{opts: opts, gpus: newGPUPool(opts.GPUs, opts.GPUsPerJob)}
+	if p.gpus != nil {
+		// Which /dev/nvidiaN each shared GPU is, once: a job's sandbox
+		// gets its own GPUs' nodes only.
+		p.gpus.minors = detectGPUMinors()
+	}
 	bw := opts.Bwrap
 	if bw == "" {
 		bw = "bwrap"
@@ -92,13 +97,15 @@ func (p *Process) Execute(ctx context.Context, spec d5list.JobSpec) ([]d5list.Ru
 		return nil, errNoSandbox("bwrap", errors.New("not found"))
 	}
 	setup := jobSetup{fetch: p.opts.Fetch, dir: p.opts.WorkDir, limits: p.opts.Limits, keep: p.opts.KeepWork, timeLimit: p.opts.DefaultTimeLimit}
-	var gpus []string
+	var gpus gpuShare
 	if p.gpus != nil {
 		var err error
-		if gpus, err = p.gpus.acquire(ctx); err != nil {
+		if gpus.ids, err = p.gpus.acquire(ctx); err != nil {
 			return nil, err
 		}
-		defer p.gpus.release(gpus)
+		defer p.gpus.release(gpus.ids)
+	} else {
+		gpus.unmanaged = true
 	}
 	return setup.execute(ctx, spec, func(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64) ([]byte, *d5list.RunClock, error) {
 		return p.run(ctx, spec, job, entry, mode, i, seed, gpus)
@@ -227,6 +234,9 @@ func prepareJob(ctx context.Context, fetch FetchFunc, spec d5list.JobSpec, work 
 // when unsandboxed, fixed paths under /d5 inside the sandbox.
 type layout struct {
 	bundle, run, result, scratch, data string
+	// devices are the GPU device nodes of the job's share, bound into the
+	// sandbox at the same paths (gpuDevices).
+	devices []string
 }
 
 // hostLayout is run i's folders on the host, with its scratch folder made.
@@ -242,11 +252,12 @@ func hostLayout(job, dataDir string, i int) (layout, error) {
 	return l, os.MkdirAll(l.scratch, 0o755)
 }
 
-func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64, gpus []string) ([]byte, *d5list.RunClock, error) {
+func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64, gpus gpuShare) ([]byte, *d5list.RunClock, error) {
 	host, err := hostLayout(job, p.opts.DataDir, i)
 	if err != nil {
 		return nil, nil, err
 	}
+	host.devices = gpuDevices("/", gpus, p.gpus.nodeMinors())
 	dropUID := p.bwrap != "" && os.Geteuid() == 0
 	if dropUID {
 		if err := traversable(job); err != nil {
@@ -409,7 +420,7 @@ func entryArgv(entry string, mode os.FileMode) ([]string, error) {
 
 // runEnv is the whole environment of a run: nothing leaks from the runner
 // except the GPU selection.
-func runEnv(spec d5list.JobSpec, l layout, i int, seed int64, gpus []string) []string {
+func runEnv(spec d5list.JobSpec, l layout, i int, seed int64, gpus gpuShare) []string {
 	env := []string{
 		"PATH=/usr/local/bin:/usr/bin:/bin",
 		"HOME=" + l.scratch,

@@ -37,7 +37,7 @@ func (p *Process) bwrapArgs(host, in layout, env []string, spec d5list.JobSpec) 
 	for _, d := range p.opts.ReadOnlyPaths {
 		a = append(a, "--ro-bind", d, d)
 	}
-	a = append(a, gpuSandboxArgs(gpuDevices("/"))...)
+	a = append(a, gpuSandboxArgs(host.devices, "")...)
 	a = append(a,
 		"--ro-bind", host.bundle, in.bundle,
 		"--bind", host.run, in.run,
@@ -64,7 +64,7 @@ func (p *Process) bwrapImageArgs(rootfs string, host, in layout, env []string) [
 		"--ro-bind", rootfs, "/",
 		"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
 	}
-	a = append(a, gpuSandboxArgs(gpuDevices("/"))...)
+	a = append(a, gpuSandboxArgs(host.devices, rootfs)...)
 	a = append(a,
 		"--ro-bind", host.bundle, in.bundle,
 		"--bind", host.run, in.run,

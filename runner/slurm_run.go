@@ -77,7 +77,7 @@ func (s *Slurm) run(ctx context.Context, spec d5list.JobSpec, job, entry string,
 	script := filepath.Join(l.run, "batch.sh")
 	output := filepath.Join(l.run, "slurm.out")
 	workers, _ := spec.Benchmark.FixedWorkers()
-	if err := os.WriteFile(script, []byte(s.batchScript(runEnv(spec, l, i, seed, nil), l.bundle, argv, workers)), 0o755); err != nil {
+	if err := os.WriteFile(script, []byte(s.batchScript(runEnv(spec, l, i, seed, gpuShare{}), l.bundle, argv, workers)), 0o755); err != nil {
 		return nil, nil, err
 	}
 	id, err := s.submit(ctx, s.sbatchArgs(spec, i, left, output, l.bundle, script))

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	d5list "github.com/deep500/d5list"
 )
 
 // gpuPool shares a runner's GPUs among its concurrent jobs: each job takes
@@ -63,6 +65,20 @@ func (p *gpuPool) release(devices []string) {
 	for _, d := range devices {
 		p.free <- d
 	}
+}
+
+// needsGPUs reports whether a benchmark's jobs run on accelerators: it
+// requires a runner label about them (accelerator_count "*" in the
+// catalogue, accelerator_model, ...). Only such a job takes a share of the
+// runner's GPUs; a CPU job takes none, so it never waits for GPUs or
+// keeps a GPU job from them.
+func needsGPUs(b *d5list.Benchmark) bool {
+	for k := range b.Requires {
+		if strings.HasPrefix(k, "accelerator_") {
+			return true
+		}
+	}
+	return false
 }
 
 // gpuShare is what one job gets of the runner's GPUs. The zero value is

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	d5list "github.com/deep500/d5list"
 )
 
 // Concurrent jobs get disjoint GPUs; a job waits for its share while
@@ -192,7 +194,7 @@ func TestProcessGivesEachJobItsGPUs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs, err := p.Execute(context.Background(), testSpec(1, 2))
+	logs, err := p.Execute(context.Background(), gpuSpec(1, 2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,6 +202,52 @@ func TestProcessGivesEachJobItsGPUs(t *testing.T) {
 		if got := strings.TrimSpace(string(l.Log)); got != "devices=3,5" {
 			t.Errorf("run %d saw %q, want devices=3,5 (the job's two GPUs for every run)", l.Index, got)
 		}
+	}
+}
+
+// gpuSpec is testSpec for a benchmark that runs on accelerators, as the
+// catalogue's GPU entries require them.
+func gpuSpec(seeds ...int64) d5list.JobSpec {
+	spec := testSpec(seeds...)
+	spec.Benchmark.Requires = map[string]string{"accelerator_count": "*"}
+	return spec
+}
+
+// Only a benchmark that requires accelerators takes GPUs: a CPU job runs
+// while GPU jobs hold every GPU, and sees no *_VISIBLE_DEVICES (nor, in
+// the sandbox, any GPU node: TestGPUDevicesOfAShare), where a GPU job
+// waits for its share.
+func TestProcessCPUJobTakesNoGPU(t *testing.T) {
+	needBwrap(t)
+	cpu, gpu := testSpec(1), gpuSpec(1)
+	if needsGPUs(&cpu.Benchmark) || !needsGPUs(&gpu.Benchmark) {
+		t.Fatal("needsGPUs does not follow the benchmark's accelerator requirement")
+	}
+	p, err := NewProcess(ProcessOptions{
+		Fetch:   fixtureBundle(t, "#!/bin/sh\necho \"devices=${CUDA_VISIBLE_DEVICES-unset}\" > \"$D5_RESULT_LOG\"\n"),
+		WorkDir: workDir(t), GPUs: []string{"0"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := p.gpus.acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.gpus.release(held)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	logs, err := p.Execute(ctx, cpu)
+	if err != nil {
+		t.Fatalf("a CPU job while the GPUs are held: %v", err)
+	}
+	if got := strings.TrimSpace(string(logs[0].Log)); got != "devices=unset" {
+		t.Errorf("a CPU job saw %q, want no CUDA_VISIBLE_DEVICES", got)
+	}
+	short, cancelShort := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancelShort()
+	if _, err := p.Execute(short, gpu); err == nil {
+		t.Error("a GPU job ran while another job held the only GPU")
 	}
 }
 
@@ -220,7 +268,7 @@ func TestProcessSandboxSeesNVIDIAGPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs, err := p.Execute(context.Background(), testSpec(1))
+	logs, err := p.Execute(context.Background(), gpuSpec(1))
 	if err != nil {
 		t.Fatal(err)
 	}

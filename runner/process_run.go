@@ -97,14 +97,16 @@ func (p *Process) Execute(ctx context.Context, spec d5list.JobSpec) ([]d5list.Ru
 		return nil, errNoSandbox("bwrap", errors.New("not found"))
 	}
 	setup := jobSetup{fetch: p.opts.Fetch, dir: p.opts.WorkDir, limits: p.opts.Limits, keep: p.opts.KeepWork, timeLimit: p.opts.DefaultTimeLimit}
-	var gpus gpuShare
-	if p.gpus != nil {
+	var gpus gpuShare // none, unless the benchmark runs on accelerators
+	switch {
+	case !needsGPUs(&spec.Benchmark):
+	case p.gpus != nil:
 		var err error
 		if gpus.ids, err = p.gpus.acquire(ctx); err != nil {
 			return nil, err
 		}
 		defer p.gpus.release(gpus.ids)
-	} else {
+	default:
 		gpus.unmanaged = true
 	}
 	return setup.execute(ctx, spec, func(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64) ([]byte, *d5list.RunClock, error) {

@@ -215,11 +215,18 @@ func (v VerifyPolicy) Precision() float64 {
 // measured sub's timing: the runner matches the declared system in every
 // label the benchmark names (a benchmark that names none times on any
 // runner). Only then is the portal's measurement the submission's value.
+// The system description declares the CPU and the accelerators' model and
+// count; the GPU driver is what the claim's environment recorded (`d5list
+// run` writes the accelerator_driver label nvidia-smi gives), since a
+// system.json does not say it.
 func (b *Benchmark) RemeasuredOn(sub *Submission, runner map[string]string) bool {
 	declared := map[string]string{
 		"cpu_model":         sub.HostCPU,
 		"accelerator_model": sub.Accelerator,
 		"accelerator_count": strconv.Itoa(sub.Accelerators),
+	}
+	if sub.Claimed != nil {
+		declared["accelerator_driver"] = sub.Claimed.Runner["accelerator_driver"]
 	}
 	for _, label := range b.Verify.SameHardware {
 		want, ok := declared[label]

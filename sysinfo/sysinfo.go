@@ -20,14 +20,15 @@ type Info struct {
 	OS         string
 	GPUModel   string
 	GPUCount   int
-	GPUMemoryM int // MiB per GPU
+	GPUMemoryM int    // MiB per GPU
+	GPUDriver  string // the NVIDIA driver's version
 }
 
 // Detect reads the host's description; fields it cannot learn stay empty.
 func Detect() Info {
 	info := Info{Cores: runtime.NumCPU(), OS: osName(), CPUModel: cpuModel()}
 	info.MemoryGiB = memoryGiB()
-	info.GPUModel, info.GPUCount, info.GPUMemoryM = gpus()
+	info.GPUModel, info.GPUCount, info.GPUMemoryM, info.GPUDriver = gpus()
 	return info
 }
 
@@ -76,32 +77,40 @@ func osName() string {
 	return runtime.GOOS
 }
 
-// gpus asks nvidia-smi, when present, for the GPU model, count and memory.
-func gpus() (model string, count, memMiB int) {
+// gpus asks nvidia-smi, when present, for the GPU model, count, memory
+// and driver version. The driver is part of what makes two GPU machines
+// the same hardware for timing: a driver update changes kernel launch
+// costs and the CUDA versions a machine can run.
+func gpus() (model string, count, memMiB int, driver string) {
 	path, err := exec.LookPath("nvidia-smi")
 	if err != nil {
-		return "", 0, 0
+		return "", 0, 0, ""
 	}
-	out, err := exec.Command(path, "--query-gpu=name,memory.total", "--format=csv,noheader,nounits").Output()
+	out, err := exec.Command(path, "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader,nounits").Output()
 	if err != nil {
-		return "", 0, 0
+		return "", 0, 0, ""
 	}
 	return parseNvidiaSMI(string(out))
 }
 
-func parseNvidiaSMI(out string) (model string, count, memMiB int) {
+// parseNvidiaSMI reads "name, memory.total, driver_version" lines, one per
+// GPU; the first GPU describes them all.
+func parseNvidiaSMI(out string) (model string, count, memMiB int, driver string) {
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		name, mem, ok := strings.Cut(line, ",")
-		if !ok {
+		f := strings.Split(line, ",")
+		if len(f) < 2 {
 			continue
 		}
 		count++
 		if model == "" {
-			model = strings.TrimSpace(name)
-			memMiB, _ = strconv.Atoi(strings.TrimSpace(mem))
+			model = strings.TrimSpace(f[0])
+			memMiB, _ = strconv.Atoi(strings.TrimSpace(f[1]))
+			if len(f) > 2 {
+				driver = strings.TrimSpace(f[2])
+			}
 		}
 	}
-	return model, count, memMiB
+	return model, count, memMiB, driver
 }
 
 // Labels are the runner labels this host advertises.
@@ -116,6 +125,9 @@ func (i Info) Labels() map[string]string {
 		l["accelerator_model"] = i.GPUModel
 		l["accelerator_count"] = strconv.Itoa(i.GPUCount)
 		l["accelerator_memory_mib"] = strconv.Itoa(i.GPUMemoryM)
+		if i.GPUDriver != "" {
+			l["accelerator_driver"] = i.GPUDriver
+		}
 	}
 	return l
 }

@@ -3,12 +3,16 @@ package sysinfo
 import "testing"
 
 func TestParseNvidiaSMI(t *testing.T) {
-	model, count, mem := parseNvidiaSMI("NVIDIA H100 80GB HBM3, 81559\nNVIDIA H100 80GB HBM3, 81559\n")
-	if model != "NVIDIA H100 80GB HBM3" || count != 2 || mem != 81559 {
-		t.Fatalf("got %q %d %d", model, count, mem)
+	model, count, mem, driver := parseNvidiaSMI("NVIDIA H100 80GB HBM3, 81559, 550.54.15\nNVIDIA H100 80GB HBM3, 81559, 550.54.15\n")
+	if model != "NVIDIA H100 80GB HBM3" || count != 2 || mem != 81559 || driver != "550.54.15" {
+		t.Fatalf("got %q %d %d %q", model, count, mem, driver)
 	}
-	if _, c, _ := parseNvidiaSMI(""); c != 0 {
+	if _, c, _, _ := parseNvidiaSMI(""); c != 0 {
 		t.Fatalf("empty output counted %d GPUs", c)
+	}
+	l := Info{GPUModel: model, GPUCount: count, GPUMemoryM: mem, GPUDriver: driver}.Labels()
+	if l["accelerator_model"] != model || l["accelerator_count"] != "2" || l["accelerator_driver"] != "550.54.15" {
+		t.Fatalf("labels %v lack the GPU model, count or driver", l)
 	}
 }
 

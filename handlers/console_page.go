@@ -231,13 +231,21 @@ func (h *Handler) ConsoleBenchmarks(w http.ResponseWriter, r *http.Request) {
 		fail(err)
 		return
 	}
-	if err := acc.UpsertBenchmarks(r.Context(), bs); err != nil {
-		fail(err)
-		return
-	}
+	// A changed definition rebuilds the benchmark's board rows: the save
+	// and its rebuild run to the end even if the organiser's browser
+	// leaves, and the boards' cached pages go after it, also after a
+	// failed rebuild, which may have derived some rows already.
+	err = acc.UpsertBenchmarks(context.WithoutCancel(r.Context()), bs)
 	ids := make([]string, len(bs))
 	for i, b := range bs {
 		ids[i] = b.ID
+		if bc, ok := h.svc.(boardInvalidator); ok {
+			bc.InvalidateBoards(b.ID)
+		}
+	}
+	if err != nil {
+		fail(err)
+		return
 	}
 	h.log.InfoContext(r.Context(), "benchmarks saved", "by", userFrom(r.Context()).Name, "ids", ids)
 	h.renderConsole(w, r, http.StatusOK, templates.Console{Notice: "saved " + strings.Join(ids, ", ")})

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/leaderboard"
@@ -167,77 +168,193 @@ func insertBoardRowTx(ctx context.Context, tx *sql.Tx, benchID string, r *leader
 	return err
 }
 
+// rebuildMu lets one rebuild run at a time in this process: two at once
+// would each elect and count while the other rewrites rows. It is the
+// package's rather than the DB's because rebuilds are rare and short
+// next to what serialising them would cost. Another process's rebuild is
+// kept apart by the generation check of each batch instead.
+var rebuildMu sync.Mutex
+
+// rebuildBatch is how many submissions one write transaction of a rebuild
+// derives again: each transaction holds the write lock for about that
+// many rows, so verdicts and uploads interleave with a long rebuild.
+var rebuildBatch = 2000
+
+// rebuildHook, when set (tests), runs between two batches of a rebuild,
+// outside any transaction; an error stops the rebuild there as a crash
+// would.
+var rebuildHook func(benchID string, after int64) error
+
+// errSuperseded stops a rebuild whose benchmark was changed again (or
+// rebuilt by another process) while it ran; the newer generation is
+// rebuilt instead.
+var errSuperseded = errors.New("store: the benchmark changed during its rebuild")
+
 // RebuildBoards derives the board rows of a benchmark again from its
-// submissions, a batch at a time, then elects each system's best rows and
-// counts the views: after its ranking rules change, and at start for a
-// database that has submissions but no rows yet. The boards of the
-// benchmark are incomplete until it returns.
+// submissions, after its ranking rules changed, and then finishes any
+// other rebuild left pending. The definition's change marked the
+// benchmark in its own transaction (migration 0011); the mark goes only
+// when a rebuild has finished with that definition, so that one stopped
+// half way (an error, a crash) is finished by the next RebuildBoards or
+// the next Open. It runs to the end even if ctx is cancelled: a visitor
+// leaving the console must not leave a board half derived.
+//
+// Until it returns, the benchmark's rows are a mix of the old and the new
+// derivation and its views' counts may be off; nothing is ever missing
+// from the boards, since rows are replaced in place, not cleared first.
 func (db *DB) RebuildBoards(ctx context.Context, benchID string) error {
-	bench, err := db.Benchmark(ctx, benchID)
-	if err != nil {
-		return err
-	}
-	err = db.writeTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM board_rows WHERE benchmark_id = ?`, benchID); err != nil {
+	ctx = context.WithoutCancel(ctx)
+	err := db.writeTx(ctx, func(tx *sql.Tx) error {
+		if _, err := benchmarkTx(ctx, tx, benchID); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `DELETE FROM board_counts WHERE benchmark_id = ?`, benchID)
+		_, err := tx.ExecContext(ctx, `INSERT INTO board_rebuilds (benchmark_id, generation) VALUES (?, 1)
+			ON CONFLICT (benchmark_id) DO UPDATE SET generation = generation + 1`, benchID)
 		return err
 	})
 	if err != nil {
-		return wrap(err, "clearing the boards of %q", benchID)
+		return wrap(err, "marking the boards of %q for a rebuild", benchID)
 	}
-	const batch = 2000
+	return db.finishRebuilds(ctx)
+}
+
+// finishRebuilds rebuilds every benchmark marked in board_rebuilds, until
+// none is: one changed again during its rebuild is simply done again.
+func (db *DB) finishRebuilds(ctx context.Context) error {
+	rebuildMu.Lock()
+	defer rebuildMu.Unlock()
+	for {
+		var benchID string
+		var gen int64
+		err := db.read.QueryRowContext(ctx, `SELECT benchmark_id, generation FROM board_rebuilds ORDER BY benchmark_id LIMIT 1`).Scan(&benchID, &gen)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		} else if err != nil {
+			return wrap(err, "reading the pending board rebuilds")
+		}
+		if err := db.rebuild(ctx, benchID, gen); err != nil && !errors.Is(err, errSuperseded) {
+			return err
+		}
+	}
+}
+
+// rebuild derives benchmark benchID's board rows again, a batch of
+// submissions to a write transaction, each row from the submission and
+// the definition as they are in that transaction, so that a verdict or an
+// upload written between two batches is never overwritten with an older
+// state. Rows are upserted: a submission uploaded during the rebuild has
+// its row already (syncBoardRowTx) when a later batch reaches it. The last
+// transaction elects each system's best rows, counts the views and clears
+// the mark of generation gen; a mark bumped meanwhile stays.
+func (db *DB) rebuild(ctx context.Context, benchID string, gen int64) error {
+	// still checks, in each transaction, that no newer change superseded
+	// this rebuild (another process's rebuild may be under way with it).
+	still := func(tx *sql.Tx) error {
+		var now int64
+		err := tx.QueryRowContext(ctx, `SELECT generation FROM board_rebuilds WHERE benchmark_id = ?`, benchID).Scan(&now)
+		if errors.Is(err, sql.ErrNoRows) || err == nil && now != gen {
+			return errSuperseded
+		}
+		return err
+	}
 	after := int64(0)
 	for {
-		var subs []*d5list.Submission
-		err := db.readTx(ctx, func(tx *sql.Tx) error {
-			rows, err := tx.QueryContext(ctx, `SELECT `+submissionColumns+` WHERE s.benchmark_id = ? AND s.id > ? ORDER BY s.id LIMIT ?`, benchID, after, batch)
+		n := 0
+		err := db.writeTx(ctx, func(tx *sql.Tx) error {
+			if err := still(tx); err != nil {
+				return err
+			}
+			bench, err := benchmarkTx(ctx, tx, benchID)
+			if d5list.ErrorCode(err) == d5list.ENOTFOUND {
+				// Nothing to rank: the mark goes.
+				_, err = tx.ExecContext(ctx, `DELETE FROM board_rebuilds WHERE benchmark_id = ?`, benchID)
+				return err
+			} else if err != nil {
+				return err
+			}
+			subs, err := submissionsAfterTx(ctx, tx, benchID, after, rebuildBatch)
 			if err != nil {
 				return err
 			}
-			defer rows.Close()
-			for rows.Next() {
-				s, err := scanSubmission(rows)
-				if err != nil {
-					return err
-				}
-				subs = append(subs, s)
-			}
-			return rows.Err()
-		})
-		if err != nil {
-			return wrap(err, "reading the submissions of %q", benchID)
-		}
-		if len(subs) == 0 {
-			break
-		}
-		err = db.writeTx(ctx, func(tx *sql.Tx) error {
-			stmt, err := tx.PrepareContext(ctx, insertBoardRow)
+			stmt, err := tx.PrepareContext(ctx, upsertBoardRow)
 			if err != nil {
 				return err
 			}
 			defer stmt.Close()
 			for _, s := range subs {
-				if err := insertRowOf(ctx, stmt, bench, s); err != nil {
+				if err := upsertRowOf(ctx, tx, stmt, bench, s); err != nil {
 					return err
 				}
+				after = s.ID
 			}
+			n = len(subs)
 			return nil
 		})
 		if err != nil {
 			return wrap(err, "indexing the boards of %q", benchID)
 		}
-		after = subs[len(subs)-1].ID
+		if n < rebuildBatch {
+			break
+		}
+		if rebuildHook != nil {
+			if err := rebuildHook(benchID, after); err != nil {
+				return err
+			}
+		}
 	}
-	return wrap(db.writeTx(ctx, func(tx *sql.Tx) error { return electAllBestTx(ctx, tx, benchID) }), "ranking the boards of %q", benchID)
+	err := db.writeTx(ctx, func(tx *sql.Tx) error {
+		if err := still(tx); err != nil {
+			return err
+		}
+		if err := electAllBestTx(ctx, tx, benchID); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM board_rebuilds WHERE benchmark_id = ? AND generation = ?`, benchID, gen)
+		return err
+	})
+	return wrap(err, "ranking the boards of %q", benchID)
 }
 
-// insertRowOf adds submission s's board row, not yet elected best.
-func insertRowOf(ctx context.Context, stmt *sql.Stmt, bench *d5list.Benchmark, s *d5list.Submission) error {
+// submissionsAfterTx reads up to n submissions of benchID with ids above
+// after, in id order.
+func submissionsAfterTx(ctx context.Context, tx *sql.Tx, benchID string, after int64, n int) ([]*d5list.Submission, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT `+submissionColumns+` WHERE s.benchmark_id = ? AND s.id > ? ORDER BY s.id LIMIT ?`, benchID, after, n)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var subs []*d5list.Submission
+	for rows.Next() {
+		s, err := scanSubmission(rows)
+		if err != nil {
+			return nil, err
+		}
+		subs = append(subs, s)
+	}
+	return subs, rows.Err()
+}
+
+// upsertBoardRow writes a row whatever is there already, keeping the row's
+// best marks where it is still on their view: the election at the end of
+// the rebuild settles them, and until then a system keeps its best row.
+const upsertBoardRow = insertBoardRow + `
+	ON CONFLICT (submission_id) DO UPDATE SET benchmark_id = excluded.benchmark_id,
+		on_default = excluded.on_default, on_all = excluded.on_all,
+		best_default = best_default AND excluded.on_default, best_all = best_all AND excluded.on_all,
+		k1 = excluded.k1, sec_missing = excluded.sec_missing, k2 = excluded.k2, created_at = excluded.created_at,
+		system_key = excluded.system_key, division = excluded.division, availability = excluded.availability,
+		accelerator = excluded.accelerator, framework = excluded.framework, search = excluded.search,
+		sort_submitter = excluded.sort_submitter, sort_system = excluded.sort_system,
+		accelerators = excluded.accelerators, cost = excluded.cost, perf = excluded.perf,
+		accelerator_name = excluded.accelerator_name, framework_name = excluded.framework_name, entry = excluded.entry`
+
+// upsertRowOf writes submission s's board row, or removes it where no
+// board lists s any more.
+func upsertRowOf(ctx context.Context, tx *sql.Tx, stmt *sql.Stmt, bench *d5list.Benchmark, s *d5list.Submission) error {
 	row, ok := leaderboard.RowOf(bench, s)
 	if !ok {
-		return nil
+		_, err := tx.ExecContext(ctx, `DELETE FROM board_rows WHERE submission_id = ?`, s.ID)
+		return err
 	}
 	args, err := boardRowArgs(bench.ID, &row, false, false)
 	if err != nil {
@@ -272,35 +389,23 @@ func electAllBestTx(ctx context.Context, tx *sql.Tx, benchID string) error {
 	return nil
 }
 
-// backfillBoards indexes the boards of a database made before board_rows
-// existed (migration 0009).
+// backfillBoards runs at Open: it marks for a rebuild each benchmark that
+// has submissions but no counted views (never indexed, as a database made
+// before migration 0009, or its counts lost), and finishes every rebuild
+// left pending, such as one a crash stopped half way.
 func (db *DB) backfillBoards(ctx context.Context) error {
-	var missing bool
-	err := db.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM submissions)
-		AND NOT EXISTS (SELECT 1 FROM board_rows) AND NOT EXISTS (SELECT 1 FROM board_counts)`).Scan(&missing)
-	if err != nil || !missing {
+	err := db.writeTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO board_rebuilds (benchmark_id, generation)
+			SELECT b.id, 1 FROM benchmarks b
+			WHERE EXISTS (SELECT 1 FROM submissions s WHERE s.benchmark_id = b.id)
+				AND NOT EXISTS (SELECT 1 FROM board_counts c WHERE c.benchmark_id = b.id)
+			ON CONFLICT (benchmark_id) DO NOTHING`)
 		return err
-	}
-	rows, err := db.read.QueryContext(ctx, `SELECT DISTINCT benchmark_id FROM submissions`)
+	})
 	if err != nil {
 		return err
 	}
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return err
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	for _, id := range ids {
-		if err := db.RebuildBoards(ctx, id); err != nil {
-			return err
-		}
-	}
-	return nil
+	return db.finishRebuilds(ctx)
 }
 
 // boardQuery is the SQL of one board as opt selects it, in rank order

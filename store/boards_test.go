@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -23,16 +24,24 @@ func TestBoardIndexMatchesRanking(t *testing.T) {
 	}
 }
 
-func checkBoardIndex(t *testing.T, seed uint64) {
-	db, clock := newTestDB(t)
-	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(seed, 15))
+// indexBenchmark is the benchmark of randomBoard.
+func indexBenchmark() d5list.Benchmark {
 	bench := testBenchmark("l2-index", nil)
 	bench.Level = 2
 	// Epochs to target is missing where the target was never reached: a
 	// missing secondary value loses a tie.
 	bench.Ranking = d5list.RankingRule{Metric: d5list.MetricTimeToTrain, Secondary: d5list.MetricEpochsToTarget}
 	bench.Verify.SameHardware = []string{"cpu_model"}
+	return bench
+}
+
+// randomBoard stores indexBenchmark and 250 random submissions through the
+// store's real write paths (upload, lease, verdict, review, re-run).
+func randomBoard(t *testing.T, db *DB, clock *fakeClock, seed uint64) d5list.Benchmark {
+	t.Helper()
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(seed, 15))
+	bench := indexBenchmark()
 	if err := db.UpsertBenchmarks(ctx, []d5list.Benchmark{bench}); err != nil {
 		t.Fatal(err)
 	}
@@ -55,6 +64,7 @@ func checkBoardIndex(t *testing.T, seed uint64) {
 			Availability: pick(d5list.AvailabilityAvailable, d5list.AvailabilityPreview),
 			Submitter:    pick("Lab A", "lab a", "Lab B", "Other Org"), SystemName: pick("box-1", "Box-1 ", "box-2", "rack"),
 			Framework: pick("torch", "jax"), Accelerator: pick("", "NVIDIA H100", "AMD MI300X"), HostCPU: "cpu-x",
+			Accelerators: rng.IntN(4), CostPerHour: []float64{0, 1.5, 3, 6, 12}[rng.IntN(5)],
 			Claimed: res, Recipe: &d5list.Recipe{}}
 		mustCreate(t, db, s)
 		if i >= 240 {
@@ -96,6 +106,13 @@ func checkBoardIndex(t *testing.T, seed uint64) {
 			}
 		}
 	}
+	return bench
+}
+
+func checkBoardIndex(t *testing.T, seed uint64) {
+	db, clock := newTestDB(t)
+	ctx := context.Background()
+	bench := randomBoard(t, db, clock, seed)
 	subs, err := db.Submissions(ctx, d5list.SubmissionFilter{BenchmarkID: bench.ID})
 	if err != nil {
 		t.Fatal(err)
@@ -106,6 +123,13 @@ func checkBoardIndex(t *testing.T, seed uint64) {
 	}
 	scored := leaderboard.Score(stored, subs)
 	boards := 0
+	// compareBoard stops the test at the first difference; the deferred
+	// log still runs then, and says how far the comparison got.
+	defer func() {
+		if t.Failed() {
+			t.Logf("%d boards compared before the difference", boards)
+		}
+	}()
 	for _, unverified := range []bool{false, true} {
 		for _, all := range []bool{false, true} {
 			for _, filter := range []leaderboard.Options{{}, {Division: "closed"}, {Accelerator: "nvidia h100"}, {Framework: "JAX "}} {
@@ -138,9 +162,6 @@ func checkBoardIndex(t *testing.T, seed uint64) {
 				t.Fatalf("RankOf(%d, best %v): rank %d, want %d", sub.ID, best, e.Rank, want[sub.ID])
 			}
 		}
-	}
-	if t.Failed() {
-		t.Logf("%d boards compared", boards)
 	}
 }
 
@@ -227,4 +248,167 @@ func TestWithoutIndexesRestoresThem(t *testing.T) {
 	if err != nil || total != 10 || len(entries) != 10 {
 		t.Fatalf("the default board after the load: %d of %d (%v), want each of the 10 systems", len(entries), total, err)
 	}
+}
+
+// checkAgainstScore compares the default and unverified boards of benchID,
+// each system's best and every entry, plain, filtered, searched and
+// sorted, with leaderboard.Score over the stored submissions.
+func checkAgainstScore(t *testing.T, db *DB, benchID string) {
+	t.Helper()
+	ctx := context.Background()
+	subs, err := db.Submissions(ctx, d5list.SubmissionFilter{BenchmarkID: benchID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bench, err := db.Benchmark(ctx, benchID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scored := leaderboard.Score(bench, subs)
+	for _, unverified := range []bool{false, true} {
+		for _, all := range []bool{false, true} {
+			for _, opt := range []leaderboard.Options{{}, {Division: "closed"}, {Search: "lab a"}, {Sort: leaderboard.SortDate}} {
+				opt.IncludeUnverified, opt.AllPerSystem = unverified, all
+				compareBoard(t, db, benchID, opt, scored.Rank(opt))
+			}
+		}
+	}
+}
+
+// pendingRebuilds lists the benchmarks marked for a rebuild.
+func pendingRebuilds(t *testing.T, db *DB) []string {
+	t.Helper()
+	rows, err := db.read.Query(`SELECT benchmark_id FROM board_rebuilds ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// smallRebuildBatches makes a rebuild of randomBoard's 250 submissions
+// take several batches, with hook between them.
+func smallRebuildBatches(t *testing.T, hook func(benchID string, after int64) error) {
+	batch := rebuildBatch
+	rebuildBatch, rebuildHook = 40, hook
+	t.Cleanup(func() { rebuildBatch, rebuildHook = batch, nil })
+}
+
+// changedRanking is indexBenchmark ranked otherwise: no secondary value,
+// and timings from any runner count as re-measured, so that both the order
+// and which entries the default board lists change.
+func changedRanking() d5list.Benchmark {
+	b := indexBenchmark()
+	b.Ranking.Secondary = ""
+	b.Verify.SameHardware = nil
+	return b
+}
+
+// A rebuild stopped half way (a crash between two batches here) leaves
+// its benchmark marked in the same transaction that changed the
+// definition, and the next Open finishes it: the boards then rank as
+// leaderboard.Score does under the new definition (issue 15).
+func TestRebuildStoppedHalfWayIsFinishedAtOpen(t *testing.T) {
+	db, clock := newTestDB(t)
+	ctx := context.Background()
+	randomBoard(t, db, clock, 7)
+	crash := errors.New("crashed")
+	batches := 0
+	smallRebuildBatches(t, func(string, int64) error {
+		batches++
+		return crash
+	})
+	if err := db.UpsertBenchmarks(ctx, []d5list.Benchmark{changedRanking()}); !errors.Is(err, crash) {
+		t.Fatalf("UpsertBenchmarks with a rebuild that crashes: %v, want the crash", err)
+	}
+	if batches != 1 {
+		t.Fatalf("the rebuild stopped after %d batches, want 1", batches)
+	}
+	if got := pendingRebuilds(t, db); fmt.Sprint(got) != "[l2-index]" {
+		t.Fatalf("pending rebuilds after the crash: %v, want [l2-index]", got)
+	}
+	rebuildHook = nil
+	db.Close()
+	db = openTestDB(t, db.Dir())
+	db.Now = clock.Now
+	if got := pendingRebuilds(t, db); len(got) != 0 {
+		t.Fatalf("pending rebuilds after Open: %v, want none", got)
+	}
+	checkAgainstScore(t, db, "l2-index")
+}
+
+// A rebuild outlives the context of whoever started it (a console request
+// whose browser left), and an upload and a verdict written between two of
+// its batches neither break it (the upload's row is written again by a
+// later batch) nor are overwritten by it.
+func TestRebuildSurvivesCancelAndWrites(t *testing.T) {
+	db, clock := newTestDB(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	randomBoard(t, db, clock, 8)
+	// The submission the verdict goes to: uploaded now, leased before the
+	// rebuild, judged during it.
+	late := testSubmission("l2-index", 1, 2, 3)
+	late.Submitter, late.SystemName = "Late Lab", "late-box"
+	mustCreate(t, db, late)
+	var l *d5list.Lease
+	for {
+		l = mustLease(t, db, "r", nil, time.Hour)
+		if l.Job.SubmissionID == late.ID {
+			break
+		}
+	}
+	batches := 0
+	smallRebuildBatches(t, func(string, int64) error {
+		batches++
+		if batches == 1 {
+			cancel()
+			upload := testSubmission("l2-index", 4, 5, 6)
+			upload.SystemName = "uploaded during the rebuild"
+			mustCreate(t, db, upload)
+			measured := *late.Claimed
+			measured.Runner = map[string]string{"cpu_model": "cpu-x"}
+			if err := db.CompleteJob(context.Background(), l.Job.ID, l.Secret, &measured, d5list.StatusVerified, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return nil
+	})
+	if err := db.UpsertBenchmarks(ctx, []d5list.Benchmark{changedRanking()}); err != nil {
+		t.Fatalf("UpsertBenchmarks, cancelled and written to during its rebuild: %v", err)
+	}
+	if batches < 2 {
+		t.Fatalf("the rebuild took %d batches, want several", batches)
+	}
+	if got := pendingRebuilds(t, db); len(got) != 0 {
+		t.Fatalf("pending rebuilds after the rebuild: %v, want none", got)
+	}
+	checkAgainstScore(t, db, "l2-index")
+	if e, err := db.RankOf(context.Background(), "l2-index", late.ID, true); err != nil || e == nil {
+		t.Fatalf("the verdict written during the rebuild is not on the board: %v, %v", e, err)
+	}
+}
+
+// A database whose boards were never indexed (made before migration 0009)
+// or lost their rows and counts is indexed at Open.
+func TestBoardsBackfilledAtOpen(t *testing.T) {
+	db, clock := newTestDB(t)
+	randomBoard(t, db, clock, 9)
+	for _, q := range []string{`DELETE FROM board_rows`, `DELETE FROM board_counts`} {
+		if _, err := db.write.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	db = openTestDB(t, db.Dir())
+	db.Now = clock.Now
+	checkAgainstScore(t, db, "l2-index")
 }

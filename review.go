@@ -101,7 +101,8 @@ type ReviewChange struct {
 	Claimed    *Result
 	Reasons    *[]Reason
 	// Rerun keeps the latest job and its verdict as history and queues a
-	// new job.
+	// new job; the submission's own measurement, reasons and published
+	// mark are cleared, so that the next verdict is judged and shown anew.
 	Rerun bool
 	// AuditOnlyStatusChange writes the audit entry only when the status
 	// changes (rescore updates claimed results silently otherwise).
@@ -115,6 +116,10 @@ type Attempt struct {
 	Status   Status   `json:"status,omitempty"`
 	Measured *Result  `json:"measured,omitempty"`
 	Reasons  []Reason `json:"reasons,omitempty"`
+	// Hidden says that the archived verdict went against the entry and no
+	// organiser had published it when a re-run replaced it: it stays the
+	// competitor's and the organisers' to see (Submission.Hidden).
+	Hidden bool `json:"-"`
 }
 
 // RescoreReport says what "rescore all" changed.

@@ -38,7 +38,7 @@ func (h *Handler) renderSubmissionPage(w http.ResponseWriter, r *http.Request, s
 	if edit != nil {
 		edit(&live)
 	}
-	audit := appealsFor(user, sub, h.auditFor(r.Context(), sub.ID))
+	audit, _ := historyFor(user, sub, h.auditFor(r.Context(), sub.ID), nil)
 	h.render(w, r, status, templates.SubmissionPage(sub, bench, audit, live))
 }
 

@@ -131,7 +131,7 @@ func (h *Handler) ShowAudit(w http.ResponseWriter, r *http.Request) {
 		h.Error(w, r, err)
 		return
 	}
-	entries = appealsFor(user, sub, entries)
+	entries, attempts = historyFor(user, sub, entries, attempts)
 	h.writeJSON(w, r, http.StatusOK, auditJSON{SubmissionID: id, Status: sub.Status, Division: sub.Division, Flag: sub.Flag,
 		Entries: entries, Attempts: attempts})
 }
@@ -152,20 +152,48 @@ func (h *Handler) RescoreBenchmark(w http.ResponseWriter, r *http.Request) {
 	h.writeJSON(w, r, http.StatusOK, rep)
 }
 
-// appealsFor keeps a competitor's messages to the organisers between them:
-// others see that an appeal was made, not what it said.
-func appealsFor(user *d5list.User, sub *d5list.Submission, entries []d5list.AuditEntry) []d5list.AuditEntry {
+// historyFor is what user may read of a submission's history. Its
+// competitor and the organisers read all of it. Anyone else reads what
+// they could see when it was written: not a competitor's message to the
+// organisers (only that one was sent), not a verdict that went against the
+// entry and that no organiser had published before a re-run replaced it
+// (its status, measurement and findings), and not the statuses and
+// reasons of audit entries written while the verdict was hidden.
+func historyFor(user *d5list.User, sub *d5list.Submission, entries []d5list.AuditEntry, attempts []d5list.Attempt) ([]d5list.AuditEntry, []d5list.Attempt) {
 	if mayReadLog(user, sub) {
-		return entries
+		return entries, attempts
 	}
-	out := make([]d5list.AuditEntry, len(entries))
+	// hidden mirrors Submission.Hidden as it stood at each entry:
+	// published is set by "publish" and cleared by a re-run.
+	hidden := func(st d5list.Status, published bool) bool {
+		return (&d5list.Submission{Status: st, Published: published}).Hidden()
+	}
+	outEntries := make([]d5list.AuditEntry, len(entries))
+	published := false
 	for i, e := range entries {
+		after := published || e.Action == d5list.ActionPublish
+		if e.Action == d5list.ActionRerun {
+			after = false
+		}
 		if e.Action == d5list.ActionAppeal {
 			e.Note = ""
 		}
-		out[i] = e
+		if hidden(e.FromStatus, published) {
+			e.FromStatus = ""
+		}
+		if hidden(e.ToStatus, after) {
+			e.ToStatus, e.Reason, e.Note = "", "", ""
+		}
+		outEntries[i], published = e, after
 	}
-	return out
+	outAttempts := make([]d5list.Attempt, len(attempts))
+	for i, a := range attempts {
+		if a.Hidden {
+			a.Status, a.Measured, a.Reasons, a.Job.Error = "", nil, nil, ""
+		}
+		outAttempts[i] = a
+	}
+	return outEntries, outAttempts
 }
 
 // auditFor returns the audit log for the submission page, or nil where

@@ -220,6 +220,9 @@ func (s *Service) Review(ctx context.Context, user *d5list.User, id int64, req d
 	case d5list.ActionFlag:
 		ch.Flag = &req.Note
 	case d5list.ActionRerun:
+		// The store archives the verdict with who could see it and clears
+		// it from the entry, published mark included: a re-run that fails
+		// again is hidden until an organiser publishes the new verdict.
 		ch.Rerun = true
 	case d5list.ActionPublish:
 		if sub.Published {

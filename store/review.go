@@ -61,6 +61,12 @@ func (db *DB) ApplyReview(ctx context.Context, ch d5list.ReviewChange) (*d5list.
 		}
 		set := []string{"status = ?", "updated_at = ?"}
 		args := []any{string(ch.ToStatus), now}
+		if ch.Rerun {
+			// The verdict now lives in job_results only: a queued entry is
+			// public, and its old findings must not be shown with it. Nor is
+			// the next verdict public because this one was published.
+			set = append(set, "measured = NULL", "reasons = '[]'", "published = 0")
+		}
 		if ch.Division != nil {
 			set, args = append(set, "division = ?"), append(args, *ch.Division)
 		}
@@ -132,9 +138,17 @@ func (db *DB) requeueTx(ctx context.Context, tx *sql.Tx, subID int64, benchID, p
 		case d5list.JobQueued, d5list.JobLeased:
 			return 0, d5list.Errorf(d5list.ECONFLICT, "submission %d: job %d is still %s", subID, last.Int64, state)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO job_results (job_id, submission_id, status, measured, reasons, archived_at)
-			SELECT ?, id, ?, measured, reasons, ? FROM submissions WHERE id = ?`,
-			last.Int64, prevStatus, now, subID); err != nil {
+		// public keeps who could see the verdict when it was written: one
+		// against the entry only its competitor and the organisers, until
+		// an organiser published it.
+		var published bool
+		if err := tx.QueryRowContext(ctx, `SELECT published FROM submissions WHERE id = ?`, subID).Scan(&published); err != nil {
+			return 0, err
+		}
+		public := !(&d5list.Submission{Status: d5list.Status(prevStatus), Published: published}).Hidden()
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO job_results (job_id, submission_id, status, measured, reasons, archived_at, public)
+			SELECT ?, id, ?, measured, reasons, ?, ? FROM submissions WHERE id = ?`,
+			last.Int64, prevStatus, now, public, subID); err != nil {
 			return 0, err
 		}
 	}
@@ -236,14 +250,15 @@ func (db *DB) Attempts(ctx context.Context, submissionID int64) ([]d5list.Attemp
 			a := d5list.Attempt{Job: j}
 			var st, reasons string
 			var measured sql.NullString
-			err := tx.QueryRowContext(ctx, `SELECT status, measured, reasons FROM job_results WHERE job_id = ?`, j.ID).
-				Scan(&st, &measured, &reasons)
+			var public bool
+			err := tx.QueryRowContext(ctx, `SELECT status, measured, reasons, public FROM job_results WHERE job_id = ?`, j.ID).
+				Scan(&st, &measured, &reasons, &public)
 			switch {
 			case errors.Is(err, sql.ErrNoRows):
 			case err != nil:
 				return err
 			default:
-				a.Status = d5list.Status(st)
+				a.Status, a.Hidden = d5list.Status(st), !public
 				if measured.Valid {
 					if a.Measured, err = decodeResult(measured.String); err != nil {
 						return fmt.Errorf("job %d: decoding the archived result: %w", j.ID, err)

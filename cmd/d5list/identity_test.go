@@ -290,3 +290,99 @@ func httpStatus(t *testing.T, url, token string) int {
 }
 
 func testid(id string) string { return `[data-testid="` + id + `"]` }
+
+// A re-run moves the verdict into the entry's history, where it stays as
+// visible as it was when written: an unpublished verdict's findings stay
+// the competitor's and the organisers' while the entry, queued again, is
+// public; and a published verdict does not publish the next one (issue 16).
+func TestHiddenVerdictStaysHiddenAcrossReruns(t *testing.T) {
+	p := startPortal(t, 0)
+	code, answer, err := postBundle(p.url, p.token, bytes.NewReader(faultBundle(t)))
+	if err != nil || code != http.StatusCreated {
+		t.Fatalf("upload: %d %v %v", code, answer, err)
+	}
+	sid := strconv.FormatInt(int64(answer["id"].(float64)), 10)
+	ctx := context.Background()
+	verdict := func(finding string) {
+		t.Helper()
+		db, err := store.Open(ctx, p.data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		lease, err := db.LeaseJob(ctx, "test-runner", nil, time.Minute)
+		if err != nil || lease == nil {
+			t.Fatalf("lease: %v %v", lease, err)
+		}
+		measured := &d5list.Result{Score: d5list.Score{Metric: d5list.MetricTimeToTrain, Value: 40.125, Valid: true}}
+		if err := db.CompleteJob(ctx, lease.Job.ID, lease.Secret, measured, d5list.StatusDiscrepancy,
+			[]d5list.Reason{{Code: "accuracy_mismatch", Message: finding}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	review := func(action string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, p.url+"/api/v1/submissions/"+sid+"/review", strings.NewReader(`{"action": "`+action+`"}`))
+		req.Header.Set("Authorization", "Bearer "+p.orgToken)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d", action, resp.StatusCode)
+		}
+	}
+	// visitorSees is everything a visitor can read about the entry.
+	visitorSees := func() string {
+		t.Helper()
+		var all strings.Builder
+		for _, path := range []string{"/api/v1/submissions/" + sid, "/api/v1/submissions/" + sid + "/audit", "/submissions/" + sid} {
+			req, _ := http.NewRequest(http.MethodGet, p.url+path, nil)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("a visitor GET %s: %d, want 200", path, resp.StatusCode)
+			}
+			all.Write(body)
+		}
+		return all.String()
+	}
+
+	verdict("SECRET-FIRST run 1: final accuracy 0.95 claimed, 0.91 measured")
+	review("rerun")
+	seen := visitorSees()
+	for _, secret := range []string{"SECRET-FIRST", "40.125", "40.13", "discrepancy"} {
+		if strings.Contains(seen, secret) {
+			t.Errorf("after a re-run a visitor reads %q of the unpublished verdict", secret)
+		}
+	}
+	var audit struct {
+		Attempts []d5list.Attempt `json:"attempts"`
+	}
+	if code := p.getJSONAs(t, "/api/v1/submissions/"+sid+"/audit", p.token, &audit); code != http.StatusOK ||
+		len(audit.Attempts) != 2 || len(audit.Attempts[0].Reasons) != 1 || audit.Attempts[0].Status != d5list.StatusDiscrepancy {
+		t.Errorf("the competitor's audit: %d %+v, want the first attempt's discrepancy kept", code, audit.Attempts)
+	}
+
+	verdict("PUBLISHED-SECOND run 1: final accuracy 0.95 claimed, 0.90 measured")
+	review("publish")
+	review("rerun")
+	seen = visitorSees()
+	if !strings.Contains(seen, "PUBLISHED-SECOND") || strings.Contains(seen, "SECRET-FIRST") {
+		t.Errorf("after a re-run of a published verdict a visitor should read it in the history (%v), and still not the unpublished one (%v)",
+			strings.Contains(seen, "PUBLISHED-SECOND"), !strings.Contains(seen, "SECRET-FIRST"))
+	}
+
+	verdict("SECRET-THIRD run 1: final accuracy 0.95 claimed, 0.89 measured")
+	for _, path := range []string{"/submissions/" + sid, "/api/v1/submissions/" + sid, "/api/v1/submissions/" + sid + "/audit"} {
+		if code := httpStatus(t, p.url+path, ""); code != http.StatusNotFound {
+			t.Errorf("a visitor GET %s after a re-run failed again: %d, want 404 until an organiser publishes the new verdict", path, code)
+		}
+	}
+}

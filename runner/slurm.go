@@ -24,6 +24,12 @@ type SlurmOptions struct {
 	// TasksPerNode, when set, caps a data-parallel job's workers per node
 	// (sbatch --ntasks-per-node): 1 puts each worker on a node of its own.
 	TasksPerNode int
+	// GPUsPerNode is what a job asks of each node's GPUs (sbatch
+	// --gres=gpu:N) when its benchmark requires accelerators but fixes no
+	// count (accelerator_count "*", as the catalogue's GPU entries have):
+	// set it to the per-node count the runner advertises as
+	// accelerator_count. Zero asks for 1, the least a GPU job needs.
+	GPUsPerNode int
 	// ExtraArgs are appended to every sbatch command line.
 	ExtraArgs []string
 	// BinDir holds sbatch, squeue, sacct and scancel; default: PATH.

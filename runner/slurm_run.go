@@ -135,8 +135,8 @@ func (s *Slurm) sbatchArgs(spec d5list.JobSpec, i int, left time.Duration, outpu
 	} else {
 		a = append(a, "--nodes=1")
 	}
-	if n, err := strconv.Atoi(spec.Benchmark.Requires["accelerator_count"]); err == nil && n > 0 {
-		a = append(a, "--gres=gpu:"+strconv.Itoa(n))
+	if gpus := s.gpusPerNode(&spec.Benchmark); gpus > 0 {
+		a = append(a, "--gres=gpu:"+strconv.Itoa(gpus))
 	}
 	if s.opts.Partition != "" {
 		a = append(a, "--partition="+s.opts.Partition)
@@ -146,6 +146,19 @@ func (s *Slurm) sbatchArgs(spec d5list.JobSpec, i int, left time.Duration, outpu
 	}
 	a = append(a, s.opts.ExtraArgs...)
 	return append(a, script)
+}
+
+// gpusPerNode is the GPUs a job asks of each node: the count its benchmark
+// fixes, or for one that requires accelerators with any count ("*") or
+// only a model, the site's GPUsPerNode (at least 1); none for a CPU job.
+func (s *Slurm) gpusPerNode(b *d5list.Benchmark) int {
+	if !needsGPUs(b) {
+		return 0
+	}
+	if n, err := strconv.Atoi(b.Requires["accelerator_count"]); err == nil && n > 0 {
+		return n
+	}
+	return max(s.opts.GPUsPerNode, 1)
 }
 
 // batchScript sets exactly the D5_* environment (sbatch --export=NONE

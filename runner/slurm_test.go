@@ -171,3 +171,39 @@ func TestSlurmCancelAndTimeLimit(t *testing.T) {
 		})
 	}
 }
+
+// A GPU benchmark's sbatch asks for GPUs: the count it fixes, or for the
+// catalogue's accelerator_count "*" the site's GPUs per node (1 when not
+// set); a CPU benchmark's asks for none. Needs no Slurm.
+func TestSlurmAsksForGPUs(t *testing.T) {
+	gres := func(s *Slurm, requires map[string]string) []string {
+		spec := testSpec(1)
+		spec.Benchmark.Requires = requires
+		var out []string
+		for _, a := range s.sbatchArgs(spec, 0, time.Minute, "out", "dir", "batch.sh") {
+			if strings.HasPrefix(a, "--gres") {
+				out = append(out, a)
+			}
+		}
+		return out
+	}
+	site := &Slurm{opts: SlurmOptions{GPUsPerNode: 4}}
+	bare := &Slurm{}
+	for _, tt := range []struct {
+		name     string
+		s        *Slurm
+		requires map[string]string
+		want     string
+	}{
+		{"any count, site with 4 per node", site, map[string]string{"accelerator_count": "*", "framework.torch": "*"}, "--gres=gpu:4"},
+		{"any count, site says nothing", bare, map[string]string{"accelerator_count": "*"}, "--gres=gpu:1"},
+		{"a fixed count", site, map[string]string{"accelerator_count": "2"}, "--gres=gpu:2"},
+		{"a model only", bare, map[string]string{"accelerator_model": "NVIDIA H100 80GB HBM3"}, "--gres=gpu:1"},
+		{"CPU only", site, map[string]string{"framework.torch": "*"}, ""},
+	} {
+		got := strings.Join(gres(tt.s, tt.requires), " ")
+		if got != tt.want {
+			t.Errorf("%s: sbatch %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

@@ -268,6 +268,9 @@ func (s *Service) Lease(ctx context.Context, runnerID string, labels map[string]
 	lease, err := s.store.LeaseJob(ctx, runnerID, labels, s.cfg.LeaseTTL)
 	if lease != nil {
 		s.changed()
+		// The entry's status (now running) shows on the boards that
+		// include unverified ones.
+		s.cache.Invalidate(lease.Job.BenchmarkID)
 		if poolErr == nil {
 			s.holds(ctx, ps, runnerID, lease.Job.ID)
 		}

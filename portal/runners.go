@@ -122,6 +122,8 @@ func (s *Service) giveBack(ctx context.Context, lease *d5list.Lease) {
 		return
 	}
 	s.changed()
+	// Its entry is queued again on the boards that show unverified ones.
+	s.cache.Invalidate(lease.Job.BenchmarkID)
 	s.log.Info("undelivered lease given back", "job", lease.Job.ID, "runner", lease.Job.RunnerID)
 	s.pool.wake()
 }
@@ -231,6 +233,10 @@ func (s *Service) CancelJob(ctx context.Context, user *d5list.User, jobID int64)
 		return err
 	}
 	s.changed()
+	// The cancelled submission leaves the boards that include unverified
+	// ones; the job id does not say which benchmark it was, and cancels
+	// are rare.
+	s.cache.InvalidateAll()
 	s.log.Info("job cancelled", "job", jobID, "by", user.Name)
 	return nil
 }

@@ -1,0 +1,63 @@
+package portal
+
+import (
+	"context"
+	"testing"
+
+	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/leaderboard"
+)
+
+// A lease (the entry turns running), an undelivered lease given back
+// (queued again) and an organiser's cancel (the entry leaves) each change
+// the board that includes unverified entries, so each drops the board's
+// cached answers: the next request renders it again.
+func TestLeaseAndCancelDropCachedBoards(t *testing.T) {
+	svc, cs, _ := newDispatchService(t)
+	ctx := context.Background()
+	const bench = "l2-digits-mlp-cpu"
+	// rendered asks for the cached answer and says whether it had to be
+	// rendered, i.e. whether the cache had dropped it.
+	rendered := func() bool {
+		did := false
+		_, err := svc.RenderBoard(bench, "html?unverified=1", func() (*leaderboard.Rendered, error) {
+			did = true
+			return leaderboard.NewRendered("text/plain", []byte("board")), nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return did
+	}
+	kept := func(what string) {
+		t.Helper()
+		rendered()
+		if rendered() {
+			t.Fatalf("before %s: the answer was not kept", what)
+		}
+	}
+	dropped := func(what string) {
+		t.Helper()
+		if !rendered() {
+			t.Fatalf("after %s: the cached board was served, want it rendered again", what)
+		}
+	}
+	queueJob(t, svc, cs, bench)
+	kept("the lease")
+	lease, err := svc.Lease(ctx, "r/0", nil)
+	if err != nil || lease == nil {
+		t.Fatalf("Lease: %v, %v", lease, err)
+	}
+	dropped("a lease")
+
+	kept("giving the lease back")
+	svc.giveBack(ctx, lease)
+	dropped("an undelivered lease given back")
+
+	kept("the cancel")
+	org := &d5list.User{Name: "olga", Role: d5list.RoleOrganiser}
+	if err := svc.CancelJob(ctx, org, lease.Job.ID); err != nil {
+		t.Fatal(err)
+	}
+	dropped("a cancelled job")
+}

@@ -116,7 +116,16 @@ type liveState struct {
 	MaxAttempts   int             `json:"max_attempts,omitempty"`
 	QueuePosition int             `json:"queue_position"`
 	LogVisible    bool            `json:"log_visible"`
+	// Message explains a state that is not the submission's own: the
+	// end of a stream whose verdict the viewer may not see.
+	Message string `json:"message,omitempty"`
 }
+
+// hiddenEnd is the last event of a stream whose entry got a verdict the
+// viewer may not see (Submission.MayView): that the verification ended,
+// and nothing of how.
+var hiddenEnd = liveState{Status: "ended", Final: true,
+	Message: "the verification ended; its verdict is not public until an organiser publishes it"}
 
 func (h *Handler) liveState(ctx context.Context, id int64, logVisible bool) (*d5list.Submission, liveState, error) {
 	sub, err := h.svc.Submission(ctx, id)
@@ -214,11 +223,19 @@ func (h *Handler) SubmissionEvents(w http.ResponseWriter, r *http.Request) {
 			changes = counter.Changes()
 		}
 		if first || !counts || changes != seen || time.Since(lastRead) >= EventsRefresh {
-			_, st, err := h.liveState(ctx, id, logVisible)
+			sub, st, err := h.liveState(ctx, id, logVisible)
 			if err != nil {
 				if ctx.Err() == nil {
 					h.log.WarnContext(ctx, "submission events", "submission", id, "err", err)
 				}
+				return
+			}
+			// Who may see the entry is asked again at each read: a visitor
+			// follows an entry on its way, but a verdict against it is its
+			// competitor's and the organisers' until it is published.
+			if !sub.MayView(user) {
+				_ = writeEvent(w, "end", "", hiddenEnd)
+				_ = rc.Flush()
 				return
 			}
 			if first || st != last {

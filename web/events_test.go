@@ -80,6 +80,47 @@ func TestSubmissionEventsOutliveTheWriteTimeout(t *testing.T) {
 	}
 }
 
+// A visitor may follow an entry on its way, but a verdict against it is
+// its competitor's and the organisers' until published: the visitor's
+// stream ends saying only that the verification ended (issue 16).
+func TestVisitorsStreamDoesNotTellAHiddenVerdict(t *testing.T) {
+	defer func(poll, refresh time.Duration) {
+		handlers.EventsPoll, handlers.EventsRefresh = poll, refresh
+	}(handlers.EventsPoll, handlers.EventsRefresh)
+	handlers.EventsPoll, handlers.EventsRefresh = 20*time.Millisecond, 60*time.Millisecond
+	p := startReal(t)
+	ctx := context.Background()
+	id := p.queueSubmission(t, p.users["competitor"])
+	lines, next := openEvents(t, p.url, id, "")
+	if !strings.Contains(next("data: "), `"status":"queued"`) {
+		t.Fatal("the visitor's first state is not queued")
+	}
+	lease, err := p.db.LeaseJob(ctx, "pool/r-0", map[string]string{}, time.Minute)
+	if err != nil || lease == nil {
+		t.Fatalf("lease: %v %v", lease, err)
+	}
+	if err := p.db.CancelJob(ctx, lease.Job.ID); err != nil { // the entry fails
+		t.Fatal(err)
+	}
+	var seen []string
+	for ended := time.After(10 * time.Second); ; {
+		l, ok := "", false
+		select {
+		case l, ok = <-lines:
+		case <-ended:
+			t.Fatalf("the visitor's stream did not end: %q", seen)
+		}
+		if !ok {
+			break
+		}
+		seen = append(seen, l)
+	}
+	all := strings.Join(seen, "\n")
+	if strings.Contains(all, `"failed"`) || !strings.Contains(all, "event: end") || !strings.Contains(all, "not public") {
+		t.Errorf("the visitor's stream after a hidden verdict:\n%s\nwant an end event that does not say failed", all)
+	}
+}
+
 // Each open stream holds a connection and reads the store when something
 // changed, so their number is bounded: one
 // past the bound is refused with 503 and Retry-After (the page then polls
@@ -188,7 +229,9 @@ func TestIdleEventStreamsDoNotRead(t *testing.T) {
 func openEvents(t *testing.T, base string, id int64, token string) (<-chan string, func(prefix string) string) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, base+"/submissions/"+strconv.FormatInt(id, 10)+"/events", nil)
-	req.Header.Set("Authorization", "Bearer "+token)
+	if token != "" { // "" is a visitor
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

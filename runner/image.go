@@ -2,6 +2,7 @@ package runner
 
 import (
 	"archive/tar"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,18 +15,63 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/bundle"
 )
 
 // ImageLimits bound what a competitor's container image may unpack to:
 // its layers are untrusted input, and a few kilobytes of gzip can claim
-// terabytes.
+// terabytes. What counts is every byte of the decompressed layer streams
+// (tar headers, file data, and the data of entries that are skipped, of
+// any type), as they are read: an image is refused once they pass
+//
+//	min(Bytes, max(Floor, Ratio × the archive's size))
+//
+// so that an image no larger unpacked than a bundle may be (Floor) always
+// unpacks, a larger one only as far as real software compresses (gzip and
+// zstd of binaries and libraries stay under 5×; zeros reach 1000×), and
+// none past Bytes.
 type ImageLimits struct {
-	Bytes   int64 // regular files' bytes over all layers
-	Entries int   // entries over all layers
+	Bytes   int64   // unpacked bytes over all layers, whatever the archive's size
+	Ratio   float64 // unpacked bytes over the archive's size, beyond Floor
+	Floor   int64   // unpacked bytes any archive may reach, whatever its ratio
+	Entries int     // entries over all layers
 }
 
-// DefaultImageLimits allow an image of a framework and its libraries.
-func DefaultImageLimits() ImageLimits { return ImageLimits{Bytes: 16 << 30, Entries: 500_000} }
+// DefaultImageLimits allow an image of a framework and its libraries: its
+// archive in a bundle is at most the bundle's largest file (256 MiB), so
+// up to 5 GiB unpacked at 20×, and a pulled one up to 8 GiB. Floor is the
+// bundle's own limit on its unpacked files (1 GiB).
+func DefaultImageLimits() ImageLimits {
+	return ImageLimits{Bytes: 8 << 30, Ratio: 20, Floor: bundle.DefaultLimits().MaxTotalBytes, Entries: 500_000}
+}
+
+// withDefaults fills the zero limits from DefaultImageLimits, so that a
+// zero never means "unbounded".
+func (l ImageLimits) withDefaults() ImageLimits {
+	d := DefaultImageLimits()
+	if l.Bytes <= 0 {
+		l.Bytes = d.Bytes
+	}
+	if l.Ratio <= 0 {
+		l.Ratio = d.Ratio
+	}
+	if l.Floor <= 0 {
+		l.Floor = d.Floor
+	}
+	if l.Entries <= 0 {
+		l.Entries = d.Entries
+	}
+	return l
+}
+
+// unpacked is how many bytes an archive of size bytes may unpack to.
+func (l ImageLimits) unpacked(size int64) int64 {
+	n := l.Floor
+	if r := l.Ratio * float64(size); r > float64(n) {
+		n = int64(min(r, float64(l.Bytes)))
+	}
+	return min(n, l.Bytes)
+}
 
 // imageConfig is what a run takes from the image's config: its
 // environment (PATH, library paths).
@@ -44,7 +90,13 @@ type imageConfig struct {
 // the layer (its index and digest) and the path named. Symbolic links
 // themselves are kept whatever they point to: they are resolved only in
 // the sandbox, where the image is /.
-func unpackImage(archive, rootfs string, lim ImageLimits) (imageConfig, error) {
+// Unpacking stops when ctx ends (a cancelled job, its time limit).
+func unpackImage(ctx context.Context, archive, rootfs string, lim ImageLimits) (imageConfig, error) {
+	lim = lim.withDefaults()
+	fi, err := os.Stat(archive)
+	if err != nil {
+		return imageConfig{}, imageErr("reading the image archive: %v", err)
+	}
 	img, err := tarball.ImageFromPath(archive, nil)
 	if err != nil {
 		return imageConfig{}, imageErr("reading the image archive: %v", err)
@@ -58,11 +110,18 @@ func unpackImage(archive, rootfs string, lim ImageLimits) (imageConfig, error) {
 		return imageConfig{}, err
 	}
 	defer root.Close()
-	u := &unpacker{root: root, lim: lim}
+	u := &unpacker{ctx: ctx, root: root, lim: lim, max: lim.unpacked(fi.Size()), archive: fi.Size()}
+	// The layers are named by the diff IDs their config gives, which
+	// costs nothing: asking a layer for its DiffID may decompress all of
+	// it to hash it, before any limit is applied.
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return imageConfig{}, imageErr("reading the image's config: %v", err)
+	}
 	for i, l := range layers {
 		name := fmt.Sprintf("layer %d", i)
-		if diffID, err := l.DiffID(); err == nil {
-			name += " (" + diffID.String() + ")"
+		if i < len(cfg.RootFS.DiffIDs) {
+			name += " (" + cfg.RootFS.DiffIDs[i].String() + ")"
 		}
 		rc, err := l.Uncompressed()
 		if err != nil {
@@ -81,10 +140,6 @@ func unpackImage(archive, rootfs string, lim ImageLimits) (imageConfig, error) {
 		if err := root.MkdirAll(d, 0o755); err != nil {
 			return imageConfig{}, imageErr("making /%s in the image: %v", d, err)
 		}
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		return imageConfig{}, imageErr("reading the image's config: %v", err)
 	}
 	return imageConfig{Env: cfg.Config.Env}, nil
 }
@@ -117,9 +172,13 @@ func imageErr(format string, args ...any) error {
 }
 
 type unpacker struct {
+	ctx     context.Context
 	root    *os.Root
 	lim     ImageLimits
-	bytes   int64
+	max     int64 // bytes the layers may unpack to (ImageLimits.unpacked)
+	archive int64 // the archive's size
+	read    int64 // bytes read from the decompressed layers so far
+	bytes   int64 // bytes written to regular files so far
 	entries int
 	// What the layer being applied wrote so far (written) and the
 	// folders that hold it (holds): its whiteouts leave both alone.
@@ -130,11 +189,16 @@ type unpacker struct {
 // removing them.
 func (u *unpacker) layer(layer string, r io.Reader) error {
 	u.written, u.holds = map[string]bool{}, map[string]bool{}
-	tr := tar.NewReader(r)
+	// Every byte tar.Reader takes from the decompressed stream is counted
+	// as it is read, those it skips included.
+	tr := tar.NewReader(&countingReader{u: u, r: r})
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
 			return nil
+		}
+		if u.ctx.Err() != nil {
+			return context.Cause(u.ctx)
 		}
 		if err != nil {
 			return imageErr("%s: %v", layer, err)
@@ -144,9 +208,44 @@ func (u *unpacker) layer(layer string, r io.Reader) error {
 			return imageErr("%s: more than %d entries in the image", layer, u.lim.Entries)
 		}
 		if err := u.entry(tr, h); err != nil {
+			if u.ctx.Err() != nil {
+				return context.Cause(u.ctx)
+			}
 			return imageErr("%s: %s: %v", layer, h.Name, outOfRoot(err))
 		}
 	}
+}
+
+// errTooLarge is an image unpacking past its limit.
+var errTooLarge = errors.New("the image unpacks past its limit")
+
+// tooLarge says what the limit is and why.
+func (u *unpacker) tooLarge() error {
+	return fmt.Errorf("%w of %d bytes (the runner allows %g times the archive's %d bytes, at least %d and at most %d bytes)",
+		errTooLarge, u.max, u.lim.Ratio, u.archive, u.lim.Floor, u.lim.Bytes)
+}
+
+// countingReader counts the decompressed bytes of the layers against the
+// unpacker's limit, and stops at ctx's end.
+type countingReader struct {
+	u *unpacker
+	r io.Reader
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	if c.u.ctx.Err() != nil {
+		return 0, context.Cause(c.u.ctx)
+	}
+	// One byte past the limit is enough to know it is passed.
+	if left := c.u.max - c.u.read + 1; int64(len(p)) > left {
+		p = p[:left]
+	}
+	n, err := c.r.Read(p)
+	c.u.read += int64(n)
+	if c.u.read > c.u.max {
+		return n, c.u.tooLarge()
+	}
+	return n, err
 }
 
 // outOfRoot says in words what os.Root's refusal of a path through a link
@@ -159,6 +258,11 @@ func outOfRoot(err error) error {
 }
 
 func (u *unpacker) entry(tr *tar.Reader, h *tar.Header) error {
+	// Every entry's data counts, whatever its type: a skipped one is
+	// read (and decompressed) all the same.
+	if h.Size < 0 || h.Size > u.max-u.read || h.Size > u.max-u.bytes {
+		return fmt.Errorf("an entry of %d bytes: %w", h.Size, u.tooLarge())
+	}
 	name, err := layerPath(h.Name)
 	if err != nil || name == "" {
 		return err
@@ -209,9 +313,6 @@ func (u *unpacker) entry(tr *tar.Reader, h *tar.Header) error {
 	case tar.TypeReg:
 		if err := u.replace(name); err != nil {
 			return err
-		}
-		if h.Size < 0 || u.bytes+h.Size > u.lim.Bytes {
-			return fmt.Errorf("the image's files pass %d bytes", u.lim.Bytes)
 		}
 		f, err := u.root.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, mode|0o600)
 		if err != nil {

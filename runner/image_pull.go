@@ -68,8 +68,8 @@ func (p *Process) pull(ctx context.Context, image string) (string, error) {
 	for _, l := range manifest.Layers {
 		compressed += l.Size
 	}
-	if compressed > p.opts.ImageLimits.Bytes {
-		return "", imageErr("%s: its layers are %d bytes, over the runner's image limit of %d", image, compressed, p.opts.ImageLimits.Bytes)
+	if lim := p.opts.ImageLimits.withDefaults(); compressed > lim.Bytes {
+		return "", imageErr("%s: its layers are %d bytes, over the runner's image limit of %d", image, compressed, lim.Bytes)
 	}
 	if err := os.MkdirAll(p.opts.ImageCache, 0o755); err != nil {
 		return "", err

@@ -3,11 +3,17 @@ package runner
 import (
 	"archive/tar"
 	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -108,7 +114,7 @@ func TestUnpackImage(t *testing.T) {
 			{name: "opt/bin/tool-again", link: "opt/bin/tool", typ: tar.TypeLink},
 		})
 	root := t.TempDir()
-	cfg, err := unpackImage(archive, root, DefaultImageLimits())
+	cfg, err := unpackImage(context.Background(), archive, root, DefaultImageLimits())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +166,7 @@ func TestUnpackImageRefusesHostileLayers(t *testing.T) {
 		{"device", []layerEntry{{name: "dev/sda", typ: tar.TypeBlock}}, DefaultImageLimits(), "dev/sda: a device file"},
 		{"FIFO", []layerEntry{{name: "tmp/pipe", typ: tar.TypeFifo}}, DefaultImageLimits(), "tmp/pipe: a FIFO"},
 		{"whiteout outside", []layerEntry{{name: "../.wh.etc", typ: tar.TypeReg}}, DefaultImageLimits(), `../.wh.etc: a path with ".."`},
-		{"bomb", []layerEntry{{name: "big", body: strings.Repeat("0", 4096)}}, ImageLimits{Bytes: 1000, Entries: 100}, "big: "},
+		{"too large", []layerEntry{{name: "big", body: strings.Repeat("0", 64<<10)}}, ImageLimits{Bytes: 32 << 10, Entries: 100}, "big: an entry of 65536 bytes: the image unpacks past its limit of 32768 bytes"},
 		{"too many entries", []layerEntry{{name: "a"}, {name: "b"}, {name: "c"}}, ImageLimits{Bytes: 1 << 20, Entries: 4}, "more than 4 entries"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -169,7 +175,7 @@ func TestUnpackImageRefusesHostileLayers(t *testing.T) {
 			if err := os.Mkdir(root, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			_, err := unpackImage(imageArchive(t, nil, base, tt.layer), root, tt.lim)
+			_, err := unpackImage(context.Background(), imageArchive(t, nil, base, tt.layer), root, tt.lim)
 			if err == nil || !strings.Contains(err.Error(), "layer 1 (sha256:") || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error %v, want one naming layer 1 by its digest and saying %q", err, tt.want)
 			}
@@ -185,7 +191,7 @@ func TestUnpackImageRefusesHostileLayers(t *testing.T) {
 	parent := t.TempDir()
 	root := filepath.Join(parent, "rootfs")
 	os.Mkdir(root, 0o755)
-	_, err := unpackImage(imageArchive(t, nil,
+	_, err := unpackImage(context.Background(), imageArchive(t, nil,
 		[]layerEntry{{name: "a", link: ".", typ: tar.TypeSymlink}},
 		[]layerEntry{{name: "a/a/a/file", body: "inside"}}), root, DefaultImageLimits())
 	if err != nil {
@@ -232,7 +238,7 @@ func TestUnpackImageNeverFollowsLinksOutOfTheRoot(t *testing.T) {
 	if err := os.Mkdir(root, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := unpackImage(imageArchive(t, nil, debian), root, DefaultImageLimits()); err != nil {
+	if _, err := unpackImage(context.Background(), imageArchive(t, nil, debian), root, DefaultImageLimits()); err != nil {
 		t.Fatalf("an image with Debian's absolute links: %v", err)
 	}
 	for name, want := range map[string]string{
@@ -270,7 +276,7 @@ func TestUnpackImageNeverFollowsLinksOutOfTheRoot(t *testing.T) {
 			if tt.name == "a file through ../../../../" {
 				layer = append([]layerEntry{{name: "x", link: "../../../../", typ: tar.TypeSymlink}}, layer...)
 			}
-			_, err := unpackImage(imageArchive(t, nil, debian, layer), root, DefaultImageLimits())
+			_, err := unpackImage(context.Background(), imageArchive(t, nil, debian, layer), root, DefaultImageLimits())
 			if err == nil || !strings.Contains(err.Error(), "layer 1 (sha256:") || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error %v, want one naming layer 1 by its digest and saying %q", err, tt.want)
 			}
@@ -321,7 +327,7 @@ func TestUnpackImageWhiteoutsApplyToLowerLayersOnly(t *testing.T) {
 			{name: ".wh.d", typ: tar.TypeReg},
 		})
 	root := t.TempDir()
-	if _, err := unpackImage(archive, root, DefaultImageLimits()); err != nil {
+	if _, err := unpackImage(context.Background(), archive, root, DefaultImageLimits()); err != nil {
 		t.Fatal(err)
 	}
 	for p, want := range map[string]string{
@@ -335,5 +341,153 @@ func TestUnpackImageWhiteoutsApplyToLowerLayersOnly(t *testing.T) {
 		case want != "" && string(b) != want:
 			t.Errorf("%s: %q %v, want %q", p, b, err, want)
 		}
+	}
+}
+
+// bombArchive writes a `docker save` archive of one gzip-compressed layer
+// that decompresses to count copies of unit (a tar stream's bytes), and
+// returns its path. The layer is count gzip members of unit, compressed
+// once (gzip readers read concatenated members as one stream), so
+// gigabytes of zeros cost a few megabytes on disk and nothing in memory;
+// its diff ID is made up, since computing it would mean decompressing it.
+func bombArchive(t *testing.T, head, unit []byte, count int) string {
+	t.Helper()
+	member := func(b []byte) []byte {
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		zw.Write(b)
+		zw.Close()
+		return buf.Bytes()
+	}
+	dir := t.TempDir()
+	f, err := os.Create(filepath.Join(dir, "layer.tar.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(member(head))
+	one := member(unit)
+	for range count {
+		if _, err := f.Write(one); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The end of the tar stream: two zero blocks.
+	f.Write(member(make([]byte, 1024)))
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	config, _ := json.Marshal(map[string]any{
+		"architecture": "amd64", "os": "linux",
+		"rootfs": map[string]any{"type": "layers", "diff_ids": []string{"sha256:" + strings.Repeat("b", 64)}},
+	})
+	manifest, _ := json.Marshal([]map[string]any{{"Config": "config.json", "RepoTags": []string{"d5list.test/bomb:1"}, "Layers": []string{"layer.tar.gz"}}})
+	return tarOf(t, dir, map[string][]byte{"config.json": config, "manifest.json": manifest}, "layer.tar.gz")
+}
+
+// tarOf writes a tar of the named files, small ones given and large ones
+// copied from dir, and returns its path.
+func tarOf(t *testing.T, dir string, small map[string][]byte, large ...string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "image.tar")
+	f, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tw := tar.NewWriter(f)
+	for name, data := range small {
+		tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg})
+		tw.Write(data)
+	}
+	for _, name := range large {
+		src, err := os.Open(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fi, _ := src.Stat()
+		tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: fi.Size(), Typeflag: tar.TypeReg})
+		if _, err := io.Copy(tw, src); err != nil {
+			t.Fatal(err)
+		}
+		src.Close()
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// tarHeader is the tar header block(s) of one entry.
+func tarHeader(t *testing.T, h *tar.Header) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := tar.NewWriter(&buf).WriteHeader(h); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// A decompression bomb is refused as soon as what its layers decompress
+// to passes the limit, whatever the type of the entries that carry it
+// (one the unpacker ignores is read all the same), with the layer named,
+// and a cancelled unpacking stops: none of them decompresses the 4 GiB
+// it holds.
+func TestUnpackImageRefusesDecompressionBombs(t *testing.T) {
+	const mib = 1 << 20
+	zeros := make([]byte, mib)
+	// One entry of a type the unpacker does not write ('Z'), of 4 GiB of
+	// zeros: refused at its header, whatever the limits.
+	one := bombArchive(t, tarHeader(t, &tar.Header{Name: "junk", Typeflag: 'Z', Size: 4 << 30, Mode: 0o644}), zeros, 4096)
+	// 4096 entries of 1 MiB each: each is under any limit, together they
+	// pass it, and the count of what is read stops them.
+	unit := append(tarHeader(t, &tar.Header{Name: "junk", Typeflag: 'Z', Size: mib, Mode: 0o644}), zeros...)
+	many := bombArchive(t, nil, unit, 4096)
+	fi, err := os.Stat(many)
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := ImageLimits{Floor: 16 * mib}
+	for _, tt := range []struct {
+		name    string
+		archive string
+		lim     ImageLimits
+		cancel  bool
+		want    string
+	}{
+		{"one entry, default limits", one, DefaultImageLimits(), false, "junk: an entry of 4294967296 bytes: the image unpacks past its limit of 1073741824 bytes"},
+		{"many entries, by the ratio", many, small, false, fmt.Sprintf("the image unpacks past its limit of %d bytes", int64(20*float64(fi.Size())))},
+		{"many entries, by the ceiling", many, ImageLimits{Floor: 16 * mib, Bytes: 32 * mib}, false, "the image unpacks past its limit of 33554432 bytes"},
+		{"cancelled", many, DefaultImageLimits(), true, "context canceled"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			root := filepath.Join(t.TempDir(), "rootfs")
+			if err := os.Mkdir(root, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tt.cancel {
+				time.AfterFunc(50*time.Millisecond, cancel)
+			}
+			start := time.Now()
+			_, err := unpackImage(ctx, tt.archive, root, tt.lim)
+			took := time.Since(start)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want one saying %q", err, tt.want)
+			}
+			if tt.cancel {
+				if !errors.Is(err, context.Canceled) {
+					t.Errorf("error %v, want the context's", err)
+				}
+			} else if !strings.Contains(err.Error(), "layer 0 (sha256:"+strings.Repeat("b", 64)+")") {
+				t.Errorf("error %v, want the layer named by its diff ID", err)
+			}
+			if took > 10*time.Second {
+				t.Errorf("refusing took %v: the bomb was decompressed", took)
+			}
+			t.Logf("%v in %v", err, took)
+		})
 	}
 }

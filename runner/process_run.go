@@ -370,7 +370,7 @@ func (p *Process) image(ctx context.Context, job, image string, first, dropUID b
 		if err := os.Mkdir(rootfs, 0o755); err != nil {
 			return "", nil, err
 		}
-		if _, err := unpackImage(archive, rootfs, p.opts.ImageLimits); err != nil {
+		if _, err := unpackImage(ctx, archive, rootfs, p.opts.ImageLimits); err != nil {
 			return "", nil, err
 		}
 		if dropUID {

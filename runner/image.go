@@ -10,8 +10,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"strings"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	ocilayout "github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	d5list "github.com/deep500/d5list"
@@ -79,8 +83,8 @@ type imageConfig struct {
 	Env []string
 }
 
-// unpackImage unpacks the image archive at archive (as `docker save` or
-// `crane pull --format tarball` write one) layer by layer into rootfs,
+// unpackImage unpacks the image archive at archive (see openImage) layer
+// by layer into rootfs,
 // which must exist and be empty, as the root file system of a sandboxed
 // run. Every entry is checked before anything of it is written, and every
 // write goes through an os.Root, so nothing lands outside rootfs: a path
@@ -89,18 +93,19 @@ type imageConfig struct {
 // image, a device node or a FIFO, and an image over lim are refused with
 // the layer (its index and digest) and the path named. Symbolic links
 // themselves are kept whatever they point to: they are resolved only in
-// the sandbox, where the image is /.
-// Unpacking stops when ctx ends (a cancelled job, its time limit).
+// the sandbox, where the image is /. Unpacking stops when ctx ends (a
+// cancelled job, its time limit).
 func unpackImage(ctx context.Context, archive, rootfs string, lim ImageLimits) (imageConfig, error) {
 	lim = lim.withDefaults()
 	fi, err := os.Stat(archive)
 	if err != nil {
 		return imageConfig{}, imageErr("reading the image archive: %v", err)
 	}
-	img, err := tarball.ImageFromPath(archive, nil)
+	img, done, err := openImage(archive, filepath.Dir(rootfs))
 	if err != nil {
-		return imageConfig{}, imageErr("reading the image archive: %v", err)
+		return imageConfig{}, err
 	}
+	defer done()
 	layers, err := img.Layers()
 	if err != nil {
 		return imageConfig{}, imageErr("reading the image's layers: %v", err)
@@ -144,17 +149,160 @@ func unpackImage(ctx context.Context, archive, rootfs string, lim ImageLimits) (
 	return imageConfig{Env: cfg.Config.Env}, nil
 }
 
-// imageConfigOf reads the config of the image archive at archive.
-func imageConfigOf(archive string) (imageConfig, error) {
-	img, err := tarball.ImageFromPath(archive, nil)
+// openImage opens the image archive at archive: a `docker save` archive
+// (manifest.json; `crane pull --format tarball` and the runner's own
+// pulls write one too), or an OCI image layout (oci-layout, index.json,
+// blobs/), as `podman save --format oci-archive` and `skopeo copy
+// oci-archive:` write one. go-containerregistry reads a layout from a
+// folder, so its files are copied into one made in dir, which done
+// removes.
+func openImage(archive, dir string) (img v1.Image, done func(), err error) {
+	done = func() {}
+	names, err := archiveNames(archive)
 	if err != nil {
-		return imageConfig{}, imageErr("reading the image archive: %v", err)
+		return nil, done, imageErr("reading the image archive: %v", err)
 	}
-	cfg, err := img.ConfigFile()
+	switch {
+	case names["manifest.json"]:
+		img, err = tarball.ImageFromPath(archive, nil)
+	case names["oci-layout"] && names["index.json"]:
+		var tmp string
+		if tmp, err = os.MkdirTemp(dir, ".image-layout-"); err != nil {
+			return nil, done, err
+		}
+		done = func() { os.RemoveAll(tmp) }
+		if err = extractLayout(archive, tmp); err == nil {
+			img, err = layoutImage(tmp)
+		}
+	default:
+		err = errors.New("neither a `docker save` archive (manifest.json) nor an OCI image layout (oci-layout, index.json)")
+	}
 	if err != nil {
-		return imageConfig{}, imageErr("reading the image's config: %v", err)
+		done()
+		return nil, func() {}, imageErr("reading the image archive: %v", err)
 	}
-	return imageConfig{Env: cfg.Config.Env}, nil
+	return img, done, nil
+}
+
+// archiveNames are the names of the files of a tar, "./" taken off.
+func archiveNames(archive string) (map[string]bool, error) {
+	f, err := os.Open(archive)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	names := map[string]bool{}
+	tr := tar.NewReader(f) // an *os.File: tar.Reader seeks over the data
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return names, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		names[path.Clean(strings.TrimPrefix(h.Name, "./"))] = true
+	}
+}
+
+// layoutBlob is the name of a blob of an OCI image layout.
+var layoutBlob = regexp.MustCompile(`^blobs/[a-z0-9]+/[a-f0-9]+$`)
+
+// extractLayout copies an OCI image layout's files out of the tar at
+// archive into dir: oci-layout, index.json and the blobs, regular files
+// only, through an os.Root. Whatever else the tar holds is left out. The
+// files' bytes are the tar's own, so they are no more than the archive.
+func extractLayout(archive, dir string) error {
+	f, err := os.Open(archive)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		name := path.Clean(strings.TrimPrefix(h.Name, "./"))
+		if h.Typeflag != tar.TypeReg || !(name == "oci-layout" || name == "index.json" || layoutBlob.MatchString(name)) {
+			continue
+		}
+		if err := root.MkdirAll(path.Dir(name), 0o755); err != nil {
+			return err
+		}
+		out, err := root.OpenFile(name, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(out, io.LimitReader(tr, h.Size))
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// layoutImage is the image of the OCI image layout in dir: the one its
+// index names, or, where it names several (one per platform, directly or
+// in a nested index), the one for this runner's platform.
+func layoutImage(dir string) (v1.Image, error) {
+	idx, err := ocilayout.ImageIndexFromPath(dir)
+	if err != nil {
+		return nil, err
+	}
+	var all, here []v1.Image
+	var add func(idx v1.ImageIndex, depth int) error
+	add = func(idx v1.ImageIndex, depth int) error {
+		m, err := idx.IndexManifest()
+		if err != nil {
+			return err
+		}
+		for _, d := range m.Manifests {
+			switch {
+			case d.MediaType.IsImage():
+				img, err := idx.Image(d.Digest)
+				if err != nil {
+					return err
+				}
+				all = append(all, img)
+				if d.Platform != nil && d.Platform.OS == runtime.GOOS && d.Platform.Architecture == runtime.GOARCH {
+					here = append(here, img)
+				}
+			case d.MediaType.IsIndex() && depth == 0:
+				child, err := idx.ImageIndex(d.Digest)
+				if err != nil {
+					return err
+				}
+				if err := add(child, depth+1); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := add(idx, 0); err != nil {
+		return nil, err
+	}
+	switch {
+	case len(all) == 1:
+		return all[0], nil
+	case len(here) == 1:
+		return here[0], nil
+	case len(all) == 0:
+		return nil, errors.New("its OCI index names no image")
+	}
+	return nil, fmt.Errorf("its OCI index names %d images and not one for %s/%s: save only the image to run", len(all), runtime.GOOS, runtime.GOARCH)
 }
 
 // chownTree gives a tree to uid, links included, without following them.

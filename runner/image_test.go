@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
+	ocilayout "github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
@@ -489,5 +492,134 @@ func TestUnpackImageRefusesDecompressionBombs(t *testing.T) {
 			}
 			t.Logf("%v in %v", err, took)
 		})
+	}
+}
+
+// ociArchive writes the OCI image layout of idx as a tar, as `podman save
+// --format oci-archive` does (entries under "./", folders included), with
+// extra entries after it, and returns its path.
+func ociArchive(t *testing.T, idx v1.ImageIndex, extra ...*tar.Header) string {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := ocilayout.Write(dir, idx); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "image.oci.tar")
+	f, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tw := tar.NewWriter(f)
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if d.IsDir() {
+			return tw.WriteHeader(&tar.Header{Name: "./" + rel + "/", Typeflag: tar.TypeDir, Mode: 0o755})
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: "./" + rel, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(data))}); err != nil {
+			return err
+		}
+		_, err = tw.Write(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range extra {
+		tw.WriteHeader(h)
+		if h.Size > 0 {
+			tw.Write(make([]byte, h.Size))
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// An OCI image layout archive (podman's oci-archive, skopeo's) unpacks as
+// a `docker save` one does: its one image, or, of a multi-platform index,
+// the image for the runner's platform. Only the layout's own files are
+// taken from the archive, and its layers get the same checks.
+func TestUnpackImageFromOCILayout(t *testing.T) {
+	marker := func(s string) v1.Image {
+		return imageOf(t, []string{"PATH=/opt/bin", "IMAGE=" + s},
+			[]layerEntry{{name: "etc/", typ: tar.TypeDir, mode: 0o755}, {name: "etc/marker", body: s}})
+	}
+	other := "arm64"
+	if runtime.GOARCH == "arm64" {
+		other = "amd64"
+	}
+	multi := mutate.AppendManifests(empty.Index,
+		mutate.IndexAddendum{Add: marker("other"), Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: other}}},
+		mutate.IndexAddendum{Add: marker("here"), Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: runtime.GOARCH}}},
+	)
+	for _, tt := range []struct {
+		name string
+		idx  v1.ImageIndex
+		want string
+	}{
+		{"one image", mutate.AppendManifests(empty.Index, mutate.IndexAddendum{Add: marker("single")}), "single"},
+		{"one image per platform", multi, "here"},
+		{"a nested index", mutate.AppendManifests(empty.Index, mutate.IndexAddendum{Add: multi}), "here"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			parent := t.TempDir()
+			root := filepath.Join(parent, "rootfs")
+			if err := os.Mkdir(root, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			archive := ociArchive(t, tt.idx,
+				&tar.Header{Name: "../evil", Typeflag: tar.TypeReg, Mode: 0o644, Size: 4},
+				&tar.Header{Name: "blobs/sha256/../../../evil", Typeflag: tar.TypeReg, Mode: 0o644, Size: 4},
+				&tar.Header{Name: "blobs/sha256/" + strings.Repeat("0", 64), Typeflag: tar.TypeSymlink, Linkname: "/etc/passwd"})
+			cfg, err := unpackImage(context.Background(), archive, root, DefaultImageLimits())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b, err := os.ReadFile(filepath.Join(root, "etc/marker")); err != nil || string(b) != tt.want {
+				t.Errorf("etc/marker: %q %v, want %q", b, err, tt.want)
+			}
+			if strings.Join(cfg.Env, " ") != "PATH=/opt/bin IMAGE="+tt.want {
+				t.Errorf("config env %v", cfg.Env)
+			}
+			if entries, _ := os.ReadDir(parent); len(entries) != 1 {
+				t.Errorf("beside the image's root after unpacking: %v, want nothing (the layout's copy removed)", entries)
+			}
+			for _, p := range []string{filepath.Join(filepath.Dir(parent), "evil"), filepath.Join(parent, "evil")} {
+				if _, err := os.Lstat(p); err == nil {
+					t.Errorf("%s was written", p)
+				}
+			}
+		})
+	}
+
+	// A layout's layers are checked as any others.
+	root := filepath.Join(t.TempDir(), "rootfs")
+	os.Mkdir(root, 0o755)
+	bad := mutate.AppendManifests(empty.Index, mutate.IndexAddendum{Add: imageOf(t, nil, []layerEntry{{name: "../outside", body: "x"}})})
+	if _, err := unpackImage(context.Background(), ociArchive(t, bad), root, DefaultImageLimits()); err == nil ||
+		!strings.Contains(err.Error(), `layer 0 (sha256:`) || !strings.Contains(err.Error(), `../outside: a path with ".."`) {
+		t.Errorf("a hostile layer in a layout: %v, want it refused with the layer named", err)
+	}
+	// Two images for no platform of the runner's: which one is meant is
+	// not guessed.
+	two := mutate.AppendManifests(empty.Index, mutate.IndexAddendum{Add: marker("a")}, mutate.IndexAddendum{Add: marker("b")})
+	if _, err := unpackImage(context.Background(), ociArchive(t, two), root, DefaultImageLimits()); err == nil || !strings.Contains(err.Error(), "names 2 images") {
+		t.Errorf("two images: %v, want them refused", err)
+	}
+	// Neither format.
+	if _, err := unpackImage(context.Background(), tarOf(t, "", map[string][]byte{"hello": []byte("x")}), root, DefaultImageLimits()); err == nil ||
+		!strings.Contains(err.Error(), "neither a `docker save` archive") {
+		t.Errorf("a tar of neither format: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -347,10 +348,21 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 
 // image unpacks the recipe's container image into the job's rootfs before
 // its first run (first), and returns the rootfs and the image's
-// environment. An image runs only in the sandbox.
+// environment, which the first run keeps beside rootfs for the others. An
+// image runs only in the sandbox.
 func (p *Process) image(ctx context.Context, job, image string, first, dropUID bool) (string, []string, error) {
 	if p.bwrap == "" {
 		return "", nil, d5list.Errorf(d5list.EUNAVAILABLE, "recipe image: a container image runs only in the sandbox, and bubblewrap is not installed")
+	}
+	rootfs := filepath.Join(job, "rootfs")
+	saved := filepath.Join(job, "image-config.json")
+	if !first {
+		var cfg imageConfig
+		b, err := os.ReadFile(saved)
+		if err == nil {
+			err = json.Unmarshal(b, &cfg)
+		}
+		return rootfs, cfg.Env, err
 	}
 	var archive string
 	if d5list.IsRegistryImage(image) {
@@ -365,26 +377,24 @@ func (p *Process) image(ctx context.Context, job, image string, first, dropUID b
 		}
 		archive = filepath.Join(job, "bundle", filepath.FromSlash(rel))
 	}
-	rootfs := filepath.Join(job, "rootfs")
-	if first {
-		if err := os.Mkdir(rootfs, 0o755); err != nil {
-			return "", nil, err
-		}
-		if _, err := unpackImage(ctx, archive, rootfs, p.opts.ImageLimits); err != nil {
-			return "", nil, err
-		}
-		if dropUID {
-			// The sandbox user reads the image as its owner would.
-			if err := chownTree(rootfs, sandboxUID); err != nil {
-				return "", nil, err
-			}
-		}
+	if err := os.Mkdir(rootfs, 0o755); err != nil {
+		return "", nil, err
 	}
-	cfg, err := imageConfigOf(archive)
+	cfg, err := unpackImage(ctx, archive, rootfs, p.opts.ImageLimits)
 	if err != nil {
 		return "", nil, err
 	}
-	return rootfs, cfg.Env, nil
+	if dropUID {
+		// The sandbox user reads the image as its owner would.
+		if err := chownTree(rootfs, sandboxUID); err != nil {
+			return "", nil, err
+		}
+	}
+	b, err := json.Marshal(cfg)
+	if err == nil {
+		err = os.WriteFile(saved, b, 0o600)
+	}
+	return rootfs, cfg.Env, err
 }
 
 // traversable checks that the sandbox user can reach dir, since bwrap,

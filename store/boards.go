@@ -566,9 +566,37 @@ func scanBoard(ctx context.Context, tx *sql.Tx, q string, args []any, fn func(e 
 	return rows.Err()
 }
 
-// maxSummaryGroups bounds the groups an aggregate query of a summary
-// returns (declared prices can be many).
-const maxSummaryGroups = 10000
+// maxSummaryGroups bounds the rows an aggregate query of a summary
+// returns (declared prices and accelerator names can be many); a variable
+// so that tests can make the bound bite.
+var maxSummaryGroups = 10000
+
+// othersGroup names, inside BoardSummary, the group that sums the names
+// past maxSummaryGroups; stored names are trimmed, so none begins with a
+// space.
+const othersGroup = " others"
+
+// paretoFrontQuery is the Pareto front of a board's entries against col
+// (accelerator count or declared price): each value of col's best entry
+// (row_number over the system index order), kept where it ranks better
+// than the best entry of every smaller value, which is the front the
+// charts draw (templates.ParetoChart). The front is made over every group
+// before the bound applies, and the bound keeps its best-ranked entries:
+// cutting the groups by col first would drop the dearest ones, among them
+// the best value on the board. n is the entries that declare col.
+func paretoFrontQuery(col, best string) string {
+	return `WITH g AS (SELECT submission_id, x, k1, n FROM (
+			SELECT submission_id, ` + col + ` AS x, k1,
+				row_number() OVER (PARTITION BY ` + col + ` ORDER BY ` + boardOrder + `) AS one,
+				count(*) OVER (PARTITION BY ` + col + `) AS n
+			FROM board_rows WHERE benchmark_id = ? AND ` + best + ` = 1 AND ` + col + ` > 0) WHERE one = 1),
+		f AS (SELECT submission_id, k1, sum(n) OVER () AS total,
+				min(k1) OVER (ORDER BY x ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS ahead
+			FROM g)
+		SELECT b.entry, f.total FROM f JOIN board_rows b ON b.submission_id = f.submission_id
+		WHERE f.ahead IS NULL OR f.k1 < f.ahead
+		ORDER BY f.k1, f.submission_id LIMIT ?`
+}
 
 // BoardSummary makes what the charts and the filter choices of a
 // benchmark's board need (each system's best entry; includeUnverified
@@ -594,19 +622,13 @@ func (db *DB) BoardSummary(ctx context.Context, benchID string, includeUnverifie
 			front *[]d5list.Entry
 			n     *int
 		}{{"accelerators", &sum.ParetoAccelerators, &sum.WithAccelerators}, {"cost", &sum.ParetoCost, &sum.WithCost}} {
-			q := `SELECT entry, n FROM (SELECT entry, ` + p.col + ` AS x,
-					row_number() OVER (PARTITION BY ` + p.col + ` ORDER BY ` + boardOrder + `) AS one,
-					count(*) OVER (PARTITION BY ` + p.col + `) AS n
-				FROM board_rows WHERE benchmark_id = ? AND ` + best + ` = 1 AND ` + p.col + ` > 0)
-				WHERE one = 1 ORDER BY x LIMIT ?`
-			rows, err := tx.QueryContext(ctx, q, benchID, maxSummaryGroups)
+			rows, err := tx.QueryContext(ctx, paretoFrontQuery(p.col, best), benchID, maxSummaryGroups)
 			if err != nil {
 				return err
 			}
 			for rows.Next() {
 				var raw string
-				var n int
-				if err := rows.Scan(&raw, &n); err != nil {
+				if err := rows.Scan(&raw, p.n); err != nil {
 					rows.Close()
 					return err
 				}
@@ -617,27 +639,37 @@ func (db *DB) BoardSummary(ctx context.Context, benchID string, includeUnverifie
 				}
 				leaderboard.Finish(&e, 0)
 				*p.front = append(*p.front, e)
-				*p.n += n
 			}
 			rows.Close()
 			if err := rows.Err(); err != nil {
 				return err
 			}
 		}
+		// groups sums the board's entries by col, the largest groups
+		// first; past the bound the rest are summed as one group, so that
+		// the shares still add up to the whole board.
 		groups := func(col string) ([]leaderboard.GroupSum, error) {
-			rows, err := tx.QueryContext(ctx, `SELECT `+col+`, count(*), sum(perf) FROM board_rows
-				WHERE benchmark_id = ? AND `+best+` = 1 GROUP BY `+col+` LIMIT ?`, benchID, maxSummaryGroups)
+			rows, err := tx.QueryContext(ctx, `SELECT name, n, perf, sum(n) OVER (), sum(perf) OVER () FROM (
+					SELECT `+col+` AS name, count(*) AS n, sum(perf) AS perf FROM board_rows
+					WHERE benchmark_id = ? AND `+best+` = 1 GROUP BY `+col+`)
+				ORDER BY n DESC, name LIMIT ?`, benchID, maxSummaryGroups)
 			if err != nil {
 				return nil, err
 			}
 			defer rows.Close()
 			var out []leaderboard.GroupSum
+			var kept, all int
+			var keptPerf, allPerf float64
 			for rows.Next() {
 				var g leaderboard.GroupSum
-				if err := rows.Scan(&g.Name, &g.Entries, &g.Performance); err != nil {
+				if err := rows.Scan(&g.Name, &g.Entries, &g.Performance, &all, &allPerf); err != nil {
 					return nil, err
 				}
 				out = append(out, g)
+				kept, keptPerf = kept+g.Entries, keptPerf+g.Performance
+			}
+			if all > kept {
+				out = append(out, leaderboard.GroupSum{Name: othersGroup, Entries: all - kept, Performance: max(allPerf-keptPerf, 0)})
 			}
 			return out, rows.Err()
 		}
@@ -645,12 +677,22 @@ func (db *DB) BoardSummary(ctx context.Context, benchID string, includeUnverifie
 		if err != nil {
 			return err
 		}
-		sum.Vendors = leaderboard.SharesOf(byAccel, func(name string) string { return leaderboard.Vendor(d5list.Entry{Accelerator: name}) })
+		sum.Vendors = leaderboard.SharesOf(byAccel, func(name string) string {
+			if name == othersGroup {
+				return "others"
+			}
+			return leaderboard.Vendor(d5list.Entry{Accelerator: name})
+		})
 		byFramework, err := groups("framework_name")
 		if err != nil {
 			return err
 		}
-		sum.Frameworks = leaderboard.SharesOf(byFramework, func(name string) string { return leaderboard.Framework(d5list.Entry{Framework: name}) })
+		sum.Frameworks = leaderboard.SharesOf(byFramework, func(name string) string {
+			if name == othersGroup {
+				return "others"
+			}
+			return leaderboard.Framework(d5list.Entry{Framework: name})
+		})
 		for _, c := range []struct {
 			col string
 			out *[]string

@@ -1,11 +1,14 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -411,4 +414,186 @@ func TestBoardsBackfilledAtOpen(t *testing.T) {
 	db = openTestDB(t, db.Dir())
 	db.Now = clock.Now
 	checkAgainstScore(t, db, "l2-index")
+}
+
+// paretoFront is the front templates.ParetoChart draws from candidates:
+// by x (0 left out), the best value first among equal x, each entry that
+// beats every one before it. It gives the entries' ids in x order.
+func paretoFront(candidates []d5list.Entry, x func(d5list.Entry) float64, dir d5list.Direction) []int64 {
+	var pts []d5list.Entry
+	for _, e := range candidates {
+		if x(e) > 0 {
+			pts = append(pts, e)
+		}
+	}
+	slices.SortStableFunc(pts, func(a, b d5list.Entry) int {
+		if x(a) != x(b) {
+			return cmp.Compare(x(a), x(b))
+		}
+		if dir.Better(a.Value, b.Value) {
+			return -1
+		} else if dir.Better(b.Value, a.Value) {
+			return 1
+		}
+		return 0
+	})
+	var front []int64
+	var best float64
+	for i, e := range pts {
+		if i == 0 || dir.Better(e.Value, best) {
+			front, best = append(front, e.SubmissionID), e.Value
+		}
+	}
+	return front
+}
+
+func accelerators(e d5list.Entry) float64 { return float64(e.Accelerators) }
+func costPerHour(e d5list.Entry) float64  { return e.CostPerHour }
+
+// compareSummary checks the index's summary of a board against
+// leaderboard.SummaryOf of the same board ranked in memory: the same
+// total and top entries, the same Pareto fronts as the charts draw them,
+// the same shares, and as filter choices the names that any board lists.
+func compareSummary(t *testing.T, db *DB, benchID string, unverified bool) {
+	t.Helper()
+	ctx := context.Background()
+	subs, err := db.Submissions(ctx, d5list.SubmissionFilter{BenchmarkID: benchID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bench, err := db.Benchmark(ctx, benchID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scored := leaderboard.Score(bench, subs)
+	want := leaderboard.SummaryOf(&d5list.Leaderboard{Benchmark: *bench, Entries: scored.Rank(leaderboard.Options{IncludeUnverified: unverified})})
+	listed := leaderboard.SummaryOf(&d5list.Leaderboard{Benchmark: *bench,
+		Entries: scored.Rank(leaderboard.Options{IncludeUnverified: true, AllPerSystem: true})})
+	got, err := db.BoardSummary(ctx, benchID, unverified)
+	if err != nil {
+		t.Fatal(err)
+	}
+	where := fmt.Sprintf("summary (unverified %v)", unverified)
+	if got.Total != want.Total || entriesJSON(t, got.Top) != entriesJSON(t, want.Top) {
+		t.Fatalf("%s: total %d and top\n%s\nwant %d and\n%s", where, got.Total, entriesJSON(t, got.Top), want.Total, entriesJSON(t, want.Top))
+	}
+	if got.WithAccelerators != want.WithAccelerators || got.WithCost != want.WithCost {
+		t.Fatalf("%s: %d entries with accelerators and %d with a price, want %d and %d", where,
+			got.WithAccelerators, got.WithCost, want.WithAccelerators, want.WithCost)
+	}
+	dir := bench.Ranking.Direction
+	if dir == "" {
+		dir = d5list.LowerIsBetter
+	}
+	for _, f := range []struct {
+		name      string
+		got, want []d5list.Entry
+		x         func(d5list.Entry) float64
+	}{{"accelerators", got.ParetoAccelerators, want.ParetoAccelerators, accelerators}, {"cost", got.ParetoCost, want.ParetoCost, costPerHour}} {
+		if g, w := paretoFront(f.got, f.x, dir), paretoFront(f.want, f.x, dir); !slices.Equal(g, w) || len(w) == 0 {
+			t.Fatalf("%s: the Pareto front against %s is %v, want %v", where, f.name, g, w)
+		}
+	}
+	for _, s := range []struct {
+		name      string
+		got, want []leaderboard.Share
+	}{{"vendors", got.Vendors, want.Vendors}, {"frameworks", got.Frameworks, want.Frameworks}} {
+		if len(s.got) != len(s.want) {
+			t.Fatalf("%s: shares by %s %+v, want %+v", where, s.name, s.got, s.want)
+		}
+		for i := range s.want {
+			g, w := s.got[i], s.want[i]
+			if g.Group != w.Group || g.Entries != w.Entries || math.Abs(g.EntryShare-w.EntryShare) > 1e-9 || math.Abs(g.Performance-w.Performance) > 1e-9 {
+				t.Fatalf("%s: shares by %s %+v, want %+v", where, s.name, s.got, s.want)
+			}
+		}
+	}
+	for _, n := range []struct {
+		name      string
+		got, want []string
+	}{{"accelerator", got.AcceleratorNames, listed.AcceleratorNames}, {"framework", got.FrameworkNames, listed.FrameworkNames}} {
+		w := slices.Sorted(slices.Values(n.want))
+		if !slices.Equal(n.got, w) {
+			t.Fatalf("%s: %s names %q, want %q", where, n.name, n.got, w)
+		}
+	}
+}
+
+// The charts' summary made by aggregate queries over the index equals the
+// one made from the board ranked in memory, on random boards, for the
+// default board and the one that lists unverified entries.
+func TestBoardSummaryMatchesSummaryOf(t *testing.T) {
+	for seed := range uint64(2) {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+			db, clock := newTestDB(t)
+			bench := randomBoard(t, db, clock, 20+seed)
+			for _, unverified := range []bool{false, true} {
+				compareSummary(t, db, bench.ID, unverified)
+			}
+		})
+	}
+}
+
+// With more prices, accelerator names and frameworks than a summary's
+// queries return, the front still holds the best entry on the board,
+// which declares the highest price (a bound on the prices in price order
+// dropped it), and the shares still add up to every entry, the rarest
+// names summed as "others".
+func TestBoardSummaryBoundKeepsFrontAndShares(t *testing.T) {
+	db, _ := newTestDB(t)
+	ctx := context.Background()
+	bench, err := db.Benchmark(ctx, "l2-digits")
+	if err != nil {
+		t.Fatal(err)
+	}
+	subs := leaderboard.Synthetic(bench, 12, 12, SyntheticSubmitter, 1)
+	names := []string{"Alpha X1", "Alpha X1", "Alpha X1", "Alpha X1", "Beta X2", "Beta X2", "Beta X2", "Gamma", "Gamma", "Delta", "Delta", "Epsilon"}
+	for i := range subs {
+		s := &subs[i]
+		// The cheapest is good, the dearest the best, all between worse.
+		value := 30.0
+		switch i {
+		case 0:
+			value = 20
+		case len(subs) - 1:
+			value = 10
+		}
+		for r := range s.Claimed.Runs {
+			s.Claimed.Runs[r].TimeToTrain = value
+		}
+		s.CostPerHour, s.Accelerator, s.Accelerators = float64(i+1), names[i], i%3+1
+	}
+	if err := db.InsertSynthetic(ctx, subs); err != nil {
+		t.Fatal(err)
+	}
+	defer func(n int) { maxSummaryGroups = n }(maxSummaryGroups)
+	maxSummaryGroups = 3
+	sum, err := db.BoardSummary(ctx, bench.ID, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := paretoFront(sum.ParetoCost, costPerHour, d5list.LowerIsBetter); !slices.Equal(got, []int64{subs[0].ID, subs[11].ID}) {
+		t.Fatalf("the front against price: %v, want the cheapest and the dearest, %v", got, []int64{subs[0].ID, subs[11].ID})
+	}
+	if sum.WithCost != 12 {
+		t.Fatalf("%d entries with a price, want 12", sum.WithCost)
+	}
+	for _, s := range []struct {
+		name   string
+		shares []leaderboard.Share
+		want   string
+	}{
+		{"vendors", sum.Vendors, "[Alpha:4 Beta:3 others:3 Delta:2]"},
+		{"frameworks", sum.Frameworks, "[jax:3 numpy:3 others:3 tensorflow:3]"},
+	} {
+		var got []string
+		share := 0.0
+		for _, g := range s.shares {
+			got = append(got, fmt.Sprintf("%s:%d", g.Group, g.Entries))
+			share += g.EntryShare
+		}
+		if fmt.Sprint(got) != s.want || math.Abs(share-1) > 1e-9 {
+			t.Fatalf("shares by %s: %v (summing to %v), want %s", s.name, got, share, s.want)
+		}
+	}
 }

@@ -2,9 +2,12 @@ package templates
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/verifier"
 )
 
 // VerdictSummary explains a final status in one or two plain sentences, so
@@ -62,4 +65,39 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+// findingValues shows a finding's claimed and measured numbers with what
+// they measure and their unit ("time to train: claimed 12.50 s, measured
+// 15.10 s"), as far as the finding's code says.
+func findingValues(r d5list.Reason, bench *d5list.Benchmark) string {
+	if r.Claimed == nil && r.Measured == nil {
+		return ""
+	}
+	quantity, unit := verifier.FindingQuantity(r.Code, bench)
+	var parts []string
+	if r.Claimed != nil {
+		parts = append(parts, "claimed "+findingNumber(*r.Claimed, unit))
+	}
+	if r.Measured != nil {
+		parts = append(parts, "measured "+findingNumber(*r.Measured, unit))
+	}
+	s := strings.Join(parts, ", ")
+	if quantity != "" {
+		s = MetricLabel(quantity) + ": " + s
+	}
+	return s
+}
+
+// findingNumber prints a whole number (a seed, an epoch count) whole and
+// any other as the page prints values, with its unit.
+func findingNumber(v float64, unit string) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		s := strconv.FormatFloat(v, 'f', -1, 64)
+		if unit != "" {
+			s += " " + unit
+		}
+		return s
+	}
+	return FormatValue(v, unit)
 }

@@ -13,6 +13,26 @@ func NextStep(status d5list.Status, reasons []d5list.Reason) string {
 	if status == d5list.StatusVerified || !status.Final() {
 		return ""
 	}
+	step := nextStep(status, reasons)
+	if d5list.ActionAppeal.Allowed(status) {
+		// A verdict the competitor may contest says how: a finding can be
+		// the portal's mistake, and only a message reaches the organisers.
+		if step != "" {
+			step += " "
+		}
+		step += AskForReview
+	}
+	return step
+}
+
+// AskForReview ends the next step of a verdict its competitor may contest
+// (discrepancy, needs review, failed): the entry's page has the form
+// (id "appeal"), and the message lands beside the entry in the organisers'
+// review queue.
+const AskForReview = "If you think the verdict is wrong, ask the organisers for a review: " +
+	"the form \u201cAsk the organisers for a review\u201d on this submission's page sends them your message, and their decision shows here."
+
+func nextStep(status d5list.Status, reasons []d5list.Reason) string {
 	has := func(codes ...string) bool {
 		for _, r := range reasons {
 			for _, c := range codes {
@@ -50,6 +70,54 @@ func NextStep(status d5list.Status, reasons []d5list.Reason) string {
 		return "The timing needs an organiser's eye; the accuracies were reproduced. You will see the decision on this page."
 	case status == d5list.StatusNeedsReview:
 		return "An organiser will look at it; the decision will show on this page."
+	}
+	return ""
+}
+
+// FindingQuantity names what a finding's claimed and measured numbers are
+// (a quality metric's name is returned as its MLLOG key) and their unit, so
+// that a page can print "time to train: claimed 12.5 s, measured 15.1 s"
+// rather than bare numbers. Both are "" where the code does not say.
+func FindingQuantity(code string, bench *d5list.Benchmark) (quantity, unit string) {
+	switch code {
+	case CodeSeedMismatch:
+		return "seed", ""
+	case CodeAccuracyMismatch, CodeFinalAccuracy, CodeEpochMissing, CodeEpochExtra, CodeConvergenceMismatch, CodeConvergenceBorder:
+		if bench == nil {
+			return "", ""
+		}
+		return bench.Quality.Metric, ""
+	case CodeEpochsToTarget:
+		return "epochs to target", "epochs"
+	case CodeEvalTimeOrder, CodeEvalAfterStop:
+		return "evaluation time since run start", "s"
+	case CodeEpochTimeMismatch:
+		return "median time between evaluations", "s"
+	case CodeTimingMismatch, CodeRunTimingMismatch, CodeRerunMuchFaster:
+		// The timing checks compare each timed metric; a finding names
+		// which one only in its message, so the unit is known only where
+		// the benchmark times one.
+		if bench == nil || len(bench.Verify.Timed) > 1 {
+			return "", ""
+		}
+		metric := d5list.MetricTimeToTrain
+		if len(bench.Verify.Timed) == 1 {
+			metric = bench.Verify.Timed[0]
+		}
+		return timedWords(metric), timedUnit(metric)
+	}
+	return "", ""
+}
+
+// timedUnit is the unit timedValue prints a timed metric in.
+func timedUnit(metric string) string {
+	switch metric {
+	case d5list.MetricTimeToTrain, d5list.MetricTTA:
+		return "s"
+	case d5list.MetricOpTime, d5list.MetricLatencyP50, d5list.MetricLatencyP99:
+		return "ms"
+	case d5list.MetricThroughput:
+		return "samples/s"
 	}
 	return ""
 }

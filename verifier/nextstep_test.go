@@ -33,11 +33,19 @@ func TestNextStep(t *testing.T) {
 		{"hardware", d5list.StatusNeedsReview, reason(CodeTimingNotReproduced), "host_processor_model_name"},
 		{"much faster", d5list.StatusNeedsReview, reason(CodeRerunMuchFaster), "organiser"},
 		{"review", d5list.StatusNeedsReview, nil, "organiser will look"},
+		{"discrepancy of another kind", d5list.StatusDiscrepancy, reason("no_measurement"), "ask the organisers for a review"},
+		{"failed with no finding", d5list.StatusFailed, nil, "ask the organisers for a review"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := NextStep(tt.status, tt.reasons)
 			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 				t.Fatalf("next step %q, want %q", got, tt.want)
+			}
+			// A verdict the competitor may contest says how to ask for a
+			// review (issue 16); a rejection is final, a verified entry
+			// needs none.
+			if asks := strings.Contains(got, "ask the organisers for a review"); asks != d5list.ActionAppeal.Allowed(tt.status) {
+				t.Errorf("next step %q asks for a review: %v, want %v", got, asks, !asks)
 			}
 		})
 	}

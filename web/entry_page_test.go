@@ -1,0 +1,78 @@
+package web_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+
+	d5list "github.com/deep500/d5list"
+)
+
+// discrepantEntry queues a submission of the competitor, streams a log
+// line of its re-run and ends it in a discrepancy with a timing finding.
+func discrepantEntry(t *testing.T, p *realPortal) int64 {
+	t.Helper()
+	ctx := context.Background()
+	id := p.queueSubmission(t, p.users["competitor"])
+	lease, err := p.db.LeaseJob(ctx, "pool/r-0", map[string]string{}, time.Minute)
+	if err != nil || lease == nil {
+		t.Fatalf("lease: %v %v", lease, err)
+	}
+	if err := p.db.AppendJobLog(ctx, lease.Job.ID, lease.Secret, []d5list.LogLine{{Stream: d5list.StreamStdout, Text: ":::MLLOG run_stop"}}); err != nil {
+		t.Fatal(err)
+	}
+	claimed, measured := 12.5, 15.1
+	if err := p.db.CompleteJob(ctx, lease.Job.ID, lease.Secret, &d5list.Result{}, d5list.StatusDiscrepancy, []d5list.Reason{{
+		Code: "timing_mismatch", Message: "time to train: the logs' olympic mean is 12.5 s", Claimed: &claimed, Measured: &measured,
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// testidOrder is the order in which the page shows the data-testids asked
+// for, each by its first element.
+func testidOrder(doc *goquery.Document, ids ...string) []string {
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	var order []string
+	doc.Find("[data-testid]").Each(func(_ int, s *goquery.Selection) {
+		id := s.AttrOr("data-testid", "")
+		if want[id] {
+			order = append(order, id)
+			delete(want, id)
+		}
+	})
+	return order
+}
+
+// The entry page reads as a competitor needs it: the verdict in a
+// sentence, the findings with their units, what to do next with a link to
+// ask for a review, and only then the re-run's raw log tail (issue 16).
+func TestEntryPageShowsFindingsBeforeTheLog(t *testing.T) {
+	p := startReal(t)
+	id := discrepantEntry(t, p)
+	doc := p.login(t, "competitor").doc(t, "/submissions/"+strconv.FormatInt(id, 10))
+
+	want := []string{"verdict-summary", "reasons", "next-step", "appeal-form", "log-tail"}
+	if got := testidOrder(doc, want...); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("the page shows %v in this order, want %v", got, want)
+	}
+	if v := doc.Find(testid("reason-values")).Text(); v != "time to train: claimed 12.50 s, measured 15.10 s" {
+		t.Errorf("the finding's values %q, want them named and in seconds", v)
+	}
+	next := doc.Find(testid("next-step"))
+	if !strings.Contains(next.Text(), "ask the organisers for a review") {
+		t.Errorf("next step %q does not say how to ask for a review", next.Text())
+	}
+	link := next.Find(testid("next-step-appeal"))
+	if href := link.AttrOr("href", ""); href != "#appeal" || doc.Find("#appeal").AttrOr("data-testid", "") != "appeal-form" {
+		t.Errorf("the next step's link %q does not lead to the appeal form", href)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	d5list "github.com/deep500/d5list"
@@ -199,5 +200,69 @@ func TestProcessRunsThroughTheImagesAbsoluteLinks(t *testing.T) {
 	}
 	if got := string(logs[0].Log); !strings.Contains(got, "linked=ran through the links\n") {
 		t.Fatalf("the run reported %q, want the program run through the image's absolute links", got)
+	}
+}
+
+// The image's environment and the run's reach the sandbox only: prlimit
+// and bwrap, which run on the host, get the runner's minimal environment,
+// so an image's LD_PRELOAD neither loads into them nor breaks them. A
+// bwrap wrapper records what environment it was started with.
+func TestProcessImageEnvStaysInTheSandbox(t *testing.T) {
+	needBwrap(t)
+	realBwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := probeBundle(t)
+	archive := imageArchive(t, []string{"PATH=/opt/image/bin", "LD_PRELOAD=/nonexistent/libevil.so", "IMAGE_ONLY=yes"},
+		[]layerEntry{{name: "etc/marker", body: "from the image"}})
+	dump := workDir(t)
+	if err := os.Chmod(dump, 0o777); err != nil { // the sandbox user writes it
+		t.Fatal(err)
+	}
+	wrapper := filepath.Join(workDir(t), "bwrap")
+	// export -p is the shell's own: it needs no PATH.
+	script := "#!/bin/sh\nexport -p > " + filepath.Join(dump, "env") + "\nexec " + realBwrap + " \"$@\"\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var lines []string
+	p, err := NewProcess(ProcessOptions{
+		Fetch: fetchOf(withImage(t, dir, archive)), WorkDir: workDir(t), Bwrap: wrapper,
+		OnLine: func(run int, stream, line string) {
+			mu.Lock()
+			defer mu.Unlock()
+			lines = append(lines, line)
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := testSpec(7)
+	spec.Recipe = d5list.Recipe{Entrypoint: "code/probe", Image: "code/image.tar"}
+	logs, err := p.Execute(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(logs[0].Log); !strings.Contains(got, "ld-preload=/nonexistent/libevil.so\n") || !strings.Contains(got, "seed=7\n") {
+		t.Errorf("the run reported %q, want the image's LD_PRELOAD and the run's seed inside the sandbox", got)
+	}
+	hostEnv, err := os.ReadFile(filepath.Join(dump, "env"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(hostEnv), "PATH=") {
+		t.Errorf("bwrap's environment on the host, as its wrapper saw it: %q, want a PATH", hostEnv)
+	}
+	for _, leak := range []string{"LD_PRELOAD", "IMAGE_ONLY", "D5_", "/opt/image/bin"} {
+		if strings.Contains(string(hostEnv), leak) {
+			t.Errorf("bwrap on the host was started with %s in its environment:\n%s", leak, hostEnv)
+		}
+	}
+	for _, l := range lines {
+		if strings.Contains(l, "LD_PRELOAD") {
+			t.Errorf("a host program saw the image's LD_PRELOAD: %s", l)
+		}
 	}
 }

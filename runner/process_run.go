@@ -314,6 +314,13 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 		cmd.Dir = host.bundle
 	}
 	cmd.Env = env
+	if p.bwrap != "" {
+		// bwrap, and prlimit around it for an image, run on the host: they
+		// get the runner's minimal environment, never the run's or the
+		// image's (an image's LD_PRELOAD or LD_LIBRARY_PATH would load
+		// into them). The run's reaches the sandbox through --setenv only.
+		cmd.Env = hostEnv
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if dropUID {
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: sandboxUID, Gid: sandboxUID}
@@ -429,6 +436,9 @@ func entryArgv(entry string, mode os.FileMode) ([]string, error) {
 	}
 	return nil, d5list.Errorf(d5list.EINVALID, "recipe: entrypoint %q is not executable (set its exec bit, or use a .sh or .py file)", entry)
 }
+
+// hostEnv is the environment of the sandbox's own programs on the host.
+var hostEnv = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
 
 // runEnv is the whole environment of a run: nothing leaks from the runner
 // except the GPU selection.

@@ -408,11 +408,15 @@ func (db *DB) backfillBoards(ctx context.Context) error {
 	return db.finishRebuilds(ctx)
 }
 
-// boardQuery is the SQL of one board as opt selects it, in rank order
-// (or opt.Sort's), each row with its rank on that board and the board's
-// row count: the entry's JSON, whether an organiser confirmed its
-// organisation, the rank, the count.
-func boardQuery(benchID string, opt leaderboard.Options) (string, []any, bool) {
+// boardQuery is the SQL of rows offset to offset+limit (limit -1: all) of
+// one board as opt selects it, in rank order (or opt.Sort's), each row
+// with its rank on that board and the board's row count: the entry's JSON,
+// whether an organiser confirmed its organisation, the rank, the count.
+// Only the rows it returns are joined to their submissions and owners
+// (for that confirmation): the ranking, the count and the page are made
+// from board_rows alone. counted says the count is not in the rows but
+// kept in board_counts.
+func boardQuery(benchID string, opt leaderboard.Options, offset, limit int) (string, []any, bool) {
 	opt = opt.Normalized()
 	on, best := viewOnDefault, viewBestDefault
 	if opt.IncludeUnverified {
@@ -423,12 +427,13 @@ func boardQuery(benchID string, opt leaderboard.Options) (string, []any, bool) {
 	filtered := opt.Division != "" || opt.Availability != "" || opt.Accelerator != "" || opt.Framework != ""
 	if !filtered && opt.Search == "" && opt.Sort == "" {
 		// A range of one partial index; the count is kept with the rows.
+		// The index drives the join, so LIMIT stops it after the page.
 		view := best
 		if opt.AllPerSystem {
 			view = on
 		}
-		q := pick + `, 0, 0 FROM board_rows b` + join + ` WHERE b.benchmark_id = ? AND b.` + view + ` = 1 ORDER BY ` + prefixed("b.", boardOrder)
-		return q, []any{benchID}, true
+		q := pick + `, 0, 0 FROM board_rows b` + join + ` WHERE b.benchmark_id = ? AND b.` + view + ` = 1 ORDER BY ` + prefixed("b.", boardOrder) + ` LIMIT ? OFFSET ?`
+		return q, []any{benchID, limit, offset}, true
 	}
 	where := []string{"benchmark_id = ?", on + " = 1"}
 	args := []any{benchID}
@@ -452,16 +457,22 @@ func boardQuery(benchID string, opt leaderboard.Options) (string, []any, bool) {
 	} else {
 		q += `, f AS (SELECT * FROM r)`
 	}
-	order := "f.rank"
+	order := "rank"
 	switch opt.Sort {
 	case leaderboard.SortDate:
-		order = "f.created_at DESC, f.rank"
+		order = "created_at DESC, rank"
 	case leaderboard.SortSubmitter:
-		order = "f.sort_submitter, f.rank"
+		order = "sort_submitter, rank"
 	case leaderboard.SortSystem:
-		order = "f.sort_system, f.rank"
+		order = "sort_system, rank"
 	}
-	q += ` ` + pick + `, f.rank, count(*) OVER () FROM f JOIN board_rows b ON b.submission_id = f.submission_id` + join + ` ORDER BY ` + order
+	// The page: its ids, ranks and sort keys, and the count of the whole
+	// filtered board (the window sees every row before LIMIT applies).
+	q += `, page AS (SELECT submission_id, rank, created_at, sort_submitter, sort_system, count(*) OVER () AS n
+			FROM f ORDER BY ` + order + ` LIMIT ? OFFSET ?)`
+	args = append(args, limit, offset)
+	q += ` ` + pick + `, page.rank, page.n FROM page JOIN board_rows b ON b.submission_id = page.submission_id` + join +
+		` ORDER BY ` + prefixed("page.", order)
 	return q, args, false
 }
 
@@ -479,9 +490,7 @@ func prefixed(p, cols string) string {
 // another order costs a pass over the benchmark's index entries, never
 // reading its submissions.
 func (db *DB) BoardPage(ctx context.Context, benchID string, opt leaderboard.Options, offset, limit int) ([]d5list.Entry, int, error) {
-	q, args, counted := boardQuery(benchID, opt)
-	q += ` LIMIT ? OFFSET ?`
-	args = append(args, limit, offset)
+	q, args, counted := boardQuery(benchID, opt, offset, limit)
 	entries := []d5list.Entry{}
 	total := 0
 	err := db.readTx(ctx, func(tx *sql.Tx) error {
@@ -526,7 +535,7 @@ func (db *DB) BoardPage(ctx context.Context, benchID string, opt leaderboard.Opt
 // EachBoardEntry streams a whole board from the index, in its order, for
 // the exports: one entry in memory at a time.
 func (db *DB) EachBoardEntry(ctx context.Context, benchID string, opt leaderboard.Options, fn func(*d5list.Entry) error) error {
-	q, args, counted := boardQuery(benchID, opt)
+	q, args, counted := boardQuery(benchID, opt, 0, -1)
 	rank := 0
 	err := db.readTx(ctx, func(tx *sql.Tx) error {
 		return scanBoard(ctx, tx, q, args, func(e *d5list.Entry, r, _ int) error {

@@ -597,3 +597,33 @@ func TestBoardSummaryBoundKeepsFrontAndShares(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkBoardPageFiltered is one page of a filtered board of 20,000
+// synthetic entries (each its own system), the first and a deep one: the
+// window functions pass over the index rows of the board, and only the
+// page's rows are joined to their submissions.
+func BenchmarkBoardPageFiltered(b *testing.B) {
+	ctx := context.Background()
+	db, err := Open(ctx, b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	bench := testBenchmark("l2-bench", nil)
+	if err := db.UpsertBenchmarks(ctx, []d5list.Benchmark{bench}); err != nil {
+		b.Fatal(err)
+	}
+	if err := db.InsertSynthetic(ctx, leaderboard.Synthetic(&bench, 20000, 20000, SyntheticSubmitter, 1)); err != nil {
+		b.Fatal(err)
+	}
+	for _, offset := range []int{0, 4000} {
+		b.Run(fmt.Sprint("offset ", offset), func(b *testing.B) {
+			for b.Loop() {
+				entries, total, err := db.BoardPage(ctx, bench.ID, leaderboard.Options{Framework: "torch"}, offset, 50)
+				if err != nil || len(entries) != 50 || total != 5000 {
+					b.Fatalf("%d entries of %d: %v", len(entries), total, err)
+				}
+			}
+		})
+	}
+}

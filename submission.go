@@ -86,9 +86,14 @@ type Submission struct {
 	SubmitterConfirmed bool `json:"submitter_confirmed,omitempty"`
 	// Published makes a verdict against the entry (Hidden) public; only an
 	// organiser sets it.
-	Published bool      `json:"published,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	Published bool `json:"published,omitempty"`
+	// System is the system description (system.json) as the portal read it
+	// at upload: MLPerf's field names to their values, other_software_stack
+	// and unknown fields included. Nil for entries uploaded before it was
+	// kept, and in listings: only DB.Submission reads it.
+	System    map[string]any `json:"system,omitempty"`
+	CreatedAt time.Time      `json:"created_at"`
+	UpdatedAt time.Time      `json:"updated_at"`
 }
 
 // Seeds returns the seeds of the claimed runs in run order.

@@ -220,6 +220,7 @@ func (s *Service) checkAndStore(ctx context.Context, user *d5list.User, sha stri
 		HostCPU:      b.System.HostProcessorModelName,
 		CodeURL:      b.Manifest.CodeURL,
 		CostPerHour:  costPerHour(b.System.CostPerHour),
+		System:       systemDescription(b.System),
 	}
 	if err := s.store.CreateSubmission(ctx, sub); err != nil {
 		// The store names submission.json; the bundle may keep it in a folder.

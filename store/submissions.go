@@ -37,6 +37,14 @@ func (db *DB) CreateSubmission(ctx context.Context, s *d5list.Submission) error 
 	if err != nil {
 		return err
 	}
+	var system any
+	if s.System != nil {
+		b, err := json.Marshal(s.System)
+		if err != nil {
+			return fmt.Errorf("store: encoding the system description: %w", err)
+		}
+		system = string(b)
+	}
 	now := db.now()
 	maxAttempts := db.MaxAttempts
 	if maxAttempts <= 0 {
@@ -62,11 +70,11 @@ func (db *DB) CreateSubmission(ctx context.Context, s *d5list.Submission) error 
 		}
 		err := tx.QueryRowContext(ctx, `INSERT INTO submissions (benchmark_id, owner_id, division, availability,
 				submitter, system_name, framework, accelerator, accelerators, host_cpu, status, bundle_sha256,
-				bundle_size, recipe, claimed, measured, reasons, flag, created_at, updated_at, code_url, cost_per_hour)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+				bundle_size, recipe, claimed, measured, reasons, flag, created_at, updated_at, code_url, cost_per_hour, system)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 			s.BenchmarkID, owner, s.Division, s.Availability, s.Submitter, s.SystemName, s.Framework,
 			s.Accelerator, s.Accelerators, s.HostCPU, string(d5list.StatusQueued), s.BundleSHA256, s.BundleSize,
-			recipe, claimed, measured, reasons, s.Flag, now.UnixNano(), now.UnixNano(), s.CodeURL, s.CostPerHour).Scan(&id)
+			recipe, claimed, measured, reasons, s.Flag, now.UnixNano(), now.UnixNano(), s.CodeURL, s.CostPerHour, system).Scan(&id)
 		if err != nil {
 			return err
 		}
@@ -201,12 +209,24 @@ func scanSubmission(row scanner) (*d5list.Submission, error) {
 	return &s, nil
 }
 
-// Submission returns one submission.
+// Submission returns one submission with its system description, which
+// listings leave out: only the entry's own page shows it.
 func (db *DB) Submission(ctx context.Context, id int64) (*d5list.Submission, error) {
 	var s *d5list.Submission
 	err := db.readTx(ctx, func(tx *sql.Tx) (err error) {
-		s, err = submissionTx(ctx, tx, id)
-		return err
+		if s, err = submissionTx(ctx, tx, id); err != nil {
+			return err
+		}
+		var system sql.NullString
+		if err := tx.QueryRowContext(ctx, `SELECT system FROM submissions WHERE id = ?`, id).Scan(&system); err != nil {
+			return fmt.Errorf("store: reading the system description of submission %d: %w", id, err)
+		}
+		if system.Valid {
+			if err := json.Unmarshal([]byte(system.String), &s.System); err != nil {
+				return fmt.Errorf("submission %d: decoding the system description: %w", id, err)
+			}
+		}
+		return nil
 	})
 	return s, err
 }

@@ -76,3 +76,49 @@ func TestEntryPageShowsFindingsBeforeTheLog(t *testing.T) {
 		t.Errorf("the next step's link %q does not lead to the appeal form", href)
 	}
 }
+
+// The entry page shows the whole system description as read from
+// system.json, with MLPerf's field names in MLPerf's order, and the
+// framework and software stack (issue 16).
+func TestEntryPageShowsTheSystemDescription(t *testing.T) {
+	p := startReal(t)
+	s := &d5list.Submission{
+		BenchmarkID: "l2-digits-mlp-cpu", OwnerID: p.users["competitor"].ID,
+		Division: d5list.DivisionClosed, Availability: d5list.AvailabilityAvailable,
+		Submitter: "Carl", SystemName: "box", Framework: "PyTorch 2.3", BundleSHA256: strings.Repeat("ab", 32),
+		Recipe: &d5list.Recipe{}, Claimed: &d5list.Result{}, Reasons: []d5list.Reason{},
+		System: map[string]any{
+			"submitter": "Carl", "system_name": "box", "number_of_nodes": "1",
+			"host_processor_model_name": "AMD EPYC 9654", "host_memory_capacity": "1.5 TB",
+			"accelerators_per_node": "8", "accelerator_model_name": "NVIDIA H100-SXM5-80GB",
+			"framework": "PyTorch NVIDIA Release 24.04", "operating_system": "Ubuntu 22.04",
+			"other_software_stack": map[string]any{"cuda_version": "12.4", "nccl_version": "2.21"},
+			"rack_position":        "B7",
+		},
+	}
+	if err := p.db.CreateSubmission(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	doc := p.login(t, "").doc(t, "/submissions/"+strconv.FormatInt(s.ID, 10))
+
+	desc := doc.Find(testid("system-description"))
+	var names []string
+	desc.Find("dt").Each(func(_ int, dt *goquery.Selection) { names = append(names, dt.Text()) })
+	want := []string{"submitter", "system_name", "number_of_nodes", "host_processor_model_name", "host_memory_capacity",
+		"accelerators_per_node", "accelerator_model_name", "framework", "other_software_stack", "operating_system", "rack_position"}
+	if strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Errorf("system description fields %v, want %v", names, want)
+	}
+	for field, value := range map[string]string{"host_memory_capacity": "1.5 TB", "accelerator_model_name": "NVIDIA H100-SXM5-80GB", "rack_position": "B7"} {
+		if got := desc.Find(`dd[data-field="` + field + `"]`).Text(); got != value {
+			t.Errorf("%s = %q, want %q", field, got, value)
+		}
+	}
+	stack := doc.Find(testid("software-stack"))
+	for field, value := range map[string]string{"framework (submission.json)": "PyTorch 2.3", "framework": "PyTorch NVIDIA Release 24.04",
+		"operating_system": "Ubuntu 22.04", "cuda_version": "12.4", "nccl_version": "2.21"} {
+		if got := stack.Find(`dd[data-field="` + field + `"]`).Text(); got != value {
+			t.Errorf("software stack %s = %q, want %q", field, got, value)
+		}
+	}
+}

@@ -98,6 +98,11 @@ func TestOrganisationIdentity(t *testing.T) {
 		t.Fatalf("first upload: %d %v %v", code, answer, err)
 	}
 	first := int64(answer["id"].(float64))
+	// Its page shows the system.json that came with it, as read (issue 16).
+	entry := p.page(t, "/submissions/"+strconv.FormatInt(first, 10)).Find(testid("system-description"))
+	if entry.Find(`dd[data-field="system_name"]`).Text() != "cpu-vm" || entry.Find(`dd[data-field="host_processor_model_name"]`).Text() == "" {
+		t.Errorf("the entry page's system description: %q", entry.Text())
+	}
 
 	before := len(submissionIDs(t, p.data))
 	code, answer, err = postBundle(p.url, p.token, bytes.NewReader(withSubmitter(t, bundle, "Speedy Cheaters")))

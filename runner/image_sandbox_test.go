@@ -61,8 +61,9 @@ func main() {
 	if err := os.WriteFile("/tmp/probe-was-here", []byte("tmp"), 0o644); err != nil {
 		tmpWrite = err.Error()
 	}
-	out := fmt.Sprintf("marker=%s\nhost-python-absent=%v\npath=%s\nseed=%s\nlinked=%s\ntmp-type=%s\ntmp-write=%s\nld-preload=%s\n",
-		marker, os.IsNotExist(hostPython), os.Getenv("PATH"), os.Getenv("D5_SEED"), linked, tmpType, tmpWrite, os.Getenv("LD_PRELOAD"))
+	pci, _ := os.ReadDir("/sys/bus/pci/devices")
+	out := fmt.Sprintf("marker=%s\nhost-python-absent=%v\npath=%s\nseed=%s\nlinked=%s\ntmp-type=%s\ntmp-write=%s\nld-preload=%s\nsys-pci-devices=%d\n",
+		marker, os.IsNotExist(hostPython), os.Getenv("PATH"), os.Getenv("D5_SEED"), linked, tmpType, tmpWrite, os.Getenv("LD_PRELOAD"), len(pci))
 	if err := os.WriteFile(os.Getenv("D5_RESULT_LOG"), []byte(out), 0o644); err != nil {
 		os.Exit(1)
 	}
@@ -264,5 +265,32 @@ func TestProcessImageEnvStaysInTheSandbox(t *testing.T) {
 		if strings.Contains(l, "LD_PRELOAD") {
 			t.Errorf("a host program saw the image's LD_PRELOAD: %s", l)
 		}
+	}
+}
+
+// A run's /tmp in an image is a folder of its own on the runner's disk,
+// beside its run folder, not a tmpfs whose memory no limit of the run
+// counts.
+func TestProcessImageTmpIsTheRunsFolder(t *testing.T) {
+	needBwrap(t)
+	dir := probeBundle(t)
+	archive := imageArchive(t, nil, []layerEntry{{name: "etc/marker", body: "from the image"}})
+	work := workDir(t)
+	p, err := NewProcess(ProcessOptions{Fetch: fetchOf(withImage(t, dir, archive)), WorkDir: work, KeepWork: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := testSpec(1)
+	spec.Recipe = d5list.Recipe{Entrypoint: "code/probe", Image: "code/image.tar"}
+	logs, err := p.Execute(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(logs[0].Log); !strings.Contains(got, "tmp-write=ok\n") {
+		t.Fatalf("the run reported %q, want /tmp writable", got)
+	}
+	written, _ := filepath.Glob(filepath.Join(work, "d5job-*", "run-0", "tmp", "probe-was-here"))
+	if len(written) != 1 {
+		t.Fatalf("the run's /tmp/probe-was-here is not in its folder on the host: %v", written)
 	}
 }

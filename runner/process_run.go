@@ -305,7 +305,17 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 		env = append(imageEnv, env...)
 		// The image has no prlimit of its own: the limits are set on the
 		// sandbox from outside, bwrap and all, which they leave room for.
-		argv = append(p.prlimitArgs(spec), append(p.bwrapImageArgs(rootfs, host, in, env), argv...)...)
+		// The run's /tmp, a folder of its own beside its scratch folder.
+		tmp := filepath.Join(host.run, "tmp")
+		if err := os.MkdirAll(tmp, 0o755); err != nil {
+			return nil, nil, err
+		}
+		if dropUID {
+			if err := os.Chown(tmp, sandboxUID, sandboxUID); err != nil {
+				return nil, nil, err
+			}
+		}
+		argv = append(p.prlimitArgs(spec), append(p.bwrapImageArgs(rootfs, tmp, host, in, env), argv...)...)
 	case p.bwrap != "":
 		argv = append(p.bwrapArgs(host, in, env, spec), append(p.prlimitArgs(spec), argv...)...)
 	}

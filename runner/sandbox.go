@@ -56,13 +56,15 @@ func (p *Process) bwrapArgs(host, in layout, env []string, spec d5list.JobSpec) 
 // bwrapImageArgs is bwrapArgs for a recipe with a container image: the
 // image's unpacked file system, read-only, is the sandbox's /, in place of
 // the runner's /usr and /etc; the rest (namespaces, /proc, /dev, GPUs, the
-// bundle, the run folder, the data sets) is as without one.
-func (p *Process) bwrapImageArgs(rootfs string, host, in layout, env []string) []string {
+// bundle, the run folder, the data sets) is as without one. /tmp is tmp, a
+// folder of the run's on the host, rather than a tmpfs: what a run writes
+// there is on disk like its run folder, not memory outside its limits.
+func (p *Process) bwrapImageArgs(rootfs, tmp string, host, in layout, env []string) []string {
 	a := []string{p.bwrap,
 		"--unshare-all", "--die-with-parent", "--new-session",
 		"--clearenv",
 		"--ro-bind", rootfs, "/",
-		"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+		"--proc", "/proc", "--dev", "/dev", "--bind", tmp, "/tmp",
 	}
 	a = append(a, gpuSandboxArgs(host.devices, rootfs)...)
 	a = append(a,

@@ -138,15 +138,52 @@ func unpackImage(ctx context.Context, archive, rootfs string, lim ImageLimits) (
 			return imageConfig{}, err
 		}
 	}
-	// The sandbox binds the run's folders and /proc, /dev and /tmp over
-	// the image, read-only as it is mounted: their mount points are made
-	// now.
-	for _, d := range []string{"proc", "dev", "tmp", "d5/bundle", "d5/run", "d5/data"} {
-		if err := root.MkdirAll(d, 0o755); err != nil {
-			return imageConfig{}, imageErr("making /%s in the image: %v", d, err)
+	for _, d := range imageMountpoints() {
+		if err := mountpoint(root, d); err != nil {
+			return imageConfig{}, imageErr("making the mount point /%s in the image: %v", d, err)
 		}
 	}
 	return imageConfig{Env: cfg.Config.Env}, nil
+}
+
+// imageMountpoints are the folders the sandbox mounts over an image
+// (bwrapImageArgs): /proc, /dev, /tmp, the run's folders under /d5, and
+// the /sys entries GPU drivers read (gpuSysPaths). The image is mounted
+// read-only, so bwrap cannot make them when it starts.
+func imageMountpoints() []string {
+	dirs := []string{"proc", "dev", "tmp", "sys", "d5/bundle", "d5/run", "d5/data"}
+	for _, d := range gpuSysPaths {
+		if strings.HasPrefix(d, "/sys/") {
+			dirs = append(dirs, strings.TrimPrefix(d, "/"))
+		}
+	}
+	return dirs
+}
+
+// mountpoint makes dir a folder of the image, each of its parents a folder
+// too: what the image has in their place (a file, or a link, which bwrap
+// would follow when it mounts, placing the mount elsewhere) is removed.
+// rootfs is the runner's own copy, so this changes no one's image.
+func mountpoint(root *os.Root, dir string) error {
+	p := ""
+	for _, part := range strings.Split(dir, "/") {
+		p = path.Join(p, part)
+		fi, err := root.Lstat(p)
+		if err == nil && fi.IsDir() {
+			continue
+		}
+		if err == nil {
+			if err := root.Remove(p); err != nil {
+				return err
+			}
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		if err := root.Mkdir(p, 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // openImage opens the image archive at archive: a `docker save` archive

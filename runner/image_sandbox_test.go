@@ -294,3 +294,74 @@ func TestProcessImageTmpIsTheRunsFolder(t *testing.T) {
 		t.Fatalf("the run's /tmp/probe-was-here is not in its folder on the host: %v", written)
 	}
 }
+
+// An image job starts where the sandbox binds GPU entries of /sys, which
+// bwrap cannot make in the read-only image (before, "bwrap: Can't mkdir
+// parents for /sys/bus/pci: Read-only file system", or the binds left
+// out): their mount points are made in the runner's unpacked copy, in
+// place of whatever the image has there, links included. The GPU is
+// /dev/null here, so that the binds are made on a machine without one.
+func TestImageSandboxMountsGPUPathsOnItsReadOnlyRoot(t *testing.T) {
+	needBwrap(t)
+	if _, err := os.Stat("/sys/bus/pci/devices"); err != nil {
+		t.Skip("this machine has no /sys/bus/pci to bind")
+	}
+	dir := probeBundle(t)
+	probe, err := os.ReadFile(filepath.Join(dir, "code", "probe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	archive := imageArchive(t, nil, []layerEntry{
+		{name: "usr/lib/probe/probe", body: string(probe), mode: 0o755},
+		{name: "etc/marker", body: "from the image"},
+		// Mount points the image has as links out of it, or as a file.
+		{name: "sys", link: "/", typ: tar.TypeSymlink},
+		{name: "tmp", link: "/etc", typ: tar.TypeSymlink},
+		{name: "d5", body: "not a folder"},
+	})
+	job := workDir(t)
+	rootfs := filepath.Join(job, "rootfs")
+	if err := os.Mkdir(rootfs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := unpackImage(context.Background(), archive, rootfs, DefaultImageLimits()); err != nil {
+		t.Fatal(err)
+	}
+	host, err := hostLayout(job, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(host.bundle, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	host.devices = []string{"/dev/null"}
+	tmp := filepath.Join(host.run, "tmp")
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	in := layout{bundle: "/d5/bundle", run: "/d5/run", result: "/d5/run/result.txt", scratch: "/d5/run/scratch"}
+	p, err := NewProcess(ProcessOptions{Fetch: fetchOf(nil), WorkDir: job})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := p.bwrapImageArgs(rootfs, tmp, host, in, []string{"D5_RESULT_LOG=" + in.result})
+	if !strings.Contains(strings.Join(args, " "), "--ro-bind-try /sys/bus/pci /sys/bus/pci") {
+		t.Fatalf("the sandbox's arguments leave /sys/bus/pci out: %q", args)
+	}
+	cmd := exec.Command(args[0], append(args[1:], "/usr/lib/probe/probe")...)
+	cmd.Env = hostEnv
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the sandbox did not start: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(host.result)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(b)
+	if !strings.Contains(got, "marker=from the image") || !strings.Contains(got, "tmp-write=ok") || strings.Contains(got, "sys-pci-devices=0\n") {
+		t.Errorf("the run reported %q, want the image, a writable /tmp and the host's PCI devices", got)
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "probe-was-here")); err != nil {
+		t.Errorf("/tmp is not the run's folder: %v", err)
+	}
+}

@@ -59,6 +59,8 @@ func (p *Process) bwrapArgs(host, in layout, env []string, spec d5list.JobSpec) 
 // bundle, the run folder, the data sets) is as without one. /tmp is tmp, a
 // folder of the run's on the host, rather than a tmpfs: what a run writes
 // there is on disk like its run folder, not memory outside its limits.
+// Every mount point is a folder of rootfs already (imageMountpoints): the
+// image is mounted read-only, so bwrap could not make one.
 func (p *Process) bwrapImageArgs(rootfs, tmp string, host, in layout, env []string) []string {
 	a := []string{p.bwrap,
 		"--unshare-all", "--die-with-parent", "--new-session",

@@ -9,7 +9,7 @@ import (
 )
 
 // ListPage is GET /list?level=N&category=C: the live list's navigation,
-// level → category → benchmark.
+// level → category → benchmark, each with its leader and ranked count.
 func (h *Handler) ListPage(w http.ResponseWriter, r *http.Request) {
 	level := -1
 	if s := r.URL.Query().Get("level"); s != "" {
@@ -37,5 +37,20 @@ func (h *Handler) ListPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	category := r.URL.Query().Get("category")
-	h.render(w, r, http.StatusOK, templates.ListNavPage(templates.Navigation(benchmarks, level, category), level, category, latest))
+	nav := templates.Navigation(benchmarks, level, category)
+	// The page promises each benchmark's current ranking: its line shows
+	// the leader and the ranked count, as the home page's overview does,
+	// for the benchmarks shown only.
+	var shown []d5list.Benchmark
+	for _, l := range nav {
+		for _, c := range l.Categories {
+			shown = append(shown, c.Benchmarks...)
+		}
+	}
+	overview, err := h.overview(r.Context(), shown)
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	h.render(w, r, http.StatusOK, templates.ListNavPage(nav, level, category, latest, overview))
 }

@@ -39,13 +39,24 @@ func ImageRegistry(image string) string {
 	return "docker.io"
 }
 
+// LabelImages is the runner label that says a runner runs recipe images
+// ("images=yes"). Only a process runner with bubblewrap advertises it: a
+// Slurm runner, or a process runner without bubblewrap, would lease a job
+// with an image only to refuse it, spending its attempts.
+const LabelImages = "images"
+
 // RunnerNeeds are the runner labels the recipe itself needs beyond its
-// benchmark's requires: the registry of a registry image.
+// benchmark's requires: for an image, a runner that runs images, and for
+// a registry image, one that pulls from its registry.
 func (r *Recipe) RunnerNeeds() map[string]string {
-	if r == nil || !IsRegistryImage(r.Image) {
+	if r == nil || r.Image == "" {
 		return nil
 	}
-	return map[string]string{LabelRegistryPrefix + ImageRegistry(r.Image): "yes"}
+	needs := map[string]string{LabelImages: "yes"}
+	if IsRegistryImage(r.Image) {
+		needs[LabelRegistryPrefix+ImageRegistry(r.Image)] = "yes"
+	}
+	return needs
 }
 
 // RecipePlan is what a builtin workload will measure for a recipe, read

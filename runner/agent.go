@@ -61,6 +61,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	if runs := runsLabel(a.Executor); runs != "" {
 		labels := map[string]string{d5list.LabelRuns: runs}
+		// Recipe images run only in bubblewrap (Process.image).
+		if p, ok := a.Executor.(*Process); ok && p.Sandboxed() {
+			labels[d5list.LabelImages] = "yes"
+		}
 		for k, v := range a.Labels {
 			labels[k] = v
 		}

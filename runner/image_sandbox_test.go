@@ -4,12 +4,14 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/bundle"
@@ -363,5 +365,55 @@ func TestImageSandboxMountsGPUPathsOnItsReadOnlyRoot(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(tmp, "probe-was-here")); err != nil {
 		t.Errorf("/tmp is not the run's folder: %v", err)
+	}
+}
+
+// A job with a recipe image goes only to a runner that can run it: a
+// process runner with bubblewrap advertises images=yes, and a Slurm
+// runner or a process runner without bubblewrap, which would lease the
+// job only to refuse it, does not, so the portal's label matching keeps
+// the job from them.
+func TestOnlyASandboxedProcessRunnerTakesImageJobs(t *testing.T) {
+	needBwrap(t)
+	noFetch := func(context.Context, d5list.JobSpec, io.Writer) error { return nil }
+	sandboxed, err := NewProcess(ProcessOptions{Fetch: noFetch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsandboxed, err := NewProcess(ProcessOptions{Fetch: noFetch, AllowUnsandboxed: true, Bwrap: "/nonexistent/bwrap"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bench := d5list.Benchmark{ID: "l2-image"} // no workload: runs=entrypoint
+	for _, tt := range []struct {
+		name     string
+		executor Executor
+		takes    bool
+	}{
+		{"process runner with bubblewrap", sandboxed, true},
+		{"process runner without bubblewrap", unsandboxed, false},
+		{"Slurm runner", &Slurm{}, false},
+		{"builtin runner", Builtin{}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			q := &labelQueue{seen: make(chan map[string]string, 1)}
+			ctx, cancel := context.WithCancel(context.Background())
+			a := &Agent{ID: "a", Labels: map[string]string{"registry.images.site": "yes"}, Queue: q, Executor: tt.executor, Poll: time.Millisecond}
+			done := make(chan error, 1)
+			go func() { done <- a.Run(ctx) }()
+			labels := <-q.seen
+			cancel()
+			<-done
+			for _, image := range []string{"code/image.tar", "images.site/team/trainer@sha256:" + strings.Repeat("ab", 32)} {
+				needs := (&d5list.Recipe{Entrypoint: "code/run.sh", Image: image}).RunnerNeeds()
+				if got := bench.RunnableBy(labels) && d5list.HasLabels(labels, needs); got != tt.takes {
+					t.Errorf("labels %v, a job with image %s needing %v: taken %v, want %v", labels, image, needs, got, tt.takes)
+				}
+			}
+			// A job without an image is as before.
+			if needs := (&d5list.Recipe{Entrypoint: "code/run.sh"}).RunnerNeeds(); len(needs) != 0 {
+				t.Errorf("a recipe without an image needs %v", needs)
+			}
+		})
 	}
 }

@@ -670,8 +670,8 @@ func TestLeaseMatchesTheImagesRegistry(t *testing.T) {
 	sub := testSubmission("l2-torch", 1)
 	sub.Recipe = &d5list.Recipe{Entrypoint: "code/run.sh", Image: "images.site:5000/team/trainer@sha256:" + strings.Repeat("ab", 32)}
 	sub = mustCreate(t, db, sub)
-	plain := map[string]string{d5list.LabelRuns: d5list.RunsEntrypoint}
-	pulls := map[string]string{d5list.LabelRuns: d5list.RunsEntrypoint, "registry.images.site:5000": "yes"}
+	plain := map[string]string{d5list.LabelRuns: d5list.RunsEntrypoint, d5list.LabelImages: "yes"}
+	pulls := map[string]string{d5list.LabelRuns: d5list.RunsEntrypoint, d5list.LabelImages: "yes", "registry.images.site:5000": "yes"}
 	for round := range 2 {
 		if l, err := db.LeaseJob(ctx, "plain", plain, time.Minute); err != nil || l != nil {
 			t.Fatalf("round %d: a runner without the registry leased %+v (%v)", round, l, err)

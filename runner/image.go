@@ -84,14 +84,14 @@ type imageConfig struct {
 }
 
 // unpackImage unpacks the image archive at archive (see openImage) layer
-// by layer into rootfs,
-// which must exist and be empty, as the root file system of a sandboxed
-// run. Every entry is checked before anything of it is written, and every
-// write goes through an os.Root, so nothing lands outside rootfs: a path
-// with "..", a path through a symbolic link that leaves rootfs on the host
-// (an absolute one, or one climbing out), a hard link to outside the
-// image, a device node or a FIFO, and an image over lim are refused with
-// the layer (its index and digest) and the path named. Symbolic links
+// by layer into rootfs, which must exist and be empty, as the root file
+// system of a sandboxed run. Every entry is checked before anything of it
+// is written, and every write goes through an os.Root, so nothing lands
+// outside rootfs: a path with "..", a path through a symbolic link that
+// leaves rootfs on the host (an absolute one, or one climbing out), a hard
+// link to outside the image, a device node or a FIFO, and an image over
+// lim are refused with the layer (its index and diff ID) and the path
+// named. Symbolic links
 // themselves are kept whatever they point to: they are resolved only in
 // the sandbox, where the image is /. Unpacking stops when ctx ends (a
 // cancelled job, its time limit).

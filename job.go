@@ -60,7 +60,8 @@ type RunLog struct {
 
 // RunClock is what a runner measured of one run with its own clocks, never
 // with the timestamps the run wrote: the noise a timing verdict must allow
-// for, and a check on the run's own log.
+// for, and a check on the run's own log; and, as the runner's own record
+// of the run, what it ran with (Environment).
 type RunClock struct {
 	// WallS is the runner's monotonic clock from the start of the run
 	// (before any set-up) to its end.
@@ -88,6 +89,14 @@ type RunClock struct {
 	// workers of a data-parallel run, seen rather than taken from the log.
 	// Nil where the executor does not count them.
 	Processes *int `json:"processes,omitempty"`
+	// Environment is what the run ran with, as the runner recorded it
+	// (the process executor): the versions its sandbox's python3 reports
+	// (framework.python, framework.torch, framework.numpy,
+	// framework.blas, framework.cuda, ...), asked once per job inside the
+	// job's own sandbox, image and all, and every variable the runner set
+	// in the sandbox (env.NAME). A re-run whose accuracies differ from the
+	// claim's names the versions that differ. Nil where none was recorded.
+	Environment map[string]string `json:"environment,omitempty"`
 }
 
 // LogClockPollS is how often, in seconds, a runner looks at a run's log

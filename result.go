@@ -3,6 +3,7 @@ package d5list
 import (
 	"encoding/json"
 	"math"
+	"strings"
 )
 
 // Result is the set of metrics derived from the N run logs of a submission,
@@ -12,6 +13,32 @@ type Result struct {
 	Score Score        `json:"score"`
 	// Runner describes where a measured result was produced (labels).
 	Runner map[string]string `json:"runner,omitempty"`
+}
+
+// RecordedVersions are the software versions a runner recorded inside the
+// re-run's own sandbox: the framework.* labels of its runs'
+// RunClock.Environment (probed once per job, so alike in every run). Nil
+// where none were recorded (a claim, the builtin executor).
+func (r *Result) RecordedVersions() map[string]string {
+	if r == nil {
+		return nil
+	}
+	for _, run := range r.Runs {
+		if run.Clock == nil || len(run.Clock.Environment) == 0 {
+			continue
+		}
+		var versions map[string]string
+		for k, v := range run.Clock.Environment {
+			if strings.HasPrefix(k, "framework.") {
+				if versions == nil {
+					versions = map[string]string{}
+				}
+				versions[k] = v
+			}
+		}
+		return versions
+	}
+	return nil
 }
 
 // RunMetrics are the metrics of one run, derived from its MLLOG.

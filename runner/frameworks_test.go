@@ -1,19 +1,133 @@
 package runner
 
 import (
+	"archive/tar"
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	d5list "github.com/deep500/d5list"
 )
 
-func TestFrameworkLabels(t *testing.T) {
-	out, err := exec.Command(SandboxPython, "-c", "import torch; print(torch.__version__)").Output()
+// hostVersions is what SandboxPython says of its Python and torch; the
+// test skips without torch.
+func hostVersions(t *testing.T) (python, torch string) {
+	t.Helper()
+	out, err := exec.Command(SandboxPython, "-c", "import platform, torch; print(platform.python_version()); print(torch.__version__)").Output()
 	if err != nil {
 		t.Skipf("%s has no torch (apt-get install python3-torch): nothing to detect", SandboxPython)
 	}
+	f := strings.Fields(string(out))
+	return f[0], f[1]
+}
+
+func TestFrameworkLabels(t *testing.T) {
+	python, torch := hostVersions(t)
 	labels := FrameworkLabels(context.Background())
-	if want := strings.TrimSpace(string(out)); labels["framework.torch"] != want {
-		t.Fatalf("labels %v, want framework.torch=%s", labels, want)
+	if labels["framework.torch"] != torch || labels["framework.python"] != python {
+		t.Fatalf("labels %v, want framework.torch=%s and framework.python=%s", labels, torch, python)
+	}
+}
+
+// A process job records, with every run, the versions the python3 of its
+// own sandbox reports (once per job) and the variables the runner set in
+// the sandbox.
+func TestProcessRecordsEnvironment(t *testing.T) {
+	needBwrap(t)
+	python, torch := hostVersions(t)
+	p, err := NewProcess(ProcessOptions{
+		Fetch:   fixtureBundle(t, "#!/bin/sh\necho ran > \"$D5_RESULT_LOG\"\n"),
+		WorkDir: workDir(t),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs, err := p.Execute(context.Background(), testSpec(11, 12))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range logs {
+		env := l.Clock.Environment
+		if env["framework.python"] != python || env["framework.torch"] != torch {
+			t.Errorf("run %d recorded %v, want framework.python=%s and framework.torch=%s as %s says", l.Index, env, python, torch, SandboxPython)
+		}
+		if env["env.D5_SEED"] != strconv.FormatInt(l.Seed, 10) || env["env.PATH"] == "" || env["env.D5_RESULT_LOG"] != "/d5/run/result.txt" {
+			t.Errorf("run %d recorded the variables %v, want the sandbox's own", l.Index, env)
+		}
+		if _, ok := env["env.CUDA_VISIBLE_DEVICES"]; ok {
+			t.Errorf("run %d of a CPU job was given GPUs: %v", l.Index, env)
+		}
+	}
+}
+
+// In a recipe's image the versions are the image's: the probe runs the
+// python3 on the image's PATH (here a static stand-in that prints its
+// versions), not the runner's.
+func TestProcessRecordsTheImagesVersions(t *testing.T) {
+	needBwrap(t)
+	dir := probeBundle(t) // skips without the go tool
+	src := filepath.Join(t.TempDir(), "python3.go")
+	if err := os.WriteFile(src, []byte("package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(`{\"framework.python\": \"3.99.0\", \"framework.torch\": \"9.9.9+image\"}`) }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "python3")
+	build := exec.Command("go", "build", "-o", bin, src)
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the stand-in python3: %v\n%s", err, out)
+	}
+	python, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	archive := imageArchive(t, []string{"PATH=/opt/image/bin"}, []layerEntry{
+		{name: "opt/image/bin/", typ: tar.TypeDir, mode: 0o755}, {name: "opt/image/bin/python3", body: string(python), mode: 0o755}})
+	p, err := NewProcess(ProcessOptions{Fetch: fetchOf(withImage(t, dir, archive)), WorkDir: workDir(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := testSpec(3)
+	spec.Recipe = d5list.Recipe{Entrypoint: "code/probe", Image: "code/image.tar"}
+	logs, err := p.Execute(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := logs[0].Clock.Environment
+	if env["framework.python"] != "3.99.0" || env["framework.torch"] != "9.9.9+image" || env["env.PATH"] != "/opt/image/bin" {
+		t.Errorf("an image job recorded %v, want the image's python3's versions and PATH", env)
+	}
+}
+
+// The probe's output is untrusted (an image's python3): only its
+// framework.* keys are kept, bounded; anything else records nothing.
+func TestParseEnvironmentProbe(t *testing.T) {
+	long := strings.Repeat("é", 300)
+	got := parseEnvironmentProbe([]string{"a warning", `{"framework.torch": "1.13.1", "framework.cudnn": 8902, "other": "x", "framework.blas": "` + long + `", "framework.none": ""}`, ""})
+	if got["framework.torch"] != "1.13.1" || got["framework.cudnn"] != "8902" {
+		t.Errorf("parsed %v", got)
+	}
+	if _, ok := got["other"]; ok {
+		t.Errorf("a key outside framework.* was kept: %v", got)
+	}
+	if b := got["framework.blas"]; len(b) > maxRecordedValue || !utf8.ValidString(b) || !strings.HasSuffix(b, "…") {
+		t.Errorf("a long value was kept as %q (%d bytes)", b, len(b))
+	}
+	if _, ok := got["framework.none"]; ok {
+		t.Errorf("an empty version was kept: %v", got)
+	}
+	if got := parseEnvironmentProbe([]string{"Traceback ...", "not json"}); got != nil {
+		t.Errorf("output without JSON: %v, want nothing", got)
+	}
+	var many []string
+	for i := range 200 {
+		many = append(many, "K"+strconv.Itoa(i)+"=v")
+	}
+	if rec := envRecord(many); len(rec) > maxRecordedKeys {
+		t.Errorf("%d variables recorded, want at most %d", len(rec), maxRecordedKeys)
 	}
 }

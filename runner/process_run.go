@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -110,8 +111,12 @@ func (p *Process) Execute(ctx context.Context, spec d5list.JobSpec) ([]d5list.Ru
 	default:
 		gpus.unmanaged = true
 	}
+	// What the job's runs ran with is asked in their own sandbox, started
+	// as the first run's was, once the runs are done (off their clocks).
+	var launch sandboxLaunch
+	setup.record = func(ctx context.Context) map[string]string { return p.probeEnvironment(ctx, spec, launch) }
 	return setup.execute(ctx, spec, func(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64) ([]byte, *d5list.RunClock, error) {
-		return p.run(ctx, spec, job, entry, mode, i, seed, gpus)
+		return p.run(ctx, spec, job, entry, mode, i, seed, gpus, &launch)
 	})
 }
 
@@ -123,6 +128,10 @@ type jobSetup struct {
 	limits    bundle.Limits
 	keep      bool // keep the job folder after the job
 	timeLimit time.Duration
+	// record, when set, is asked after the runs, in the job folder still
+	// there, for what they ran with; its labels go into every run's
+	// RunClock.Environment.
+	record func(ctx context.Context) map[string]string
 }
 
 // runFunc runs one seed of the entrypoint (mode: its file mode) in job and
@@ -168,6 +177,17 @@ func (s jobSetup) execute(ctx context.Context, spec d5list.JobSpec, run runFunc)
 		}
 		clock.WallS = time.Since(start).Seconds()
 		logs = append(logs, d5list.RunLog{Index: i, Seed: seed, Log: log, Clock: clock})
+	}
+	if s.record != nil {
+		versions := s.record(ctx)
+		for _, l := range logs {
+			if len(versions) > 0 && l.Clock.Environment == nil {
+				l.Clock.Environment = map[string]string{}
+			}
+			for k, v := range versions {
+				l.Clock.Environment[k] = v
+			}
+		}
 	}
 	return logs, nil
 }
@@ -255,7 +275,7 @@ func hostLayout(job, dataDir string, i int) (layout, error) {
 	return l, os.MkdirAll(l.scratch, 0o755)
 }
 
-func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64, gpus gpuShare) ([]byte, *d5list.RunClock, error) {
+func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64, gpus gpuShare, launch *sandboxLaunch) ([]byte, *d5list.RunClock, error) {
 	host, err := hostLayout(job, p.opts.DataDir, i)
 	if err != nil {
 		return nil, nil, err
@@ -283,6 +303,7 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	if err != nil {
 		return nil, nil, err
 	}
+	entryArgs := len(argv)
 	env := runEnv(spec, in, i, seed, gpus)
 	if len(p.opts.ExtraPath) > 0 {
 		env[0] = "PATH=" + strings.Join(p.opts.ExtraPath, ":") + ":" + strings.TrimPrefix(env[0], "PATH=")
@@ -331,6 +352,11 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 		// into them). The run's reaches the sandbox through --setenv only.
 		cmd.Env = hostEnv
 	}
+	if i == 0 {
+		// The sandbox (or, unsandboxed, the plain start) of the job's runs,
+		// for probeEnvironment.
+		*launch = sandboxLaunch{started: true, argv: slices.Clone(argv[:len(argv)-entryArgs]), env: cmd.Env, dir: cmd.Dir, dropUID: dropUID}
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if dropUID {
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: sandboxUID, Gid: sandboxUID}
@@ -357,10 +383,56 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	}
 	// WaitS, as the builtin workloads report it: the share of the run
 	// that foreign work delayed its processes by, times its wall time.
-	clock := &d5list.RunClock{CPUS: processCPU(cmd.ProcessState), WaitS: foreign * time.Since(started).Seconds(), Processes: &computing}
+	clock := &d5list.RunClock{CPUS: processCPU(cmd.ProcessState), WaitS: foreign * time.Since(started).Seconds(), Processes: &computing,
+		Environment: envRecord(env)}
 	lc.measure(clock)
 	log, err := readResult(host.result, p.opts.Limits.MaxResultBytes, tail)
 	return log, clock, err
+}
+
+// sandboxLaunch is how a job's first run was started on the host: the
+// command line up to its entrypoint (prlimit, bwrap and their options;
+// nothing unsandboxed), and the environment and folder it started in.
+type sandboxLaunch struct {
+	started bool
+	argv    []string
+	env     []string
+	dir     string
+	dropUID bool
+}
+
+// probeEnvironment asks the python3 on the job's sandbox PATH (an image's
+// own, in an image) what it computes with (environmentProbe), in the same
+// sandbox, limits and environment as the job's runs, bounded in time and
+// output. A job whose sandbox has no python3, or whose probe fails, records
+// no versions; that is not the job's failure.
+func (p *Process) probeEnvironment(ctx context.Context, spec d5list.JobSpec, l sandboxLaunch) map[string]string {
+	if !l.started {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	argv := append(slices.Clone(l.argv), "python3", "-c", environmentProbe)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = l.dir
+	cmd.Env = l.env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if l.dropUID {
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: sandboxUID, Gid: sandboxUID}
+	}
+	var lines []string
+	size := 0
+	keep := func(_ int, stream, line string) {
+		if stream == "stdout" && size+len(line) <= maxProbeOutput {
+			lines = append(lines, line)
+			size += len(line)
+		}
+	}
+	if err := runGroup(ctx, cmd, p.opts.KillGrace, 0, newTail(0), keep, nil); err != nil {
+		p.opts.Log.Info("the job's environment was not recorded", "job", spec.JobID, "err", err)
+		return nil
+	}
+	return parseEnvironmentProbe(lines)
 }
 
 // image unpacks the recipe's container image into the job's rootfs before

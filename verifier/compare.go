@@ -148,7 +148,7 @@ func Compare(bench *d5list.Benchmark, claimed, measured *d5list.Result, sameHard
 		}
 	}
 	if c.discrepant {
-		c.environmentNote(claimed.Runner, measured.Runner)
+		c.environmentNote(claimed.Runner, ranWith(measured))
 	}
 	if sameHardware {
 		c.compareTiming(pairs, measured.Runs)
@@ -202,6 +202,27 @@ func (c *comparison) environmentNote(claimed, measured map[string]string) {
 	}
 	c.reasons = append(c.reasons, d5list.Reason{Code: CodeEnvironmentDiffers,
 		Message: "what differs between where the claim ran and the re-run: the claim's " + d5list.FormatLabels(labelsOf(claimed, differs)) + "; the re-run's " + d5list.FormatLabels(labelsOf(measured, differs))})
+}
+
+// ranWith is what the re-run ran with: its runner's labels, where the
+// runner recorded the versions inside the job's own sandbox
+// (RunClock.Environment) with those in place of the framework.* labels it
+// advertises, which describe its own python3 and not, say, an image's.
+func ranWith(measured *d5list.Result) map[string]string {
+	versions := measured.RecordedVersions()
+	if len(versions) == 0 {
+		return measured.Runner
+	}
+	labels := map[string]string{}
+	for k, v := range measured.Runner {
+		if !strings.HasPrefix(k, "framework.") {
+			labels[k] = v
+		}
+	}
+	for k, v := range versions {
+		labels[k] = v
+	}
+	return labels
 }
 
 // labelsOf is labels restricted to keep, a missing one as "(none)".

@@ -580,6 +580,33 @@ func TestCompareNamesEnvironmentDifferences(t *testing.T) {
 	}
 }
 
+// Where the runner recorded what the job's sandbox ran with, the note
+// names those versions, not the labels the runner advertises for its own
+// python3 (an image brings its own torch and BLAS).
+func TestCompareNamesRecordedVersions(t *testing.T) {
+	bench := compareBench(0, 0.2)
+	claimed := baseResult(bench.Quality)
+	claimed.Runner = map[string]string{"cpu_model": "AMD EPYC", "framework.torch": "1.13.1", "framework.blas": "openblas 0.3.21 SkylakeX pthreads"}
+	measured := cloneResult(claimed)
+	measured.Runner = map[string]string{"cpu_model": "AMD EPYC", "framework.torch": "1.13.1", "framework.sklearn": "1.2.1"}
+	for i := range measured.Runs {
+		measured.Runs[i].Clock = &d5list.RunClock{Environment: map[string]string{"framework.torch": "1.13.1",
+			"framework.blas": "openblas 0.3.21 Haswell pthreads", "env.D5_SEED": "1"}}
+	}
+	claimed.Runs[2].Evals[1].Accuracy = 0.75
+	_, reasons := Compare(bench, claimed, measured, true)
+	var note string
+	for _, r := range reasons {
+		if r.Code == CodeEnvironmentDiffers {
+			note = r.Message
+		}
+	}
+	want := "the claim's framework.blas=openblas 0.3.21 SkylakeX pthreads; the re-run's framework.blas=openblas 0.3.21 Haswell pthreads"
+	if note != "what differs between where the claim ran and the re-run: "+want {
+		t.Fatalf("note %q, want %q (the runner's own framework labels and the variables set aside)", note, want)
+	}
+}
+
 func TestCompareNilResults(t *testing.T) {
 	bench := compareBench(0, 0.2)
 	res := baseResult(bench.Quality)

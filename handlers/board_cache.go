@@ -44,9 +44,10 @@ func (h *Handler) cachedBoard(w http.ResponseWriter, r *http.Request, id, varian
 		return nil, false, nil
 	}
 	ctx := context.WithoutCancel(r.Context())
-	w.Header().Set("X-D5-Board-Cache", "hit")
+	hd := w.Header()
+	hd["X-D5-Board-Cache"] = hdrCacheHit
 	page, err := bc.RenderBoard(id, variant, func() (*leaderboard.Rendered, error) {
-		w.Header().Set("X-D5-Board-Cache", "miss")
+		hd["X-D5-Board-Cache"] = hdrCacheMiss
 		p, canonical, err := render(ctx)
 		if err == nil && canonical != id {
 			return nil, errNotCanonical
@@ -59,21 +60,40 @@ func (h *Handler) cachedBoard(w http.ResponseWriter, r *http.Request, id, varian
 	return page, err == nil, err
 }
 
+// Header values of cached answers, made once and shared: assigned into
+// the header map under their canonical keys, a hit builds no header value
+// of its own. Each slice's capacity is its length, so that an Add to one
+// answer's header copies rather than writes into the shared array.
+var (
+	hdrCacheHit     = []string{"hit"}
+	hdrCacheMiss    = []string{"miss"}
+	hdrNoCache      = []string{"no-cache"}
+	hdrVaryEncoding = []string{"Accept-Encoding"}
+	hdrVaryCookie   = []string{"Cookie"}
+	hdrGzipEncoding = []string{"gzip"}
+)
+
 // serveRendered sends a cached answer the way /static/ sends a file: with
 // its ETag, 304 for a matching If-None-Match, and the gzip encoding for
 // clients that accept it. Browsers may keep it but must ask again, since a
 // verdict can change it at any time.
 func serveRendered(w http.ResponseWriter, r *http.Request, p *leaderboard.Rendered) {
 	hd := w.Header()
-	hd.Set("Content-Type", p.ContentType)
-	hd.Set("Cache-Control", "no-cache")
-	hd.Add("Vary", "Accept-Encoding")
-	body, etag := p.Body, p.ETag
-	if AcceptsGzip(r) {
-		body, etag = p.Gzip(), p.ETag+"-gz"
-		hd.Set("Content-Encoding", "gzip")
+	gz := AcceptsGzip(r)
+	contentType, etag := p.Header(gz)
+	hd["Content-Type"] = contentType
+	hd["Cache-Control"] = hdrNoCache
+	if vary := hd["Vary"]; len(vary) == 0 {
+		hd["Vary"] = hdrVaryEncoding
+	} else {
+		hd["Vary"] = append(vary, "Accept-Encoding")
 	}
-	hd.Set("ETag", `"`+etag+`"`)
+	body := p.Body
+	if gz {
+		body = p.Gzip()
+		hd["Content-Encoding"] = hdrGzipEncoding
+	}
+	hd["Etag"] = etag
 	http.ServeContent(w, r, "", noModTime, bytes.NewReader(body))
 }
 
@@ -81,13 +101,32 @@ func serveRendered(w http.ResponseWriter, r *http.Request, p *leaderboard.Render
 var noModTime time.Time
 
 // AcceptsGzip reports whether the client takes a gzip body (and did not
-// refuse it with q=0); static files and cached boards both ask.
+// refuse it with q=0); static files and cached boards both ask. It reads
+// the header in place: it runs on every cached answer.
 func AcceptsGzip(r *http.Request) bool {
-	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
-		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if strings.EqualFold(strings.TrimSpace(coding), "gzip") && strings.ReplaceAll(params, " ", "") != "q=0" {
-			return true
+	for _, v := range r.Header["Accept-Encoding"] {
+		for v != "" {
+			var part string
+			part, v, _ = strings.Cut(v, ",")
+			coding, params, _ := strings.Cut(part, ";")
+			if strings.EqualFold(strings.TrimSpace(coding), "gzip") && !refused(params) {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// refused reports whether an Accept-Encoding entry's parameters give it
+// a weight of 0 (q=0, q=0.0, ...), spaces allowed.
+func refused(params string) bool {
+	if params == "" {
+		return false
+	}
+	q, ok := strings.CutPrefix(strings.ReplaceAll(strings.TrimSpace(params), " ", ""), "q=0")
+	if !ok {
+		return false
+	}
+	q, _ = strings.CutPrefix(q, ".")
+	return strings.Trim(q, "0") == ""
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"net/url"
+	"sync"
 
 	"github.com/deep500/d5list/leaderboard"
 	"github.com/deep500/d5list/templates"
@@ -28,19 +30,14 @@ func (h *Handler) BenchmarkPage(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, http.StatusOK, templates.BenchmarkPage(board))
 		return
 	}
-	opt, err := leaderboard.ParseQuery(r.URL.Query())
-	if err != nil {
-		h.Error(w, r, err)
-		return
-	}
-	pg, err := leaderboard.ParsePage(r.URL.Query())
+	opt, pg, variant, err := boardQuery(r)
 	if err != nil {
 		h.Error(w, r, err)
 		return
 	}
 	id := r.PathValue("id")
 	if templates.ViewerFrom(r.Context()) == nil {
-		page, cached, err := h.cachedBoard(w, r, id, "html?"+opt.PageVariant(pg), func(ctx context.Context) (*leaderboard.Rendered, string, error) {
+		page, cached, err := h.cachedBoard(w, r, id, variant, func(ctx context.Context) (*leaderboard.Rendered, string, error) {
 			v, canonical, err := h.benchmarkView(ctx, ls, id, opt, pg)
 			if err != nil {
 				return nil, "", err
@@ -58,7 +55,7 @@ func (h *Handler) BenchmarkPage(w http.ResponseWriter, r *http.Request) {
 		if cached {
 			// A session's page differs (its name, its CSRF token):
 			// shared caches must not hand this one to a session.
-			w.Header().Add("Vary", "Cookie")
+			w.Header()["Vary"] = hdrVaryCookie
 			serveRendered(w, r, page)
 			return
 		}
@@ -70,6 +67,40 @@ func (h *Handler) BenchmarkPage(w http.ResponseWriter, r *http.Request) {
 	}
 	h.render(w, r, http.StatusOK, templates.BoardPage(v))
 }
+
+// boardQuery reads a board page's query once: its options, its page and
+// the board cache's variant of the page. Most requests have no query
+// (the board as linked), and that one is read once for all.
+func boardQuery(r *http.Request) (leaderboard.Options, leaderboard.Page, string, error) {
+	if r.URL.RawQuery == "" {
+		q := plainBoardQuery()
+		return q.opt, q.pg, q.variant, q.err
+	}
+	q := parseBoardQuery(r.URL.Query())
+	return q.opt, q.pg, q.variant, q.err
+}
+
+type parsedBoardQuery struct {
+	opt     leaderboard.Options
+	pg      leaderboard.Page
+	variant string
+	err     error
+}
+
+func parseBoardQuery(q url.Values) parsedBoardQuery {
+	opt, err := leaderboard.ParseQuery(q)
+	if err != nil {
+		return parsedBoardQuery{err: err}
+	}
+	pg, err := leaderboard.ParsePage(q)
+	if err != nil {
+		return parsedBoardQuery{err: err}
+	}
+	return parsedBoardQuery{opt: opt, pg: pg, variant: "html?" + opt.PageVariant(pg)}
+}
+
+// plainBoardQuery is the reading of an empty query, made once.
+var plainBoardQuery = sync.OnceValue(func() parsedBoardQuery { return parseBoardQuery(url.Values{}) })
 
 // benchmarkView assembles one page of the live board, and says under
 // which id the board is filed. A page past the last fails before the

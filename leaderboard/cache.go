@@ -16,7 +16,10 @@ import (
 // not kept, so a verdict that changes during a computation is never hidden
 // behind a stale board.
 type Cache struct {
-	mu      sync.Mutex
+	// mu is read-locked for a hit, the one path a cached page takes, so
+	// that concurrent hits do not queue on each other; everything that
+	// changes the maps takes it whole.
+	mu      sync.RWMutex
 	boards  map[cacheKey][]d5list.Entry
 	gens    map[string]uint64 // per benchmark, bumped by Invalidate
 	allGen  uint64            // bumped by InvalidateAll
@@ -94,7 +97,14 @@ func (c *Cache) Get(benchmarkID string, opt Options, compute func() ([]d5list.En
 // value, with c.mu held.
 func load[K comparable, V any](c *Cache, benchmarkID string, key K, kept map[K]V, flights map[K]*flight[V],
 	keep func(V), compute func() (V, error)) (V, error) {
+	c.mu.RLock()
+	v, ok := kept[key]
+	c.mu.RUnlock()
+	if ok {
+		return v, nil
+	}
 	c.mu.Lock()
+	// Kept by another request between the two locks.
 	if v, ok := kept[key]; ok {
 		c.mu.Unlock()
 		return v, nil
@@ -159,7 +169,7 @@ func (c *Cache) InvalidateAll() {
 
 // Len is the number of cached boards.
 func (c *Cache) Len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	return len(c.boards)
 }

@@ -21,7 +21,11 @@ const DefaultMaxRenderedBytes = 64 << 20
 type Rendered struct {
 	ContentType string
 	Body        []byte
-	ETag        string // quoted, of Body; the gzip encoding's is ETag with -gz
+	ETag        string // of Body, unquoted; the gzip encoding's is ETag with -gz
+
+	// Header values, made once and shared by every answer that sends
+	// these bytes (see Header).
+	hdrType, hdrETag, hdrGzETag []string
 
 	gzOnce sync.Once
 	gz     []byte
@@ -30,16 +34,36 @@ type Rendered struct {
 // NewRendered wraps a finished body.
 func NewRendered(contentType string, body []byte) *Rendered {
 	sum := sha256.Sum256(body)
-	return &Rendered{ContentType: contentType, Body: body, ETag: hex.EncodeToString(sum[:12])}
+	etag := hex.EncodeToString(sum[:12])
+	return &Rendered{ContentType: contentType, Body: body, ETag: etag,
+		hdrType: []string{contentType}, hdrETag: []string{`"` + etag + `"`}, hdrGzETag: []string{`"` + etag + `-gz"`}}
 }
 
-// Gzip is the body gzip-encoded, computed once. It uses the level the
-// static files use, so that a board and a static file of the same bytes
-// send the same number of bytes.
+// Header gives the Content-Type and quoted ETag header values of the
+// answer (of its gzip encoding where gz), made when it was rendered, so
+// that a cached answer is sent without building them again. Every answer
+// shares them: callers assign them to a header map and never write into
+// them (each slice's capacity is its length, so an Add copies).
+func (r *Rendered) Header(gz bool) (contentType, etag []string) {
+	if gz {
+		return r.hdrType, r.hdrGzETag
+	}
+	return r.hdrType, r.hdrETag
+}
+
+// gzipLevel is the compression of cached answers' gzip encodings. Made on
+// the first gzip request after each change, it is on the path issue 15
+// bounds (p99 under 50 ms including that request): against the best
+// compression (what /static/ uses) the default level takes about half
+// the time for 1 to 3 % more bytes (a 246 KB board page: 1.9 ms and
+// 16,367 bytes, against 4.0 ms and 16,059).
+const gzipLevel = gzip.DefaultCompression
+
+// Gzip is the body gzip-encoded, computed once.
 func (r *Rendered) Gzip() []byte {
 	r.gzOnce.Do(func() {
 		var buf bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		zw, _ := gzip.NewWriterLevel(&buf, gzipLevel)
 		_, _ = zw.Write(r.Body)
 		_ = zw.Close()
 		r.gz = buf.Bytes()
@@ -118,8 +142,8 @@ func (c *Cache) SetMaxRenderedBytes(n int64) {
 
 // RenderedLen is the number of kept answers and their accounted bytes.
 func (c *Cache) RenderedLen() (n int, bytes int64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	return len(c.pages), c.pageBytes
 }
 

@@ -95,12 +95,16 @@ func BenchmarkLeaderboardVsStatic(b *testing.B) {
 			if enc != "" {
 				name = enc
 			}
+			// The board cache gzips at a faster level than /static/
+			// (leaderboard.gzipLevel): the same content, a few per cent
+			// more bytes; each side reports its own.
 			size := int64(serveOnce(b, static, "/static/"+c.file, enc).Body.Len())
-			if got := int64(serveOnce(b, r, c.path, enc).Body.Len()); got != size {
+			got := int64(serveOnce(b, r, c.path, enc).Body.Len())
+			if enc == "" && got != size {
 				b.Fatalf("%s %s: the board sends %d bytes, the static file %d", c.path, name, got, size)
 			}
 			b.Run("board"+c.path+"/"+name, func(b *testing.B) {
-				b.SetBytes(size)
+				b.SetBytes(got)
 				for b.Loop() {
 					serveOnce(b, r, c.path, enc)
 				}

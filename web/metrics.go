@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -32,6 +33,8 @@ type Metrics struct {
 	bodyBytes   *prometheus.CounterVec
 	jobSeconds  *prometheus.HistogramVec
 	jobs        *prometheus.CounterVec
+	// observers holds httpSeconds' series by routeKey.
+	observers sync.Map
 }
 
 // NewMetrics registers the portal's series; src may be nil, in which case
@@ -99,23 +102,68 @@ func (m *Metrics) Middleware(next http.Handler) http.Handler {
 			r.Body = body
 		}
 		defer func() {
-			route := "unmatched"
-			if rc := chi.RouteContext(r.Context()); rc != nil {
-				if p := rc.RoutePattern(); p != "" {
-					route = p
-				}
-			}
 			status := rec.status
 			if status == 0 {
 				status = http.StatusOK
 			}
-			m.httpSeconds.WithLabelValues(route, r.Method, strconv.Itoa(status/100)+"xx").Observe(time.Since(start).Seconds())
+			key := routeKey{method: methodLabel(r.Method), class: status / 100}
+			rc := chi.RouteContext(r.Context())
+			if rc != nil && len(rc.RoutePatterns) <= len(key.patterns) {
+				copy(key.patterns[:], rc.RoutePatterns)
+			} else if rc != nil {
+				key.joined = rc.RoutePattern()
+			}
+			m.observer(key, rc).Observe(time.Since(start).Seconds())
 			if body != nil && body.n > 0 {
-				m.bodyBytes.WithLabelValues(route).Add(float64(body.n))
+				m.bodyBytes.WithLabelValues(routeLabel(rc)).Add(float64(body.n))
 			}
 		}()
 		next.ServeHTTP(rec, r)
 	})
+}
+
+// routeKey is what one series of the request histogram is found by: chi's
+// route patterns as they are (deeper nestings than fit: joined), the
+// method and the status class. Looking it up costs a map read, where the
+// labels themselves cost joining the patterns, formatting the class and
+// hashing the three strings in the vector on every request.
+type routeKey struct {
+	patterns [4]string
+	joined   string
+	method   string
+	class    int
+}
+
+// observer is the histogram series of key, found once per key.
+func (m *Metrics) observer(key routeKey, rc *chi.Context) prometheus.Observer {
+	if o, ok := m.observers.Load(key); ok {
+		return o.(prometheus.Observer)
+	}
+	o := m.httpSeconds.WithLabelValues(routeLabel(rc), key.method, strconv.Itoa(key.class)+"xx")
+	m.observers.Store(key, o)
+	return o
+}
+
+// routeLabel is the route pattern of a request, "unmatched" for none.
+func routeLabel(rc *chi.Context) string {
+	if rc != nil {
+		if p := rc.RoutePattern(); p != "" {
+			return p
+		}
+	}
+	return "unmatched"
+}
+
+// methodLabel keeps the method label to the methods HTTP defines: a
+// client may send any token as a method, and each would otherwise be a
+// series of its own (and an entry of the observers' map) for good.
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return method
+	}
+	return "other"
 }
 
 type countingBody struct {

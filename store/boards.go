@@ -191,31 +191,22 @@ var rebuildHook func(benchID string, after int64) error
 var errSuperseded = errors.New("store: the benchmark changed during its rebuild")
 
 // RebuildBoards derives the board rows of a benchmark again from its
-// submissions, after its ranking rules changed, and then finishes any
-// other rebuild left pending. The definition's change marked the
-// benchmark in its own transaction (migration 0011); the mark goes only
-// when a rebuild has finished with that definition, so that one stopped
-// half way (an error, a crash) is finished by the next RebuildBoards or
-// the next Open. It runs to the end even if ctx is cancelled: a visitor
-// leaving the console must not leave a board half derived.
+// submissions after its definition changed, and finishes any other
+// rebuild left pending. The change marked the benchmark in its own
+// transaction (migration 0011's triggers), and the mark goes only when a
+// rebuild has finished with that definition, so that one stopped half way
+// (an error, a crash) is finished by the next RebuildBoards or the next
+// Open. A benchmark that is not marked has rows derived from its current
+// definition already: UpsertBenchmarks calls this once per changed
+// benchmark, and the first call rebuilds them all. It runs to the end
+// even if ctx is cancelled: a visitor leaving the console must not leave
+// a board half derived.
 //
 // Until it returns, the benchmark's rows are a mix of the old and the new
 // derivation and its views' counts may be off; nothing is ever missing
 // from the boards, since rows are replaced in place, not cleared first.
 func (db *DB) RebuildBoards(ctx context.Context, benchID string) error {
-	ctx = context.WithoutCancel(ctx)
-	err := db.writeTx(ctx, func(tx *sql.Tx) error {
-		if _, err := benchmarkTx(ctx, tx, benchID); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO board_rebuilds (benchmark_id, generation) VALUES (?, 1)
-			ON CONFLICT (benchmark_id) DO UPDATE SET generation = generation + 1`, benchID)
-		return err
-	})
-	if err != nil {
-		return wrap(err, "marking the boards of %q for a rebuild", benchID)
-	}
-	return db.finishRebuilds(ctx)
+	return db.finishRebuilds(context.WithoutCancel(ctx))
 }
 
 // finishRebuilds rebuilds every benchmark marked in board_rebuilds, until
@@ -394,7 +385,16 @@ func electAllBestTx(ctx context.Context, tx *sql.Tx, benchID string) error {
 // before migration 0009, or its counts lost), and finishes every rebuild
 // left pending, such as one a crash stopped half way.
 func (db *DB) backfillBoards(ctx context.Context) error {
-	err := db.writeTx(ctx, func(tx *sql.Tx) error {
+	// Most starts have nothing to do: a read says so without taking the
+	// write lock from a serving process.
+	var todo bool
+	err := db.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM board_rebuilds) OR EXISTS (SELECT 1 FROM benchmarks b
+		WHERE EXISTS (SELECT 1 FROM submissions s WHERE s.benchmark_id = b.id)
+			AND NOT EXISTS (SELECT 1 FROM board_counts c WHERE c.benchmark_id = b.id))`).Scan(&todo)
+	if err != nil || !todo {
+		return err
+	}
+	err = db.writeTx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO board_rebuilds (benchmark_id, generation)
 			SELECT b.id, 1 FROM benchmarks b
 			WHERE EXISTS (SELECT 1 FROM submissions s WHERE s.benchmark_id = b.id)

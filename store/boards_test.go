@@ -627,3 +627,32 @@ func BenchmarkBoardPageFiltered(b *testing.B) {
 		})
 	}
 }
+
+// Saving several changed definitions at once rebuilds each benchmark
+// once: the first RebuildBoards of UpsertBenchmarks finishes every marked
+// one, and the later calls find nothing left to do.
+func TestUpsertRebuildsEachBenchmarkOnce(t *testing.T) {
+	db, clock := newTestDB(t)
+	ctx := context.Background()
+	randomBoard(t, db, clock, 10)
+	subs, err := db.Submissions(ctx, d5list.SubmissionFilter{BenchmarkID: "l2-index"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batches := 0
+	smallRebuildBatches(t, func(benchID string, _ int64) error {
+		if benchID == "l2-index" {
+			batches++
+		}
+		return nil
+	})
+	other := testBenchmark("l2-other", nil)
+	other.Name = "changed"
+	if err := db.UpsertBenchmarks(ctx, []d5list.Benchmark{other, changedRanking()}); err != nil {
+		t.Fatal(err)
+	}
+	if want := len(subs) / rebuildBatch; batches != want {
+		t.Fatalf("%d batches of l2-index rebuilt, want %d: one rebuild", batches, want)
+	}
+	checkAgainstScore(t, db, "l2-index")
+}

@@ -1,6 +1,9 @@
 package d5list
 
-import "strconv"
+import (
+	"math"
+	"strconv"
+)
 
 // Direction says whether a smaller or a larger metric value is better.
 type Direction string
@@ -136,6 +139,25 @@ type DivisionRules struct {
 	Fixed map[string]any `json:"fixed" yaml:"fixed"`
 	// Mutable lists the keys a competitor may change, with their defaults.
 	Mutable map[string]any `json:"mutable" yaml:"mutable"`
+}
+
+// FixedSamples is the number of samples the benchmark's fixed part sets
+// (the key "samples": an inference benchmark's work), if it sets one.
+func (b *Benchmark) FixedSamples() (float64, bool) {
+	var n float64
+	switch v := b.Division.Fixed["samples"].(type) {
+	case int:
+		n = float64(v)
+	case int64:
+		n = float64(v)
+	case uint64:
+		n = float64(v)
+	case float64:
+		n = v
+	default:
+		return 0, false
+	}
+	return n, n > 0 && !math.IsInf(n, 0)
 }
 
 // QualityTarget is the convergence criterion.

@@ -148,3 +148,36 @@ func TestMeasureOnTheRunnersClock(t *testing.T) {
 		t.Errorf("an infinite log time: %v", err)
 	}
 }
+
+// An inference benchmark ranked by throughput over a fixed number of
+// samples ranks a re-run of the competitor's code by those samples over
+// the runner's time: a log that claims a thousand times the throughput
+// its own run_start and run_stop allow measures what they allow.
+func TestMeasureThroughputOnTheRunnersClock(t *testing.T) {
+	b := &d5list.Benchmark{ID: "l1", Level: 1, Ranking: d5list.RankingRule{Metric: d5list.MetricThroughput, Direction: d5list.HigherIsBetter},
+		Division: d5list.DivisionRules{Fixed: map[string]any{"samples": 100000}}}
+	log := []byte(strings.Join([]string{
+		`:::MLLOG {"time_ms": 1000, "key": "run_start", "value": null}`,
+		`:::MLLOG {"time_ms": 2990, "key": "throughput", "value": 50000000.0}`,
+		`:::MLLOG {"time_ms": 3000, "key": "run_stop", "value": null, "metadata": {"status": "success"}}`,
+	}, "\n"))
+	for _, c := range []struct {
+		name  string
+		clock *d5list.RunClock
+		want  float64
+	}{
+		{"competitor's log, lines seen 2 s apart", &d5list.RunClock{CompetitorLog: true, LogS: 2, WallS: 3}, 50000},
+		{"competitor's log, lines seen 4 s apart", &d5list.RunClock{CompetitorLog: true, LogS: 4, WallS: 5}, 25000},
+		{"the runner's own workload keeps its logged throughput", &d5list.RunClock{WallS: 3}, 50000000},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := Measure(b, []d5list.RunLog{{Index: 0, Seed: 1, Log: log, Clock: c.clock}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Runs[0].Throughput; math.Abs(got-c.want) > 1e-6*c.want {
+				t.Fatalf("throughput %v, want %v", got, c.want)
+			}
+		})
+	}
+}

@@ -678,6 +678,13 @@ func (c *comparison) timedMetrics() []string {
 	if len(c.bench.Verify.Timed) > 0 {
 		return c.bench.Verify.Timed
 	}
+	// A benchmark ranked by a speed holds the claims of that speed
+	// against the re-run even where its entry names no timed metric: what
+	// ranks must never go unchecked.
+	switch m := c.bench.Ranking.Metric; m {
+	case d5list.MetricTTA, d5list.MetricOpTime, d5list.MetricThroughput, d5list.MetricLatencyP50, d5list.MetricLatencyP99:
+		return []string{m}
+	}
 	return []string{d5list.MetricTimeToTrain}
 }
 

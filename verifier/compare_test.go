@@ -742,3 +742,29 @@ func TestCompareCountsTheWorkersSeen(t *testing.T) {
 }
 
 func ptr(n int) *int { return &n }
+
+// A benchmark ranked by throughput that names no timed metric still holds
+// the claimed throughput against the re-run: three times the re-run's
+// speed is a discrepancy, the re-run's own is not.
+func TestCompareHoldsTheRankedSpeedByDefault(t *testing.T) {
+	bench := compareBench(0, 0.15)
+	bench.Ranking = d5list.RankingRule{Metric: d5list.MetricThroughput, Direction: d5list.HigherIsBetter}
+	for _, tt := range []struct {
+		factor float64
+		want   d5list.Status
+	}{{1, d5list.StatusVerified}, {3, d5list.StatusDiscrepancy}} {
+		measured := baseResult(bench.Quality)
+		for i := range measured.Runs {
+			measured.Runs[i].Throughput = 1000 + float64(i)
+		}
+		claimed := cloneResult(measured)
+		for i := range claimed.Runs {
+			claimed.Runs[i].Throughput *= tt.factor
+		}
+		claimed.Score = d5list.OlympicScore(claimed.Runs, bench.Ranking.Metric, bench.Ranking.Direction)
+		measured.Score = d5list.OlympicScore(measured.Runs, bench.Ranking.Metric, bench.Ranking.Direction)
+		if status, reasons := Compare(bench, claimed, measured, true); status != tt.want {
+			t.Errorf("claimed %v times the re-run's throughput: %s, want %s; reasons %s", tt.factor, status, tt.want, reasonMessages(reasons))
+		}
+	}
+}

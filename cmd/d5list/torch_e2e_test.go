@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	d5list "github.com/deep500/d5list"
@@ -60,14 +62,25 @@ func TestTorchExamplesEndToEnd(t *testing.T) {
 	// were made.
 	p := startPortal(t, 1)
 	startProcessRunner(t, p, adminToken(t, "runner-token", "--data", p.data, "--name", "torch"), 1)
+	// A forged copy of the verified claims of some: a better first
+	// evaluation is an accuracy the re-run does not reproduce; three times
+	// the logged throughput is a speed the runner's clock does not see.
+	accuracy := forgery{func(t *testing.T, dir string) {
+		raiseFirstAccuracy(t, filepath.Join(dir, "results", "result_2.txt"))
+	}, []string{verifier.CodeAccuracyMismatch}}
+	throughput := forgery{func(t *testing.T, dir string) {
+		for i := range 5 {
+			scaleLogged(t, filepath.Join(dir, "results", "result_"+strconv.Itoa(i)+".txt"), "throughput", 3)
+		}
+	}, []string{verifier.CodeTimingMismatch, verifier.CodeRunTimingMismatch}}
 	for _, ex := range []struct {
 		folder, benchmark string
-		tamper            bool // re-run a forged copy of the verified claims too
+		forge             *forgery
 	}{
-		{"pytorch-gemm", "l0-gemm-torch-cpu", false},
-		{"pytorch-digits-inference", "l1-digits-mlp-inference-torch-cpu", false},
-		{"pytorch-digits-mlp", "l2-digits-mlp-torch-cpu", true},
-		{"pytorch-digits-mlp-ddp", "l3-digits-mlp-torch-ddp-cpu", true},
+		{"pytorch-gemm", "l0-gemm-torch-cpu", nil},
+		{"pytorch-digits-inference", "l1-digits-mlp-inference-torch-cpu", &throughput},
+		{"pytorch-digits-mlp", "l2-digits-mlp-torch-cpu", &accuracy},
+		{"pytorch-digits-mlp-ddp", "l3-digits-mlp-torch-ddp-cpu", &accuracy},
 	} {
 		t.Run(ex.benchmark, func(t *testing.T) {
 			got, dir := claimUntilVerified(t, p, filepath.Join("../../examples", ex.folder), ex.benchmark, "run")
@@ -77,8 +90,8 @@ func TestTorchExamplesEndToEnd(t *testing.T) {
 					t.Fatalf("run %d: the runner counted %+v computing processes, want the 2 workers", j, r.Clock)
 				}
 			}
-			if ex.tamper {
-				forgedCopyIsADiscrepancy(t, p, dir, ex.benchmark, got.ID)
+			if ex.forge != nil {
+				forgedCopyIsADiscrepancy(t, p, dir, ex.benchmark, got.ID, *ex.forge)
 			}
 		})
 	}
@@ -134,7 +147,7 @@ func claimUntilVerified(t *testing.T, p *portalUnderTest, source, benchmark stri
 			if len(board.Entries) != 1 || board.Entries[0].SubmissionID != id || board.Entries[0].Rank != 1 || board.Entries[0].Basis != d5list.BasisMeasured {
 				t.Fatalf("leaderboard %+v, want submission %d ranked first by its measured time", board.Entries, id)
 			}
-			t.Logf("verified on try %d: measured %.3f s (claimed %.3f s)", try, board.Entries[0].Value, board.Entries[0].Claimed)
+			t.Logf("verified on try %d: measured %.4g (claimed %.4g)", try, board.Entries[0].Value, board.Entries[0].Claimed)
 			return got, dir
 		}
 		if got.Status != d5list.StatusDiscrepancy || !onlyTiming(owned.Reasons) || try == tries {
@@ -148,11 +161,11 @@ func claimUntilVerified(t *testing.T, p *portalUnderTest, source, benchmark stri
 // whose second run claims a better first evaluation than it had: the
 // re-run must catch it as an accuracy finding, and the forgery must not
 // displace the honest entry on the board.
-func forgedCopyIsADiscrepancy(t *testing.T, p *portalUnderTest, dir, benchmark string, honest int64) {
+func forgedCopyIsADiscrepancy(t *testing.T, p *portalUnderTest, dir, benchmark string, honest int64, forge forgery) {
 	t.Helper()
 	forged := filepath.Join(t.TempDir(), "forged")
 	copyDir(t, dir, forged)
-	raiseFirstAccuracy(t, filepath.Join(forged, "results", "result_2.txt"))
+	forge.edit(t, forged)
 	id := p.submitFolder(t, forged)
 	got := p.waitFinal(t, id)
 	var owned submissionJSON
@@ -161,10 +174,10 @@ func forgedCopyIsADiscrepancy(t *testing.T, p *portalUnderTest, dir, benchmark s
 	}
 	caught := false
 	for _, r := range owned.Reasons {
-		caught = caught || r.Code == verifier.CodeAccuracyMismatch
+		caught = caught || slices.Contains(forge.caughtAs, r.Code)
 	}
 	if got.Status != d5list.StatusDiscrepancy || !caught {
-		t.Fatalf("forged copy ended %s, want a discrepancy with %s; reasons %s", got.Status, verifier.CodeAccuracyMismatch, reasonsText(owned.Reasons))
+		t.Fatalf("forged copy ended %s, want a discrepancy with one of %v; reasons %s", got.Status, forge.caughtAs, reasonsText(owned.Reasons))
 	}
 	var board d5list.Leaderboard
 	if code := p.getJSON(t, "/api/v1/leaderboards/"+benchmark, &board); code != 200 {
@@ -174,6 +187,41 @@ func forgedCopyIsADiscrepancy(t *testing.T, p *portalUnderTest, dir, benchmark s
 		t.Fatalf("after the forgery the leaderboard is %+v, want only the honest submission %d", board.Entries, honest)
 	}
 	t.Logf("forged copy %d: %s, %s", id, got.Status, reasonsText(owned.Reasons))
+}
+
+// forgery edits a copy of verified claims in a submission folder; the
+// re-run must find it as one of caughtAs.
+type forgery struct {
+	edit     func(t *testing.T, dir string)
+	caughtAs []string
+}
+
+// scaleLogged multiplies the value of every key event of an MLLOG file.
+func scaleLogged(t *testing.T, path, key string, factor float64) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(data), "\n")
+	scaled := 0
+	for i, line := range lines {
+		payload, ok := strings.CutPrefix(line, ":::MLLOG ")
+		var ev map[string]any
+		if !ok || json.Unmarshal([]byte(payload), &ev) != nil || ev["key"] != key {
+			continue
+		}
+		ev["value"] = ev["value"].(float64) * factor
+		b, _ := json.Marshal(ev)
+		lines[i] = ":::MLLOG " + string(b)
+		scaled++
+	}
+	if scaled == 0 {
+		t.Fatalf("%s has no %s line", path, key)
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // onlyTiming reports whether every reason is a timing finding.

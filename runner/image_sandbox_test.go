@@ -417,3 +417,51 @@ func TestOnlyASandboxedProcessRunnerTakesImageJobs(t *testing.T) {
 		})
 	}
 }
+
+// Pulling and unpacking a recipe's image is the job's preparation, not
+// its first run's: it is done once, before any run starts, and run 0's
+// wall time (the run's time when its log arrives all at once) does not
+// count it. The unpack here is slow by construction.
+func TestImageUnpackIsOffTheRunsClock(t *testing.T) {
+	needBwrap(t)
+	dir := probeBundle(t)
+	archive := imageArchive(t, nil, []layerEntry{{name: "etc/marker", body: "from the image"}})
+	const slow = 2 * time.Second
+	var mu sync.Mutex
+	unpacks, startedBeforeUnpack := 0, false
+	p, err := NewProcess(ProcessOptions{
+		Fetch: fetchOf(withImage(t, dir, archive)), WorkDir: workDir(t),
+		OnStart: func(run, pid int) {
+			mu.Lock()
+			defer mu.Unlock()
+			startedBeforeUnpack = startedBeforeUnpack || unpacks == 0
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.unpack = func(ctx context.Context, archive, rootfs string, lim ImageLimits) (imageConfig, error) {
+		time.Sleep(slow)
+		mu.Lock()
+		unpacks++
+		mu.Unlock()
+		return unpackImage(ctx, archive, rootfs, lim)
+	}
+	spec := testSpec(1, 2)
+	spec.Recipe = d5list.Recipe{Entrypoint: "code/probe", Image: "code/image.tar"}
+	logs, err := p.Execute(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if unpacks != 1 || startedBeforeUnpack {
+		t.Errorf("the image was unpacked %d times, a run started before it: %v; want once, before the runs", unpacks, startedBeforeUnpack)
+	}
+	for _, l := range logs {
+		if got := time.Duration(l.Clock.WallS * float64(time.Second)); got >= slow {
+			t.Errorf("run %d's wall time %v counts the image's %v unpack", l.Index, got, slow)
+		}
+		if !strings.Contains(string(l.Log), "marker=from the image") {
+			t.Errorf("run %d did not run in the image: %q", l.Index, l.Log)
+		}
+	}
+}

@@ -93,6 +93,9 @@ type Process struct {
 	bwrap   string // resolved bubblewrap path; "" when running unsandboxed
 	prlimit string
 	gpus    *gpuPool // nil without GPUs
+	// unpack is unpackImage; a test slows it down to see that no run's
+	// clock counts it.
+	unpack func(ctx context.Context, archive, rootfs string, lim ImageLimits) (imageConfig, error)
 }
 
 var _ Executor = (*Process)(nil)

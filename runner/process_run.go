@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -57,7 +56,7 @@ func newProcess(opts ProcessOptions) (*Process, error) {
 	if opts.ImageCache == "" {
 		opts.ImageCache = filepath.Join(opts.WorkDir, "d5list-images")
 	}
-	p := &Process{opts: opts, gpus: newGPUPool(opts.GPUs, opts.GPUsPerJob)}
+	p := &Process{opts: opts, gpus: newGPUPool(opts.GPUs, opts.GPUsPerJob), unpack: unpackImage}
 	if p.gpus != nil {
 		// Which /dev/nvidiaN each shared GPU is, once: a job's sandbox
 		// gets its own GPUs' nodes only.
@@ -111,13 +110,32 @@ func (p *Process) Execute(ctx context.Context, spec d5list.JobSpec) ([]d5list.Ru
 	default:
 		gpus.unmanaged = true
 	}
+	dropUID := p.bwrap != "" && os.Geteuid() == 0
+	// The recipe's image is pulled and unpacked once per job, before any
+	// run's clock starts: run 0's wall time is the run's alone, and a
+	// log that arrives all at once is timed by it.
+	var img jobImage
+	if spec.Recipe.Image != "" {
+		setup.prepare = func(ctx context.Context, job string) error {
+			var err error
+			img.rootfs, img.env, err = p.image(ctx, job, spec.Recipe.Image, dropUID)
+			return err
+		}
+	}
 	// What the job's runs ran with is asked in their own sandbox, started
 	// as the first run's was, once the runs are done (off their clocks).
 	var launch sandboxLaunch
 	setup.record = func(ctx context.Context) map[string]string { return p.probeEnvironment(ctx, spec, launch) }
 	return setup.execute(ctx, spec, func(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64) ([]byte, *d5list.RunClock, error) {
-		return p.run(ctx, spec, job, entry, mode, i, seed, gpus, &launch)
+		return p.run(ctx, spec, job, entry, mode, i, seed, gpus, img, dropUID, &launch)
 	})
+}
+
+// jobImage is a job's unpacked recipe image: its root filesystem and the
+// environment its configuration sets. Empty for a job without an image.
+type jobImage struct {
+	rootfs string
+	env    []string
 }
 
 // jobSetup is what the bundle-running executors share: where a job's
@@ -128,6 +146,10 @@ type jobSetup struct {
 	limits    bundle.Limits
 	keep      bool // keep the job folder after the job
 	timeLimit time.Duration
+	// prepare, when set, readies the extracted job folder for its runs
+	// (a recipe's image) before the first run's clock starts, so that
+	// no run is timed with it.
+	prepare func(ctx context.Context, job string) error
 	// record, when set, is asked after the runs, in the job folder still
 	// there, for what they ran with; its labels go into every run's
 	// RunClock.Environment.
@@ -159,6 +181,14 @@ func (s jobSetup) execute(ctx context.Context, spec d5list.JobSpec, run runFunc)
 	info, err := os.Stat(filepath.Join(job, "bundle", filepath.FromSlash(entry)))
 	if err != nil || !info.Mode().IsRegular() {
 		return nil, d5list.Errorf(d5list.EINVALID, "recipe: entrypoint %q is not a file of the bundle", entry)
+	}
+	if s.prepare != nil {
+		if err := s.prepare(ctx, job); err != nil {
+			if c := context.Cause(ctx); c != nil {
+				return nil, c
+			}
+			return nil, err
+		}
 	}
 	logs := make([]d5list.RunLog, 0, len(spec.Seeds))
 	for i, seed := range spec.Seeds {
@@ -275,13 +305,12 @@ func hostLayout(job, dataDir string, i int) (layout, error) {
 	return l, os.MkdirAll(l.scratch, 0o755)
 }
 
-func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64, gpus gpuShare, launch *sandboxLaunch) ([]byte, *d5list.RunClock, error) {
+func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64, gpus gpuShare, img jobImage, dropUID bool, launch *sandboxLaunch) ([]byte, *d5list.RunClock, error) {
 	host, err := hostLayout(job, p.opts.DataDir, i)
 	if err != nil {
 		return nil, nil, err
 	}
 	host.devices = gpuDevices("/", gpus, p.gpus.nodeMinors())
-	dropUID := p.bwrap != "" && os.Geteuid() == 0
 	if dropUID {
 		if err := traversable(job); err != nil {
 			return nil, nil, err
@@ -309,21 +338,17 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 		env[0] = "PATH=" + strings.Join(p.opts.ExtraPath, ":") + ":" + strings.TrimPrefix(env[0], "PATH=")
 	}
 	switch {
-	case spec.Recipe.Image != "":
-		rootfs, imageEnv, err := p.image(ctx, job, spec.Recipe.Image, i == 0, dropUID)
-		if err != nil {
-			return nil, nil, err
-		}
+	case img.rootfs != "":
 		// The image's own environment (its PATH, its library paths), then
 		// the run's, which the image cannot override.
 		hasPath := false
-		for _, kv := range imageEnv {
+		for _, kv := range img.env {
 			hasPath = hasPath || strings.HasPrefix(kv, "PATH=")
 		}
 		if hasPath {
 			env = env[1:]
 		}
-		env = append(imageEnv, env...)
+		env = append(slices.Clone(img.env), env...)
 		// The image has no prlimit of its own: the limits are set on the
 		// sandbox from outside, bwrap and all, which they leave room for.
 		// The run's /tmp, a folder of its own beside its scratch folder.
@@ -336,7 +361,7 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 				return nil, nil, err
 			}
 		}
-		argv = append(p.prlimitArgs(spec), append(p.bwrapImageArgs(rootfs, tmp, host, in, env), argv...)...)
+		argv = append(p.prlimitArgs(spec), append(p.bwrapImageArgs(img.rootfs, tmp, host, in, env), argv...)...)
 	case p.bwrap != "":
 		argv = append(p.bwrapArgs(host, in, env, spec), append(p.prlimitArgs(spec), argv...)...)
 	}
@@ -435,24 +460,15 @@ func (p *Process) probeEnvironment(ctx context.Context, spec d5list.JobSpec, l s
 	return parseEnvironmentProbe(lines)
 }
 
-// image unpacks the recipe's container image into the job's rootfs before
-// its first run (first), and returns the rootfs and the image's
-// environment, which the first run keeps beside rootfs for the others. An
-// image runs only in the sandbox.
-func (p *Process) image(ctx context.Context, job, image string, first, dropUID bool) (string, []string, error) {
+// image pulls (a registry image) or finds (an archive in the bundle) the
+// recipe's container image and unpacks it into the job's rootfs, once per
+// job, before its runs; it returns the rootfs and the image's
+// environment. An image runs only in the sandbox.
+func (p *Process) image(ctx context.Context, job, image string, dropUID bool) (string, []string, error) {
 	if p.bwrap == "" {
 		return "", nil, d5list.Errorf(d5list.EUNAVAILABLE, "recipe image: a container image runs only in the sandbox, and bubblewrap is not installed")
 	}
 	rootfs := filepath.Join(job, "rootfs")
-	saved := filepath.Join(job, "image-config.json")
-	if !first {
-		var cfg imageConfig
-		b, err := os.ReadFile(saved)
-		if err == nil {
-			err = json.Unmarshal(b, &cfg)
-		}
-		return rootfs, cfg.Env, err
-	}
 	var archive string
 	if d5list.IsRegistryImage(image) {
 		var err error
@@ -469,7 +485,7 @@ func (p *Process) image(ctx context.Context, job, image string, first, dropUID b
 	if err := os.Mkdir(rootfs, 0o755); err != nil {
 		return "", nil, err
 	}
-	cfg, err := unpackImage(ctx, archive, rootfs, p.opts.ImageLimits)
+	cfg, err := p.unpack(ctx, archive, rootfs, p.opts.ImageLimits)
 	if err != nil {
 		return "", nil, err
 	}
@@ -479,11 +495,7 @@ func (p *Process) image(ctx context.Context, job, image string, first, dropUID b
 			return "", nil, err
 		}
 	}
-	b, err := json.Marshal(cfg)
-	if err == nil {
-		err = os.WriteFile(saved, b, 0o600)
-	}
-	return rootfs, cfg.Env, err
+	return rootfs, cfg.Env, nil
 }
 
 // traversable checks that the sandbox user can reach dir, since bwrap,

@@ -1,6 +1,9 @@
 package d5list
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // JobState is where a verification job is in the queue.
 type JobState string
@@ -64,7 +67,9 @@ type RunLog struct {
 // of the run, what it ran with (Environment).
 type RunClock struct {
 	// WallS is the runner's monotonic clock from the start of the run
-	// (before any set-up) to its end.
+	// (before its own set-up: its folders and sandbox) to its end. The
+	// job's preparation (fetching the bundle, a recipe image's pull and
+	// unpack) comes before every run's start and is on no run's clock.
 	WallS float64 `json:"wall_s"`
 	// CPUS is the CPU time the run spent (its thread for the builtin
 	// workloads, the whole process tree for the process executor).
@@ -94,9 +99,31 @@ type RunClock struct {
 	// (framework.python, framework.torch, framework.numpy,
 	// framework.blas, framework.cuda, ...), asked once per job inside the
 	// job's own sandbox, image and all, and every variable the runner set
-	// in the sandbox (env.NAME). A re-run whose accuracies differ from the
-	// claim's names the versions that differ. Nil where none was recorded.
+	// in the sandbox (env.NAME; the value of one whose name says it may
+	// hold a secret is HiddenValue, see SecretName). A re-run whose
+	// accuracies differ from the claim's names the versions that differ.
+	// Nil where none was recorded. It is published with the measured
+	// result.
 	Environment map[string]string `json:"environment,omitempty"`
+}
+
+// HiddenValue stands in for the value of a recorded environment variable
+// that may hold a secret: the record is public, and a run's environment
+// includes its image's, which the competitor or a site's registry wrote.
+const HiddenValue = "(hidden)"
+
+// SecretName reports whether an environment variable's name says it may
+// hold a secret (HF_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD, ...). The
+// runner sets none of its own in a sandbox; this keeps an image's out of
+// the published record.
+func SecretName(name string) bool {
+	n := strings.ToUpper(name)
+	for _, w := range []string{"TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "KEY", "COOKIE", "SESSION"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // LogClockPollS is how often, in seconds, a runner looks at a run's log

@@ -426,7 +426,16 @@ func throughputOnRunnerClock(bench *d5list.Benchmark, run *d5list.RunMetrics) {
 }
 
 // Measure derives the metrics of re-run logs the same way as a submitter's.
+// A run's recorded environment, which a remote runner sends and the
+// measured result publishes, is bounded, and the values of variables that
+// may hold secrets are hidden, whatever the runner did.
 func Measure(bench *d5list.Benchmark, logs []d5list.RunLog) (*d5list.Result, error) {
+	// The runner records at most 64 variables and 64 framework.* versions,
+	// keys of at most 68 bytes and values of at most 200 (runner.envRecord).
+	const (
+		maxEnvironmentEntries = 128
+		maxEnvironmentBytes   = 200
+	)
 	if len(logs) == 0 {
 		return nil, d5list.Errorf(d5list.EINVALID, "the report holds no run logs")
 	}
@@ -447,6 +456,23 @@ func Measure(bench *d5list.Benchmark, logs []d5list.RunLog) (*d5list.Result, err
 				if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
 					return nil, d5list.Errorf(d5list.EINVALID, "run %d: clock: wall, CPU, wait and log times must be finite and not negative", l.Index)
 				}
+			}
+			if len(c.Environment) > maxEnvironmentEntries {
+				return nil, d5list.Errorf(d5list.EINVALID, "run %d: clock: the recorded environment holds %d entries, more than %d", l.Index, len(c.Environment), maxEnvironmentEntries)
+			}
+			env := make(map[string]string, len(c.Environment))
+			for k, v := range c.Environment {
+				if len(k) > maxEnvironmentBytes || len(v) > maxEnvironmentBytes {
+					return nil, d5list.Errorf(d5list.EINVALID, "run %d: clock: the recorded environment's entry %.40q is longer than %d bytes", l.Index, k, maxEnvironmentBytes)
+				}
+				if name, ok := strings.CutPrefix(k, "env."); ok && d5list.SecretName(name) {
+					v = d5list.HiddenValue
+				}
+				env[k] = v
+			}
+			c.Environment = nil
+			if len(env) > 0 {
+				c.Environment = env
 			}
 			run.Clock = &c
 			onRunnerClock(&run)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	d5list "github.com/deep500/d5list"
 )
 
 // SandboxPython is the interpreter a sandboxed entrypoint finds first: the
@@ -110,6 +112,9 @@ func parseEnvironmentProbe(lines []string) map[string]string {
 // cut shortens s to at most n bytes, marking the cut, and never inside a
 // UTF-8 sequence.
 func cut(s string, n int) string {
+	// Invalid UTF-8 becomes U+FFFD first, as JSON would make it, so that
+	// the cut string stays within n bytes once sent.
+	s = strings.ToValidUTF8(s, "\uFFFD")
 	if len(s) <= n {
 		return s
 	}
@@ -121,13 +126,19 @@ func cut(s string, n int) string {
 }
 
 // envRecord is what a run was told, as env.NAME labels: every variable the
-// runner set in its sandbox (its own and the image's), bounded.
+// runner set in its sandbox (its own and the image's), bounded. The record
+// is published, so the value of a variable whose name says it may hold a
+// secret (an image's HF_TOKEN) is replaced by d5list.HiddenValue; the
+// runner's own token and lease secrets are never in a sandbox (runEnv).
 func envRecord(env []string) map[string]string {
 	rec := make(map[string]string, len(env))
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		if len(rec) >= maxRecordedKeys {
 			break
+		}
+		if d5list.SecretName(k) {
+			v = d5list.HiddenValue
 		}
 		rec["env."+cut(k, 64)] = cut(v, maxRecordedValue)
 	}

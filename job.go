@@ -26,7 +26,11 @@ type Job struct {
 	MaxAttempts  int      `json:"max_attempts"`
 	RunnerID     string   `json:"runner_id,omitempty"`
 	// Requires are the runner labels the submission itself needs beyond
-	// its benchmark's (Recipe.RunnerNeeds: the registry of its image).
+	// its benchmark's (Recipe.RunnerNeeds: images=yes for a recipe image,
+	// and registry.HOST=yes for a registry one), stored at upload and
+	// copied to a re-run's job. Leasing also checks the recipe's needs as
+	// RunnerNeeds says today, for jobs stored before a need was added; a
+	// benchmark's requires are read at lease time.
 	Requires     map[string]string `json:"requires,omitempty"`
 	LeaseExpires time.Time         `json:"lease_expires,omitempty"`
 	Error        string            `json:"error,omitempty"`

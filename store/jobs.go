@@ -185,6 +185,18 @@ func (db *DB) LeaseJob(ctx context.Context, runnerID string, labels map[string]s
 			if !bench.RunnableBy(labels) || !d5list.HasLabels(labels, j.Requires) {
 				continue
 			}
+			sub, err := submissionTx(ctx, tx, j.SubmissionID)
+			if err != nil {
+				return err
+			}
+			// The benchmark's requires are read now; the recipe's needs were
+			// stored in the job at upload, by the rule of that day. A job
+			// queued before a need was added (images=yes for an image archive)
+			// is held to today's rule too, so that no runner leases it only
+			// to refuse it.
+			if !d5list.HasLabels(labels, sub.Recipe.RunnerNeeds()) {
+				continue
+			}
 			if expired {
 				if err := jobEventTx(ctx, tx, j, j.Attempts, d5list.EventLeaseExpired, j.RunnerID, "", j.expires); err != nil {
 					return err
@@ -194,7 +206,7 @@ func (db *DB) LeaseJob(ctx context.Context, runnerID string, labels map[string]s
 				return err
 			}
 			secret := randomString()
-			_, err := tx.ExecContext(ctx, `UPDATE jobs SET state = ?, attempts = attempts + 1, runner_id = ?,
+			_, err = tx.ExecContext(ctx, `UPDATE jobs SET state = ?, attempts = attempts + 1, runner_id = ?,
 				secret_hash = ?, lease_expires = ?, error = ?, updated_at = ? WHERE id = ?`,
 				string(d5list.JobLeased), runnerID, hashSecret(secret), now+int64(ttl), lastErr, now, j.ID)
 			if err != nil {
@@ -205,10 +217,6 @@ func (db *DB) LeaseJob(ctx context.Context, runnerID string, labels map[string]s
 				return err
 			}
 			if err := syncBoardRowTx(ctx, tx, j.SubmissionID); err != nil {
-				return err
-			}
-			sub, err := submissionTx(ctx, tx, j.SubmissionID)
-			if err != nil {
 				return err
 			}
 			leased, err := jobTx(ctx, tx, j.ID)

@@ -68,10 +68,17 @@ type ProcessOptions struct {
 	// ExtraPath is put before the minimal PATH of a run (for example
 	// /opt/conda/bin, bound with ReadOnlyPaths).
 	ExtraPath []string
-	// GPUs are the device indices the runner shares among its concurrent
-	// jobs (as CUDA_VISIBLE_DEVICES numbers them), GPUsPerJob of them to
-	// each job for all its runs; 0 gives a job all of them. Empty: the
-	// runner's own CUDA_VISIBLE_DEVICES (if any) passes through.
+	// GPUs are the devices the runner shares among its concurrent jobs,
+	// as CUDA_VISIBLE_DEVICES names them (nvidia-smi indices or UUIDs).
+	// Only a job whose benchmark requires an accelerator_* label takes a
+	// share, GPUsPerJob of them (0, or more than there are: all), for all
+	// its runs, waiting while other jobs hold them: its sandbox gets those
+	// GPUs' /dev/nvidiaN nodes (with the shared NVIDIA nodes, or AMD's
+	// /dev/kfd and /dev/dri/*, which are not narrowed to the share) and
+	// CUDA_, NVIDIA_, ROCR_ and HIP_VISIBLE_DEVICES set to them; a CPU job
+	// gets no GPU. Empty: a job that requires accelerators gets every GPU
+	// node and the runner's own *_VISIBLE_DEVICES, and no job is kept
+	// from another's GPUs.
 	GPUs       []string
 	GPUsPerJob int
 	// ImageLimits bound a recipe's container image; zero means

@@ -37,11 +37,16 @@ type runnerConfig struct {
 	// recipe images from, and where it keeps them.
 	Registries []string
 	Images     string
-	// Slurm is where the slurm executor submits: partition, account and
-	// a data-parallel job's workers per node.
+	// ImageLimits bound what a recipe's image may unpack to (zero fields
+	// take runner.DefaultImageLimits).
+	ImageLimits runner.ImageLimits
+	// Slurm is where the slurm executor submits: partition, account, a
+	// data-parallel job's workers per node, and the GPUs per node a job
+	// asks for when its benchmark fixes no count.
 	Slurm struct {
 		Partition, Account string
 		TasksPerNode       int
+		GPUsPerNode        int
 	}
 }
 
@@ -68,6 +73,15 @@ func shareGPUs(count int, visible string, concurrency int) ([]string, int) {
 }
 
 func runnerCmd(ctx context.Context, args []string, stderr io.Writer) error {
+	cfg, err := parseRunnerFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	return runRunner(ctx, cfg, newLogger(stderr))
+}
+
+// parseRunnerFlags reads `d5list runner`'s command line.
+func parseRunnerFlags(args []string, stderr io.Writer) (runnerConfig, error) {
 	fs := newFlags("runner", stderr)
 	cfg := runnerConfig{}
 	host, _ := os.Hostname()
@@ -90,14 +104,18 @@ func runnerCmd(ctx context.Context, args []string, stderr io.Writer) error {
 		return nil
 	})
 	fs.StringVar(&cfg.Images, "images", "", "process executor: folder of pulled images, one archive per digest (default: WORK/d5list-images)")
+	imageDefaults := runner.DefaultImageLimits()
+	fs.Int64Var(&cfg.ImageLimits.Bytes, "image-max-bytes", imageDefaults.Bytes, "process executor: the most bytes a recipe's image may unpack to, whatever its archive's size")
+	fs.Float64Var(&cfg.ImageLimits.Ratio, "image-max-ratio", imageDefaults.Ratio, "process executor: the most bytes a recipe's image may unpack to per byte of its archive, beyond --image-floor-bytes")
+	fs.Int64Var(&cfg.ImageLimits.Floor, "image-floor-bytes", imageDefaults.Floor, "process executor: the bytes any recipe image may unpack to, whatever its ratio")
+	fs.IntVar(&cfg.ImageLimits.Entries, "image-max-entries", imageDefaults.Entries, "process executor: the most files, folders and links a recipe's image may hold")
 	fs.StringVar(&cfg.Slurm.Partition, "slurm-partition", "", "slurm executor: sbatch --partition")
 	fs.StringVar(&cfg.Slurm.Account, "slurm-account", "", "slurm executor: sbatch --account")
 	fs.IntVar(&cfg.Slurm.TasksPerNode, "slurm-tasks-per-node", 0, "slurm executor: a data-parallel job's workers per node (sbatch --ntasks-per-node; 1 spreads them over nodes); 0 lets Slurm place them")
+	fs.IntVar(&cfg.Slurm.GPUsPerNode, "slurm-gpus-per-node", 0, "slurm executor: GPUs a job asks of each node (sbatch --gres=gpu:N) when its benchmark needs accelerators but fixes no count (accelerator_count \"*\"); 0 asks for 1. Set it to the nodes' GPU count, and advertise that as --labels accelerator_count=N")
 	fs.DurationVar(&cfg.Heartbeat, "heartbeat", 2*time.Second, "lease renewal interval; a cancelled job stops within about this long")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	return runRunner(ctx, cfg, newLogger(stderr))
+	err := fs.Parse(args)
+	return cfg, err
 }
 
 func runRunner(ctx context.Context, cfg runnerConfig, log *slog.Logger) error {
@@ -112,6 +130,12 @@ func runRunner(ctx context.Context, cfg runnerConfig, log *slog.Logger) error {
 		return fmt.Errorf("runner: --concurrency must be at least 1, got %d", cfg.Concurrency)
 	case cfg.Slurm.TasksPerNode < 0:
 		return fmt.Errorf("runner: --slurm-tasks-per-node must be 0 or more, got %d", cfg.Slurm.TasksPerNode)
+	case cfg.Slurm.GPUsPerNode < 0:
+		return fmt.Errorf("runner: --slurm-gpus-per-node must be 0 or more, got %d", cfg.Slurm.GPUsPerNode)
+	case cfg.ImageLimits.Bytes <= 0 || cfg.ImageLimits.Ratio <= 0 || cfg.ImageLimits.Floor <= 0 || cfg.ImageLimits.Entries <= 0:
+		// Zero would silently mean the default (ImageLimits.withDefaults),
+		// never "unbounded": refuse it rather than surprise.
+		return fmt.Errorf("runner: --image-max-bytes, --image-max-ratio, --image-floor-bytes and --image-max-entries must be positive")
 	case cfg.Heartbeat <= 0:
 		return fmt.Errorf("runner: --heartbeat must be positive, got %s", cfg.Heartbeat)
 	case cfg.ID == "" || sanitizeID(cfg.ID) != cfg.ID:
@@ -171,14 +195,14 @@ func newExecutor(cfg runnerConfig, book *leaseBook, log *slog.Logger) (runner.Ex
 		return runner.NewProcess(runner.ProcessOptions{
 			Fetch: book.fetch, WorkDir: cfg.WorkDir, DataDir: cfg.Datasets,
 			AllowUnsandboxed: cfg.AllowUnsandboxed, GPUs: cfg.GPUs, GPUsPerJob: cfg.GPUsPerJob, Log: log,
-			Registries: cfg.Registries, ImageCache: cfg.Images,
+			Registries: cfg.Registries, ImageCache: cfg.Images, ImageLimits: cfg.ImageLimits,
 		})
 	case "slurm":
 		if cfg.WorkDir == "" {
 			return nil, fmt.Errorf("runner: --executor slurm needs --work, a folder the compute nodes see at the same path")
 		}
 		return runner.NewSlurm(runner.SlurmOptions{Fetch: book.fetch, SharedDir: cfg.WorkDir, DataDir: cfg.Datasets, Log: log,
-			Partition: cfg.Slurm.Partition, Account: cfg.Slurm.Account, TasksPerNode: cfg.Slurm.TasksPerNode})
+			Partition: cfg.Slurm.Partition, Account: cfg.Slurm.Account, TasksPerNode: cfg.Slurm.TasksPerNode, GPUsPerNode: cfg.Slurm.GPUsPerNode})
 	}
 	return nil, fmt.Errorf("runner: --executor %q: use builtin, process or slurm", cfg.Executor)
 }

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/deep500/d5list/runner"
+)
+
+// The Slurm executor's GPUs per node and the process executor's image
+// limits are the operator's to set from the command line; without the
+// flags the image limits are runner.DefaultImageLimits, and a negative or
+// zero value is refused before the runner starts.
+func TestRunnerFlagsSetGPUsPerNodeAndImageLimits(t *testing.T) {
+	cfg, err := parseRunnerFlags([]string{"--server", "http://portal", "--token", "d5r_x"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Slurm.GPUsPerNode != 0 || cfg.ImageLimits != runner.DefaultImageLimits() {
+		t.Errorf("defaults: GPUs per node %d, image limits %+v; want 0 and %+v", cfg.Slurm.GPUsPerNode, cfg.ImageLimits, runner.DefaultImageLimits())
+	}
+	cfg, err = parseRunnerFlags([]string{"--slurm-gpus-per-node", "4", "--image-max-bytes", "2147483648",
+		"--image-max-ratio", "10", "--image-floor-bytes", "536870912", "--image-max-entries", "1000"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := runner.ImageLimits{Bytes: 2 << 30, Ratio: 10, Floor: 512 << 20, Entries: 1000}
+	if cfg.Slurm.GPUsPerNode != 4 || cfg.ImageLimits != want {
+		t.Errorf("GPUs per node %d, image limits %+v; want 4 and %+v", cfg.Slurm.GPUsPerNode, cfg.ImageLimits, want)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--slurm-gpus-per-node", "-1"}, "--slurm-gpus-per-node must be 0 or more"},
+		{[]string{"--image-max-bytes", "0"}, "must be positive"},
+		{[]string{"--image-max-ratio", "-2"}, "must be positive"},
+		{[]string{"--image-max-entries", "0"}, "must be positive"},
+	} {
+		cfg, err := parseRunnerFlags(append([]string{"--server", "http://127.0.0.1:1", "--token", "d5r_x"}, tt.args...), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := runRunner(context.Background(), cfg, nil); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%v: %v, want %q", tt.args, err, tt.want)
+		}
+	}
+}

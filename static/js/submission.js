@@ -3,12 +3,20 @@
 // submitter and organisers) the re-run's log tail. It listens to the
 // page's Server-Sent Events stream, and polls the JSON API where the
 // browser has no EventSource. Once the verdict is in, the page's main part
-// is fetched again and swapped in, with its charts.
+// is fetched again and swapped in, with its charts. A verdict the viewer
+// may not see (a discrepancy or failure no organiser has published) ends
+// the stream with a neutral "ended" state, and the API and the page answer
+// 404 from then on: the page then says the verdict is not public and stops.
 (function () {
   'use strict';
 
   var POLL_MS = 1500;
+  // Polls that fail for another reason (the portal restarting, a proxy's
+  // 502) are retried, further apart each time, and given up after these.
+  var MAX_POLL_MS = 30000;
+  var MAX_POLL_FAILURES = 20;
   var MAX_LOG_LINES = 500;
+  var NOT_PUBLIC = 'The verification ended; its verdict is not public until an organiser publishes it.';
 
   function words(status) { return status.replace(/_/g, ' '); }
 
@@ -31,6 +39,7 @@
     }
     var logTail = document.querySelector('[data-testid="log-tail"]');
     var finished = false;
+    var source = null;
 
     function showJob(st) {
       var text = '';
@@ -72,13 +81,53 @@
       }
     }
 
+    // stop ends the following for good and says why in the pending line.
+    function stop(message, status) {
+      finished = true;
+      if (source) { source.close(); }
+      el.removeAttribute('data-poll-url');
+      el.removeAttribute('data-events-url');
+      if (status) {
+        showStatus({ status: status });
+      }
+      jobLine.textContent = '';
+      var pending = document.querySelector('[data-testid="pending"]');
+      if (pending) {
+        pending.textContent = message;
+        pending.setAttribute('role', 'status');
+      }
+    }
+
+    // notPublic is the end of an entry whose verdict the viewer may not
+    // see: there is nothing to fetch, so nothing is retried.
+    function notPublic(message) {
+      if (message) {
+        // The stream's message is a clause; the page shows a sentence.
+        message = message.charAt(0).toUpperCase() + message.slice(1);
+        if (!/[.!?]$/.test(message)) { message += '.'; }
+      }
+      stop(message || NOT_PUBLIC, 'ended');
+      var badge = document.querySelector('[data-testid="status-badge"]');
+      if (badge) { badge.textContent = 'verdict not public'; }
+    }
+
     // swapMain replaces the page's main part with the server's rendering
     // of the verdict and redraws its charts.
     function swapMain() {
       if (finished) { return; }
       finished = true;
       fetch(window.location.pathname, { credentials: 'same-origin', headers: { Accept: 'text/html' } })
-        .then(function (resp) { return resp.ok ? resp.text() : null; })
+        .then(function (resp) {
+          if (resp.status === 404) {
+            notPublic();
+            return null;
+          }
+          if (!resp.ok) {
+            stop('The verdict is in; reload the page to see it.');
+            return null;
+          }
+          return resp.text();
+        })
         .then(function (html) {
           if (!html) { return; }
           var doc = new DOMParser().parseFromString(html, 'text/html');
@@ -93,23 +142,48 @@
     }
 
     function onState(st) {
+      if (st.status === 'ended') {
+        notPublic(st.message);
+        return;
+      }
       showJob(st);
       showStatus(st);
       if (st.final) { swapMain(); }
     }
 
+    var pollURL = el.getAttribute('data-poll-url');
+    var failures = 0;
+    function retry() {
+      failures++;
+      if (failures >= MAX_POLL_FAILURES) {
+        stop('The portal has not answered for a while; reload the page to follow this submission.');
+        return;
+      }
+      setTimeout(poll, Math.min(POLL_MS * Math.pow(2, failures), MAX_POLL_MS));
+    }
     function poll() {
-      fetch(el.getAttribute('data-poll-url'), { headers: { Accept: 'application/json' }, credentials: 'same-origin' })
-        .then(function (resp) { return resp.ok ? resp.json() : null; })
-        .then(function (sub) {
-          if (!sub) {
-            setTimeout(poll, POLL_MS * 2);
-            return;
+      if (finished) { return; }
+      fetch(pollURL, { headers: { Accept: 'application/json' }, credentials: 'same-origin' })
+        .then(function (resp) {
+          // The page was shown to this viewer, so a 404 now is a verdict
+          // it may not see; asking again would only get 404 again.
+          if (resp.status === 404) {
+            notPublic();
+            return null;
           }
+          if (!resp.ok) {
+            retry();
+            return null;
+          }
+          return resp.json();
+        })
+        .then(function (sub) {
+          if (!sub || finished) { return; }
+          failures = 0;
           onState(sub);
           if (!sub.final) { setTimeout(poll, POLL_MS); }
         })
-        .catch(function () { setTimeout(poll, POLL_MS * 2); });
+        .catch(retry);
     }
 
     var eventsURL = el.getAttribute('data-events-url');
@@ -118,7 +192,7 @@
       return;
     }
     var after = logTail ? logTail.getAttribute('data-last-seq') : '0';
-    var source = new EventSource(eventsURL + '?after=' + encodeURIComponent(after || '0'), { withCredentials: true });
+    source = new EventSource(eventsURL + '?after=' + encodeURIComponent(after || '0'), { withCredentials: true });
     function parse(ev) {
       try { return JSON.parse(ev.data); } catch (e) { return null; }
     }

@@ -189,11 +189,15 @@ func runRecipeRuns(ctx context.Context, bs []d5list.Benchmark, dir string, n int
 		n = b.Runs
 	}
 	seeds := distinctSeeds(n)
-	if err := recordEnvironment(ctx, dir, manifest, b); err != nil {
-		return err
-	}
 	if b.Workload == "" {
-		return runEntrypoint(ctx, dir, b, recipe, seeds, unsandboxed, progress)
+		versions, err := runEntrypoint(ctx, dir, b, recipe, seeds, unsandboxed, progress)
+		if err != nil {
+			return err
+		}
+		return recordEnvironment(dir, manifest, b, versions)
+	}
+	if err := recordEnvironment(dir, manifest, b, nil); err != nil {
+		return err
 	}
 	for i, seed := range seeds {
 		fmt.Fprintf(progress, "run %d/%d (seed %d) ...\n", i+1, len(seeds), seed)
@@ -214,16 +218,15 @@ func runRecipeRuns(ctx context.Context, bs []d5list.Benchmark, dir string, n int
 
 // recordEnvironment writes into DIR/submission.json what the runs ran
 // with: the labels a runner of this machine would report (its CPU, the
-// executor kind, and for the bundle's own code the frameworks the
-// sandbox's Python imports). A re-run whose accuracies differ names the
-// labels that differ from its own.
-func recordEnvironment(ctx context.Context, dir string, manifest d5list.Manifest, b *d5list.Benchmark) error {
+// executor kind) and, for the bundle's own code, versions, the framework.*
+// labels the runs recorded as a runner records them (asked inside the
+// runs' own sandbox, so an image's python3, not this machine's). A re-run
+// whose accuracies differ names the labels that differ from its own.
+func recordEnvironment(dir string, manifest d5list.Manifest, b *d5list.Benchmark, versions map[string]string) error {
 	env := sysinfo.Detect().Labels()
 	env[d5list.LabelRuns] = b.ReRunBy()
-	if b.Workload == "" {
-		for k, v := range runner.FrameworkLabels(ctx) {
-			env[k] = v
-		}
+	for k, v := range versions {
+		env[k] = v
 	}
 	manifest.Environment = env
 	return writeJSON(filepath.Join(dir, "submission.json"), manifest)

@@ -21,14 +21,17 @@ import (
 // same environment, the same cleared variables), the logs written to
 // DIR/results. A claim made outside the sandbox can differ from its
 // re-run in ways the competitor cannot see (a BLAS kernel chosen by an
-// environment variable, a library found on another path).
-func runEntrypoint(ctx context.Context, dir string, b *d5list.Benchmark, recipe d5list.Recipe, seeds []int64, unsandboxed bool, progress io.Writer) error {
+// environment variable, a library found on another path). It returns the
+// versions the runs recorded (RunClock.Environment's framework.* labels):
+// what the python3 in the runs' own sandbox reports, an image's for an
+// image recipe, and nothing where the sandbox has no python3.
+func runEntrypoint(ctx context.Context, dir string, b *d5list.Benchmark, recipe d5list.Recipe, seeds []int64, unsandboxed bool, progress io.Writer) (map[string]string, error) {
 	if recipe.Entrypoint == "" {
-		return fmt.Errorf("benchmark %s runs the bundle's own code: the recipe must name its entrypoint (entrypoint: code/run.sh)", b.ID)
+		return nil, fmt.Errorf("benchmark %s runs the bundle's own code: the recipe must name its entrypoint (entrypoint: code/run.sh)", b.ID)
 	}
 	archive, err := packForRun(dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var mu sync.Mutex
 	p, err := runner.NewProcess(runner.ProcessOptions{
@@ -52,21 +55,24 @@ func runEntrypoint(ctx context.Context, dir string, b *d5list.Benchmark, recipe 
 		},
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	fmt.Fprintf(progress, "%d runs of %s in the runner's sandbox, seeds %v ...\n", len(seeds), recipe.Entrypoint, seeds)
 	logs, err := p.Execute(ctx, d5list.JobSpec{Benchmark: *b, Recipe: recipe, Seeds: seeds})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	resultsDir := filepath.Join(dir, "results")
+	runs := make([]d5list.RunMetrics, 0, len(logs))
 	for i, l := range logs {
 		if err := os.WriteFile(filepath.Join(resultsDir, "result_"+strconv.Itoa(i)+".txt"), l.Log, 0o644); err != nil {
-			return err
+			return nil, err
 		}
+		runs = append(runs, d5list.RunMetrics{Clock: l.Clock})
 	}
 	fmt.Fprintf(progress, "wrote %d result logs to %s\n", len(logs), resultsDir)
-	return nil
+	// The same versions a re-run's result shows (Result.RecordedVersions).
+	return (&d5list.Result{Runs: runs}).RecordedVersions(), nil
 }
 
 // packForRun packs a copy of dir whose results folder holds one

@@ -422,7 +422,7 @@ func boardQuery(benchID string, opt leaderboard.Options, offset, limit int) (str
 	if opt.IncludeUnverified {
 		on, best = viewOnAll, viewBestAll
 	}
-	const pick = `SELECT b.entry, coalesce(u.organisation_confirmed AND lower(u.organisation) = lower(s.submitter), 0)`
+	const pick = `SELECT b.entry, coalesce(u.organisation_confirmed AND u.organisation_key = s.submitter_key, 0)`
 	const join = ` JOIN submissions s ON s.id = b.submission_id LEFT JOIN users u ON u.id = s.owner_id`
 	filtered := opt.Division != "" || opt.Availability != "" || opt.Accelerator != "" || opt.Framework != ""
 	if !filtered && opt.Search == "" && opt.Sort == "" {
@@ -771,7 +771,7 @@ func (db *DB) OnBoard(ctx context.Context, benchID string, unverified bool, ids 
 // (each system's best), newest first, without their ranks: counting the
 // rows ahead of each would cost a pass over the board.
 func (db *DB) LatestOnBoard(ctx context.Context, benchID string, n int) ([]d5list.Entry, error) {
-	q := `SELECT b.entry, coalesce(u.organisation_confirmed AND lower(u.organisation) = lower(s.submitter), 0), 0, 0
+	q := `SELECT b.entry, coalesce(u.organisation_confirmed AND u.organisation_key = s.submitter_key, 0), 0, 0
 		FROM board_rows b JOIN submissions s ON s.id = b.submission_id LEFT JOIN users u ON u.id = s.owner_id
 		WHERE b.benchmark_id = ? AND b.best_default = 1 ORDER BY b.created_at DESC LIMIT ?`
 	var out []d5list.Entry

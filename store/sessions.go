@@ -66,8 +66,8 @@ func (db *DB) SignUp(ctx context.Context, name, organisation, password string, a
 		}
 		now := db.now().UnixNano()
 		var created int64
-		if err := tx.QueryRowContext(ctx, `INSERT INTO users (name, role, created_at, organisation) VALUES (?, ?, ?, ?)
-			RETURNING id, name, role, created_at, organisation`, name, string(d5list.RoleCompetitor), now, organisation).
+		if err := tx.QueryRowContext(ctx, `INSERT INTO users (name, role, created_at, organisation, organisation_key) VALUES (?, ?, ?, ?, ?)
+			RETURNING id, name, role, created_at, organisation`, name, string(d5list.RoleCompetitor), now, organisation, organisationKey(organisation)).
 			Scan(&u.ID, &u.Name, &u.Role, &created, &u.Organisation); err != nil {
 			return err
 		}
@@ -282,7 +282,8 @@ func (db *DB) SetOrganisation(ctx context.Context, userID int64, organisation st
 		if existing != "" {
 			organisation = existing
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE users SET organisation = ?, organisation_confirmed = 1 WHERE id = ?`, organisation, userID)
+		res, err := tx.ExecContext(ctx, `UPDATE users SET organisation = ?, organisation_key = ?, organisation_confirmed = 1 WHERE id = ?`,
+			organisation, organisationKey(organisation), userID)
 		if err != nil {
 			return err
 		}
@@ -297,26 +298,21 @@ func (db *DB) SetOrganisation(ctx context.Context, userID int64, organisation st
 // confirmedOrganisationTx returns the first-confirmed spelling of the
 // organisation called name (d5list.SameOrganisation) among the accounts
 // other than userID that an organiser confirmed, or "". The names are
-// compared in Go: SQLite's NOCASE folds ASCII only, so "ÉCOLE" and "école"
-// would be two organisations to it and one to every other check. Confirmed
-// accounts are few, and this runs once per upload or confirmation.
+// compared by their keys (organisationKey), not by SQLite's NOCASE, which
+// folds ASCII only: "ÉCOLE" and "école" would be two organisations to it
+// and one to every other check.
 func confirmedOrganisationTx(ctx context.Context, tx *sql.Tx, userID int64, name string) (string, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT organisation FROM users WHERE organisation_confirmed = 1
-		AND organisation != '' AND id != ? ORDER BY id`, userID)
-	if err != nil {
-		return "", err
+	key := organisationKey(name)
+	if key == "" {
+		return "", nil
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var org string
-		if err := rows.Scan(&org); err != nil {
-			return "", err
-		}
-		if d5list.SameOrganisation(org, name) {
-			return org, nil
-		}
+	var org string
+	err := tx.QueryRowContext(ctx, `SELECT organisation FROM users WHERE organisation_key = ? AND organisation_confirmed = 1
+		AND id != ? ORDER BY id LIMIT 1`, key, userID).Scan(&org)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
 	}
-	return "", rows.Err()
+	return org, err
 }
 
 // Approve lets a waiting sign-up log in.

@@ -70,11 +70,13 @@ func (db *DB) CreateSubmission(ctx context.Context, s *d5list.Submission) error 
 		}
 		err := tx.QueryRowContext(ctx, `INSERT INTO submissions (benchmark_id, owner_id, division, availability,
 				submitter, system_name, framework, accelerator, accelerators, host_cpu, status, bundle_sha256,
-				bundle_size, recipe, claimed, measured, reasons, flag, created_at, updated_at, code_url, cost_per_hour, system)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+				bundle_size, recipe, claimed, measured, reasons, flag, created_at, updated_at, code_url, cost_per_hour, system,
+				submitter_key)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 			s.BenchmarkID, owner, s.Division, s.Availability, s.Submitter, s.SystemName, s.Framework,
 			s.Accelerator, s.Accelerators, s.HostCPU, string(d5list.StatusQueued), s.BundleSHA256, s.BundleSize,
-			recipe, claimed, measured, reasons, s.Flag, now.UnixNano(), now.UnixNano(), s.CodeURL, s.CostPerHour, system).Scan(&id)
+			recipe, claimed, measured, reasons, s.Flag, now.UnixNano(), now.UnixNano(), s.CodeURL, s.CostPerHour, system,
+			organisationKey(s.Submitter)).Scan(&id)
 		if err != nil {
 			return err
 		}
@@ -148,7 +150,8 @@ func submitForOrganisationTx(ctx context.Context, tx *sql.Tx, ownerID int64, sub
 	case org != "":
 		return org, nil
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE users SET organisation = ?, organisation_confirmed = 0 WHERE id = ?`, submitter, ownerID)
+	_, err = tx.ExecContext(ctx, `UPDATE users SET organisation = ?, organisation_key = ?, organisation_confirmed = 0 WHERE id = ?`,
+		submitter, organisationKey(submitter), ownerID)
 	return submitter, err
 }
 
@@ -163,7 +166,7 @@ const submissionColumns = `s.id, s.benchmark_id, coalesce(s.owner_id, 0), coales
 	s.availability, s.submitter, s.system_name, s.framework, s.accelerator, s.accelerators, s.host_cpu,
 	s.status, s.bundle_sha256, s.bundle_size, s.recipe, s.claimed, s.measured, s.reasons, s.flag,
 	s.created_at, s.updated_at, s.code_url, s.cost_per_hour,
-	coalesce(u.organisation_confirmed AND lower(u.organisation) = lower(s.submitter), 0), s.published
+	coalesce(u.organisation_confirmed AND u.organisation_key = s.submitter_key, 0), s.published
 	FROM submissions s LEFT JOIN users u ON u.id = s.owner_id`
 
 type scanner interface{ Scan(dest ...any) error }
@@ -254,8 +257,9 @@ func (db *DB) Submissions(ctx context.Context, f SubmissionFilter) ([]d5list.Sub
 		args = append(args, f.OwnerID)
 	}
 	if f.Submitter != "" {
-		where = append(where, "s.submitter = ? COLLATE NOCASE")
-		args = append(args, f.Submitter)
+		// Compared as d5list.SameOrganisation compares (organisationKey).
+		where = append(where, "s.submitter_key = ?")
+		args = append(args, organisationKey(f.Submitter))
 	}
 	if f.SystemName != "" {
 		where = append(where, "s.system_name = ? COLLATE NOCASE")

@@ -130,8 +130,8 @@ func (db *DB) AppendSynthetic(ctx context.Context, subs []d5list.Submission) ([]
 		err := db.writeTx(ctx, func(tx *sql.Tx) error {
 			stmt, err := tx.PrepareContext(ctx, `INSERT INTO submissions (id, benchmark_id, division, availability,
 					submitter, system_name, framework, accelerator, accelerators, host_cpu, status, claimed, measured, reasons,
-					created_at, updated_at, code_url, cost_per_hour)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+					created_at, updated_at, code_url, cost_per_hour, submitter_key)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 			if err != nil {
 				return err
 			}
@@ -176,7 +176,7 @@ func syntheticArgs(s *d5list.Submission) ([]any, error) {
 	t := s.CreatedAt.UnixNano()
 	return []any{s.ID, s.BenchmarkID, s.Division, s.Availability, s.Submitter, s.SystemName,
 		s.Framework, s.Accelerator, s.Accelerators, s.HostCPU, string(d5list.StatusVerified), claimed, measured, reasons,
-		t, t, s.CodeURL, s.CostPerHour}, nil
+		t, t, s.CodeURL, s.CostPerHour, organisationKey(s.Submitter)}, nil
 }
 
 // WithoutIndexes runs load with the secondary indexes of submissions and

@@ -3,6 +3,7 @@ package portal
 import (
 	"context"
 	"testing"
+	"time"
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/leaderboard"
@@ -60,4 +61,63 @@ func TestLeaseAndCancelDropCachedBoards(t *testing.T) {
 		t.Fatal(err)
 	}
 	dropped("a cancelled job")
+}
+
+// A lease that expires on the job's last attempt is settled when a runner
+// next asks for work: the job is given up and its entry fails, which
+// changes the board that includes unverified entries. That lease request
+// drops the board's cached answers, whether it then leases nothing or a
+// job of another benchmark.
+func TestExpiredLastLeaseDropsCachedBoards(t *testing.T) {
+	for _, next := range []string{"nothing", "another benchmark's job"} {
+		t.Run(next, func(t *testing.T) {
+			svc, cs, _ := newDispatchService(t)
+			ctx := context.Background()
+			const bench = "l2-digits-mlp-cpu"
+			clock := time.Now()
+			cs.DB.Now = func() time.Time { return clock }
+			cs.DB.MaxAttempts = 1
+			rendered := func() bool {
+				did := false
+				_, err := svc.RenderBoard(bench, "html?unverified=1", func() (*leaderboard.Rendered, error) {
+					did = true
+					return leaderboard.NewRendered("text/plain", []byte("board")), nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return did
+			}
+			queueJob(t, svc, cs, bench)
+			lease, err := svc.Lease(ctx, "r/0", nil)
+			if err != nil || lease == nil {
+				t.Fatalf("Lease: %v, %v", lease, err)
+			}
+			labels := map[string]string(nil)
+			if next != "nothing" {
+				queueJob(t, svc, cs, "gpu-bench")
+				labels = map[string]string{"gpu": "h100"}
+			}
+			rendered()
+			if rendered() {
+				t.Fatal("the board's answer was not kept")
+			}
+
+			clock = clock.Add(2 * time.Minute) // past the lease's minute
+			got, err := svc.Lease(ctx, "r/1", labels)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (got != nil) != (next != "nothing") || (got != nil && got.Job.BenchmarkID != "gpu-bench") {
+				t.Fatalf("the second lease: %+v, want %s", got, next)
+			}
+			sub, err := cs.Submission(ctx, lease.Job.SubmissionID)
+			if err != nil || sub.Status != d5list.StatusFailed {
+				t.Fatalf("the entry whose last lease expired: %v %v, want failed", sub, err)
+			}
+			if !rendered() {
+				t.Error("the cached board was served after the expired lease failed its entry, want it rendered again")
+			}
+		})
+	}
 }

@@ -266,7 +266,18 @@ func (s *Service) Lease(ctx context.Context, runnerID string, labels map[string]
 			s.log.Warn("recording runner", "runner", runnerID, "err", err)
 		}
 	}
+	// LeaseJob also settles the jobs out of attempts, an expired lease on
+	// its last attempt above all: it gives each up and fails its entry,
+	// which changes the boards that include unverified entries of its
+	// benchmark, whichever job (if any) it then leases.
+	givenUp := s.givingUp(ctx)
 	lease, err := s.store.LeaseJob(ctx, runnerID, labels, s.cfg.LeaseTTL)
+	if len(givenUp) > 0 {
+		s.changed()
+		for _, id := range givenUp {
+			s.cache.Invalidate(id)
+		}
+	}
 	if lease != nil {
 		s.changed()
 		// The entry's status (now running) shows on the boards that

@@ -17,7 +17,7 @@ const (
 	ParamRows         = "rows"   // "system" (default) or "all"
 	ParamStatus       = "status" // "verified" (default) or "all"
 	ParamSearch       = "q"      // submitter, system, framework or accelerator contains it
-	ParamSort         = "sort"   // "" (by rank), "date", "submitter" or "system"
+	ParamSort         = "sort"   // "" (by rank), "date", "submitter", "system", "score" or "score-reverse"
 )
 
 // ParseQuery reads Options from a permalink's query. Unknown values of the
@@ -33,12 +33,12 @@ func ParseQuery(q url.Values) (Options, error) {
 		Sort:         strings.TrimSpace(q.Get(ParamSort)),
 	}
 	switch strings.ToLower(opt.Sort) {
-	case "", "rank", SortDate, SortSubmitter, SortSystem:
+	case "", "rank", SortDate, SortSubmitter, SortSystem, SortScore, SortScoreReverse:
 		if strings.ToLower(opt.Sort) == "rank" {
 			opt.Sort = ""
 		}
 	default:
-		return Options{}, d5list.Errorf(d5list.EINVALID, "query parameter %s=%q: use \"rank\", \"date\", \"submitter\" or \"system\"", ParamSort, opt.Sort)
+		return Options{}, d5list.Errorf(d5list.EINVALID, "query parameter %s=%q: use \"rank\", \"date\", \"submitter\", \"system\", \"score\" or \"score-reverse\"", ParamSort, opt.Sort)
 	}
 	if len(opt.Search) > 100 {
 		return Options{}, d5list.Errorf(d5list.EINVALID, "query parameter %s: longer than 100 characters", ParamSearch)

@@ -33,7 +33,8 @@ type Options struct {
 	// on the board the other options make.
 	Search string
 	// Sort orders the rows by another column (SortDate, SortSubmitter,
-	// SortSystem); each keeps its rank. Empty is by rank.
+	// SortSystem, SortScore, SortScoreReverse); each keeps its rank. Empty
+	// is by rank.
 	Sort string
 }
 
@@ -42,6 +43,11 @@ const (
 	SortDate      = "date" // newest first
 	SortSubmitter = "submitter"
 	SortSystem    = "system"
+	// SortScore is the score column, best first: the ranking's order.
+	SortScore = "score"
+	// SortScoreReverse is the score column, worst first: the ranking's
+	// reverse.
+	SortScoreReverse = "score-reverse"
 )
 
 // normalized makes options that select the same board compare equal, so
@@ -299,6 +305,8 @@ func sortRows(entries []d5list.Entry, by string) {
 		less = func(a, b *d5list.Entry) int {
 			return strings.Compare(strings.ToLower(a.SystemName), strings.ToLower(b.SystemName))
 		}
+	case SortScoreReverse:
+		less = func(a, b *d5list.Entry) int { return b.Rank - a.Rank }
 	default:
 		return
 	}

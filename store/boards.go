@@ -415,8 +415,10 @@ func (db *DB) backfillBoards(ctx context.Context) error {
 // Only the rows it returns are joined to their submissions and owners
 // (for that confirmation): the ranking, the count and the page are made
 // from board_rows alone. counted says the count is not in the rows but
-// kept in board_counts.
-func boardQuery(benchID string, opt leaderboard.Options, offset, limit int) (string, []any, bool) {
+// kept in board_counts, and the rows come without their ranks: the caller
+// numbers them from offset, down from the count where reversed (the score
+// column worst first, the same partial index read backwards).
+func boardQuery(benchID string, opt leaderboard.Options, offset, limit int) (q string, args []any, counted, reversed bool) {
 	opt = opt.Normalized()
 	on, best := viewOnDefault, viewBestDefault
 	if opt.IncludeUnverified {
@@ -425,25 +427,31 @@ func boardQuery(benchID string, opt leaderboard.Options, offset, limit int) (str
 	const pick = `SELECT b.entry, coalesce(u.organisation_confirmed AND u.organisation_key = s.submitter_key, 0)`
 	const join = ` JOIN submissions s ON s.id = b.submission_id LEFT JOIN users u ON u.id = s.owner_id`
 	filtered := opt.Division != "" || opt.Availability != "" || opt.Accelerator != "" || opt.Framework != ""
-	if !filtered && opt.Search == "" && opt.Sort == "" {
+	inRankOrder := opt.Sort == "" || opt.Sort == leaderboard.SortScore || opt.Sort == leaderboard.SortScoreReverse
+	if !filtered && opt.Search == "" && inRankOrder {
 		// A range of one partial index; the count is kept with the rows.
 		// The index drives the join, so LIMIT stops it after the page.
 		view := best
 		if opt.AllPerSystem {
 			view = on
 		}
-		q := pick + `, 0, 0 FROM board_rows b` + join + ` WHERE b.benchmark_id = ? AND b.` + view + ` = 1 ORDER BY ` + prefixed("b.", boardOrder) + ` LIMIT ? OFFSET ?`
-		return q, []any{benchID, limit, offset}, true
+		order := prefixed("b.", boardOrder)
+		reversed = opt.Sort == leaderboard.SortScoreReverse
+		if reversed {
+			order = strings.ReplaceAll(order, ",", " DESC,") + " DESC"
+		}
+		q = pick + `, 0, 0 FROM board_rows b` + join + ` WHERE b.benchmark_id = ? AND b.` + view + ` = 1 ORDER BY ` + order + ` LIMIT ? OFFSET ?`
+		return q, []any{benchID, limit, offset}, true, reversed
 	}
 	where := []string{"benchmark_id = ?", on + " = 1"}
-	args := []any{benchID}
+	args = []any{benchID}
 	for _, f := range []struct{ col, val string }{{"division", opt.Division}, {"availability", opt.Availability},
 		{"accelerator", opt.Accelerator}, {"framework", opt.Framework}} {
 		if f.val != "" {
 			where, args = append(where, f.col+" = ?"), append(args, f.val)
 		}
 	}
-	q := `WITH v AS (SELECT submission_id, k1, sec_missing, k2, created_at, system_key, search, sort_submitter, sort_system
+	q = `WITH v AS (SELECT submission_id, k1, sec_missing, k2, created_at, system_key, search, sort_submitter, sort_system
 			FROM board_rows WHERE ` + strings.Join(where, " AND ") + `)`
 	from := "v"
 	if !opt.AllPerSystem {
@@ -465,6 +473,8 @@ func boardQuery(benchID string, opt leaderboard.Options, offset, limit int) (str
 		order = "sort_submitter, rank"
 	case leaderboard.SortSystem:
 		order = "sort_system, rank"
+	case leaderboard.SortScoreReverse:
+		order = "rank DESC"
 	}
 	// The page: its ids, ranks and sort keys, and the count of the whole
 	// filtered board (the window sees every row before LIMIT applies).
@@ -473,7 +483,7 @@ func boardQuery(benchID string, opt leaderboard.Options, offset, limit int) (str
 	args = append(args, limit, offset)
 	q += ` ` + pick + `, page.rank, page.n FROM page JOIN board_rows b ON b.submission_id = page.submission_id` + join +
 		` ORDER BY ` + prefixed("page.", order)
-	return q, args, false
+	return q, args, false, false
 }
 
 func prefixed(p, cols string) string {
@@ -490,29 +500,21 @@ func prefixed(p, cols string) string {
 // another order costs a pass over the benchmark's index entries, never
 // reading its submissions.
 func (db *DB) BoardPage(ctx context.Context, benchID string, opt leaderboard.Options, offset, limit int) ([]d5list.Entry, int, error) {
-	q, args, counted := boardQuery(benchID, opt, offset, limit)
+	q, args, counted, reversed := boardQuery(benchID, opt, offset, limit)
 	entries := []d5list.Entry{}
 	total := 0
-	err := db.readTx(ctx, func(tx *sql.Tx) error {
+	err := db.readTx(ctx, func(tx *sql.Tx) (err error) {
 		if counted {
-			view := viewBestDefault
-			o := opt.Normalized()
-			switch {
-			case o.IncludeUnverified && o.AllPerSystem:
-				view = viewOnAll
-			case o.IncludeUnverified:
-				view = viewBestAll
-			case o.AllPerSystem:
-				view = viewOnDefault
-			}
-			err := tx.QueryRowContext(ctx, `SELECT n FROM board_counts WHERE benchmark_id = ? AND view = ?`, benchID, view).Scan(&total)
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			if total, err = boardCountTx(ctx, tx, benchID, opt); err != nil {
 				return err
 			}
 		}
 		return scanBoard(ctx, tx, q, args, func(e *d5list.Entry, rank, n int) error {
 			if counted {
 				rank = offset + len(entries) + 1
+				if reversed {
+					rank = total - offset - len(entries)
+				}
 			} else {
 				total = n
 			}
@@ -535,11 +537,18 @@ func (db *DB) BoardPage(ctx context.Context, benchID string, opt leaderboard.Opt
 // EachBoardEntry streams a whole board from the index, in its order, for
 // the exports: one entry in memory at a time.
 func (db *DB) EachBoardEntry(ctx context.Context, benchID string, opt leaderboard.Options, fn func(*d5list.Entry) error) error {
-	q, args, counted := boardQuery(benchID, opt, 0, -1)
-	rank := 0
+	q, args, counted, reversed := boardQuery(benchID, opt, 0, -1)
+	rank, step := 0, 1
 	err := db.readTx(ctx, func(tx *sql.Tx) error {
+		if reversed {
+			total, err := boardCountTx(ctx, tx, benchID, opt)
+			if err != nil {
+				return err
+			}
+			rank, step = total+1, -1
+		}
 		return scanBoard(ctx, tx, q, args, func(e *d5list.Entry, r, _ int) error {
-			rank++
+			rank += step
 			if counted {
 				r = rank
 			}
@@ -548,6 +557,27 @@ func (db *DB) EachBoardEntry(ctx context.Context, benchID string, opt leaderboar
 		})
 	})
 	return wrap(err, "reading the board of %q", benchID)
+}
+
+// boardCountTx is the row count kept for the view of opt that has an
+// index of its own (no filter, no search).
+func boardCountTx(ctx context.Context, tx *sql.Tx, benchID string, opt leaderboard.Options) (int, error) {
+	view := viewBestDefault
+	o := opt.Normalized()
+	switch {
+	case o.IncludeUnverified && o.AllPerSystem:
+		view = viewOnAll
+	case o.IncludeUnverified:
+		view = viewBestAll
+	case o.AllPerSystem:
+		view = viewOnDefault
+	}
+	total := 0
+	err := tx.QueryRowContext(ctx, `SELECT n FROM board_counts WHERE benchmark_id = ? AND view = ?`, benchID, view).Scan(&total)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, err
+	}
+	return total, nil
 }
 
 func scanBoard(ctx context.Context, tx *sql.Tx, q string, args []any, fn func(e *d5list.Entry, rank, total int) error) error {

@@ -137,7 +137,8 @@ func checkBoardIndex(t *testing.T, seed uint64) {
 		for _, all := range []bool{false, true} {
 			for _, filter := range []leaderboard.Options{{}, {Division: "closed"}, {Accelerator: "nvidia h100"}, {Framework: "JAX "}} {
 				for _, search := range []string{"", "lab a", "h100", "zzz"} {
-					for _, sort := range []string{"", leaderboard.SortDate, leaderboard.SortSubmitter, leaderboard.SortSystem} {
+					for _, sort := range []string{"", leaderboard.SortDate, leaderboard.SortSubmitter, leaderboard.SortSystem,
+						leaderboard.SortScore, leaderboard.SortScoreReverse} {
 						opt := filter
 						opt.IncludeUnverified, opt.AllPerSystem, opt.Search, opt.Sort = unverified, all, search, sort
 						compareBoard(t, db, bench.ID, opt, scored.Rank(opt))

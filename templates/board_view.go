@@ -116,6 +116,24 @@ func (v BoardView) SortLink(by string) string {
 // SortedBy says whether the rows are shown in the order of column by.
 func (v BoardView) SortedBy(by string) bool { return strings.EqualFold(v.Options.Sort, by) }
 
+// ScoreSortLink is the score column's link: worst first from the
+// ranking's own order (by rank or by score), best first from any other.
+func (v BoardView) ScoreSortLink() string {
+	if v.SortedBy("") || v.SortedBy(leaderboard.SortScore) {
+		return v.SortLink(leaderboard.SortScoreReverse)
+	}
+	return v.SortLink(leaderboard.SortScore)
+}
+
+// scoreAriaSort is the score column's aria-sort, which names the order of
+// the values, not of their merit: best first is ascending for a time and
+// descending for a throughput.
+func (v BoardView) scoreAriaSort() string {
+	best, worst := v.SortedBy(leaderboard.SortScore), v.SortedBy(leaderboard.SortScoreReverse)
+	higherBetter := v.Board.Benchmark.Ranking.Direction == d5list.HigherIsBetter
+	return ariaSort(best || worst, best == higherBetter)
+}
+
 // perPageField is the page size the filter form carries along, or "" for
 // the default (which the form then leaves out of the link).
 func (v BoardView) perPageField() string {

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -393,5 +394,87 @@ func TestBoardPageSorting(t *testing.T) {
 	}
 	if a := fetch(t, b.url+base+"?sort=cost"); a.code != http.StatusBadRequest {
 		t.Errorf("?sort=cost: %d, want 400", a.code)
+	}
+}
+
+// The score column sorts both ways: worst first (the ranking's reverse)
+// and best first, each row keeping its rank, page after page, with
+// aria-sort naming the order of the values (a time: best first is
+// ascending).
+func TestBoardPageSortsByScore(t *testing.T) {
+	b := newSyntheticBoard(t, 200, 30)
+	base := "/benchmarks/" + b.bench.ID
+	ints := func(doc *goquery.Document, id string) []int {
+		var out []int
+		doc.Find(testid("leaderboard-row")).Each(func(_ int, r *goquery.Selection) {
+			n, err := strconv.Atoi(strings.TrimSpace(r.Find(testid(id)).Text()))
+			if err != nil {
+				t.Fatalf("%s: %v", id, err)
+			}
+			out = append(out, n)
+		})
+		return out
+	}
+	scores := func(doc *goquery.Document) []float64 {
+		var out []float64
+		doc.Find(testid("entry-score")).Each(func(_ int, s *goquery.Selection) {
+			v, err := strconv.ParseFloat(strings.Fields(s.Text())[0], 64)
+			if err != nil {
+				t.Fatalf("score %q: %v", s.Text(), err)
+			}
+			out = append(out, v)
+		})
+		return out
+	}
+	scoreHeader := func(doc *goquery.Document) (href, ariaSort string) {
+		a := doc.Find(testid("sort-score"))
+		href, _ = a.Attr("href")
+		ariaSort, _ = a.Closest("th").Attr("aria-sort")
+		return href, ariaSort
+	}
+
+	doc, _ := b.doc(t, base+"?rows=all&per=50")
+	href, aria := scoreHeader(doc)
+	if !strings.Contains(href, "sort=score-reverse") || aria != "none" {
+		t.Fatalf("by rank, the score header links %q with aria-sort %q, want worst first and none", href, aria)
+	}
+	worst, _ := b.doc(t, href)
+	ranks := ints(worst, "entry-rank")
+	// 200 entries less every 7th, sent back to review: the last is 171.
+	if len(ranks) != 50 || ranks[0] != 171 || !slices.IsSortedFunc(ranks, func(a, b int) int { return b - a }) {
+		t.Fatalf("worst first, ranks %v, want 171 down", ranks)
+	}
+	if vals := scores(worst); !slices.IsSortedFunc(vals, func(a, b float64) int { return cmp.Compare(b, a) }) {
+		t.Errorf("worst first, the times %v do not fall", vals)
+	}
+	href, aria = scoreHeader(worst)
+	if !strings.Contains(href, "sort=score") || strings.Contains(href, "score-reverse") || aria != "descending" {
+		t.Errorf("worst first, the score header links %q with aria-sort %q, want best first and descending", href, aria)
+	}
+	if v := worst.Find(testid("sort-rank")).Closest("th").AttrOr("aria-sort", ""); v != "none" {
+		t.Errorf("worst first, the rank column's aria-sort is %q", v)
+	}
+	next, _ := worst.Find(testid("page-next")).First().Attr("href")
+	page2, _ := b.doc(t, next)
+	if r := ints(page2, "entry-rank"); len(r) == 0 || r[0] != 121 {
+		t.Errorf("worst first, page 2 starts at rank %v, want 121", r)
+	}
+	last, _ := worst.Find(testid("page-last")).First().Attr("href")
+	lastPage, _ := b.doc(t, last)
+	if r := ints(lastPage, "entry-rank"); len(r) == 0 || r[len(r)-1] != 1 {
+		t.Errorf("worst first, the last page ends at rank %v, want 1", r)
+	}
+
+	best, _ := b.doc(t, href)
+	if r := ints(best, "entry-rank"); len(r) != 50 || r[0] != 1 || !slices.IsSorted(r) {
+		t.Errorf("best first, ranks %v, want 1 up", r)
+	}
+	if _, aria := scoreHeader(best); aria != "ascending" {
+		t.Errorf("best first, aria-sort %q, want ascending (a time)", aria)
+	}
+	// A filtered board sorts through the window query, not the index.
+	filtered, _ := b.doc(t, base+"?rows=all&per=50&framework=torch&sort=score-reverse")
+	if r := ints(filtered, "entry-rank"); len(r) < 2 || !slices.IsSortedFunc(r, func(a, b int) int { return b - a }) {
+		t.Errorf("filtered, worst first, ranks %v", r)
 	}
 }

@@ -845,7 +845,7 @@ func boardTable(v BoardView) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 77, "\" data-testid=\"sort-system\">System</a></th><th scope=\"col\">Hardware</th><th scope=\"col\">Framework</th><th scope=\"col\">Division</th><th scope=\"col\" class=\"num\" aria-sort=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 77, "\" data-testid=\"sort-system\">System</a></th><th scope=\"col\" data-testid=\"column-hardware\">Hardware</th><th scope=\"col\">Framework</th><th scope=\"col\">Division</th><th scope=\"col\" class=\"num\" aria-sort=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -1,6 +1,7 @@
 package templates
 
 import (
+	"math"
 	"net/url"
 	"sort"
 	"strconv"
@@ -261,11 +262,17 @@ func (v BoardView) LevelColumns() []d5list.LevelColumn {
 	return out
 }
 
-// measureText is an entry's value of a level column, or a dash.
+// measureText is an entry's value of a level column, or a dash. A worker
+// count is whole, and bytes read in kB or MB, not as "1500000.0 B".
 func measureText(e d5list.Entry, col d5list.LevelColumn) string {
 	v, ok := e.Measures[col.Metric]
-	if !ok {
+	switch {
+	case !ok:
 		return "—"
+	case col.Metric == d5list.MetricNumberOfWorkers && v == math.Trunc(v):
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case col.Unit == "B" && v >= 0 && v < math.MaxInt64:
+		return bytesWords(int64(v))
 	}
 	return FormatValue(v, col.Unit)
 }
@@ -285,9 +292,10 @@ func hardwareText(e d5list.Entry) string {
 	return "—"
 }
 
-// columnHeader is a column's label with its unit.
+// columnHeader is a column's label with its unit; bytes, scaled per
+// value, carry theirs in each cell.
 func columnHeader(col d5list.LevelColumn) string {
-	if col.Unit == "" {
+	if col.Unit == "" || col.Unit == "B" {
 		return col.Label
 	}
 	return col.Label + " (" + col.Unit + ")"

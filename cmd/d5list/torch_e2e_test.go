@@ -78,6 +78,7 @@ func TestTorchExamplesEndToEnd(t *testing.T) {
 		forge             *forgery
 	}{
 		{"pytorch-gemm", "l0-gemm-torch-cpu", nil},
+		{"pytorch-conv2d", "l0-conv2d-torch-cpu", nil},
 		{"pytorch-digits-inference", "l1-digits-mlp-inference-torch-cpu", &throughput},
 		{"pytorch-digits-mlp", "l2-digits-mlp-torch-cpu", &accuracy},
 		{"pytorch-digits-mlp-ddp", "l3-digits-mlp-torch-ddp-cpu", &accuracy},

@@ -151,10 +151,11 @@ func claimUntilVerified(t *testing.T, p *portalUnderTest, source, benchmark stri
 			t.Logf("verified on try %d: measured %.4g (claimed %.4g)", try, board.Entries[0].Value, board.Entries[0].Claimed)
 			return got, dir
 		}
-		if got.Status != d5list.StatusDiscrepancy || !onlyTiming(owned.Reasons) || try == tries {
+		timingOnly := (got.Status == d5list.StatusDiscrepancy || got.Status == d5list.StatusNeedsReview) && onlyTiming(owned.Reasons)
+		if !timingOnly || try == tries {
 			t.Fatalf("try %d: %s, want verified; reasons (as its owner sees them) %s", try, got.Status, reasonsText(owned.Reasons))
 		}
-		t.Logf("try %d: a timing discrepancy, accuracies exact; claiming and re-running again: %s", try, reasonsText(owned.Reasons))
+		t.Logf("try %d: %s on timing alone, accuracies exact; claiming and re-running again: %s", try, got.Status, reasonsText(owned.Reasons))
 	}
 }
 
@@ -225,11 +226,13 @@ func scaleLogged(t *testing.T, path, key string, factor float64) {
 	}
 }
 
-// onlyTiming reports whether every reason is a timing finding.
+// onlyTiming reports whether every reason is a timing finding: a claim
+// off its re-run's time, or a re-run too noisy to judge it (one stall of
+// this shared machine), which an organiser would look at.
 func onlyTiming(rs []d5list.Reason) bool {
 	for _, r := range rs {
 		switch r.Code {
-		case verifier.CodeTimingMismatch, verifier.CodeRunTimingMismatch, verifier.CodeEpochTimeMismatch:
+		case verifier.CodeTimingMismatch, verifier.CodeRunTimingMismatch, verifier.CodeEpochTimeMismatch, verifier.CodeTimingTooNoisy:
 		default:
 			return false
 		}

@@ -359,10 +359,19 @@ func TestThreeRunnersThirtyJobs(t *testing.T) {
 	for _, j := range jobs {
 		p.waitJob(t, j.ID, 60*time.Second, "completion", func(j *d5list.Job) bool { return j.State == d5list.JobDone })
 	}
-	reported := map[int64]int{}
-	for _, r := range runners {
-		for _, id := range jobsIn(r.events("job done")) {
-			reported[id]++
+	// A runner logs "job done" after the portal's answer to its report,
+	// which comes after the job is done in the database: its log may lag
+	// the state by a moment.
+	var reported map[int64]int
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		reported = map[int64]int{}
+		for _, r := range runners {
+			for _, id := range jobsIn(r.events("job done")) {
+				reported[id]++
+			}
+		}
+		if len(reported) >= len(jobs) || time.Now().After(deadline) {
+			break
 		}
 	}
 	for _, j := range jobs {

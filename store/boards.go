@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -43,8 +44,10 @@ func syncBoardRowTx(ctx context.Context, tx *sql.Tx, id int64) error {
 	}
 	var oldSystem string
 	var oldDefault, oldAll bool
-	err = tx.QueryRowContext(ctx, `SELECT system_key, on_default, on_all FROM board_rows WHERE submission_id = ?`, id).
-		Scan(&oldSystem, &oldDefault, &oldAll)
+	var oldValues filterValues
+	err = tx.QueryRowContext(ctx, `SELECT system_key, on_default, on_all, `+strings.Join(filterColumns[:], ", ")+`
+		FROM board_rows WHERE submission_id = ?`, id).
+		Scan(&oldSystem, &oldDefault, &oldAll, &oldValues[0], &oldValues[1], &oldValues[2], &oldValues[3])
 	had := err == nil
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
@@ -94,8 +97,77 @@ func syncBoardRowTx(ctx context.Context, tx *sql.Tx, id int64) error {
 			return err
 		}
 	}
+	// Only the groups the row left or joined can have another best row.
+	groups := map[filterGroup]bool{}
+	if had {
+		for i, col := range filterColumns {
+			groups[filterGroup{oldSystem, col, oldValues[i]}] = true
+		}
+	}
+	if listed {
+		vals := filterValues{row.Division, row.Availability, row.Accelerator, row.Framework}
+		for i, col := range filterColumns {
+			groups[filterGroup{row.SystemKey, col, vals[i]}] = true
+		}
+	}
+	for g := range groups {
+		if err := electFilterBestTx(ctx, tx, bench.ID, g); err != nil {
+			return err
+		}
+	}
 	return nil
 }
+
+// filterColumns are the board_rows columns a board filters on, one at a
+// time from board_filter_best.
+var filterColumns = [4]string{"division", "availability", "accelerator", "framework"}
+
+type filterValues [4]string
+
+// filterGroup is a system's rows with one value in one filter column.
+type filterGroup struct{ system, col, val string }
+
+// The views of board_filter_best: each system's best of the default
+// board, or of the one that includes unverified entries.
+var filterViews = []struct{ name, on string }{{"default", viewOnDefault}, {"all", viewOnAll}}
+
+// electFilterBestTx keeps g's best row of each view in board_filter_best,
+// or none where g has no row on that view.
+func electFilterBestTx(ctx context.Context, tx *sql.Tx, benchID string, g filterGroup) error {
+	for _, v := range filterViews {
+		var b filterBest
+		err := tx.QueryRowContext(ctx, `SELECT submission_id, k1, sec_missing, k2, created_at FROM board_rows
+			WHERE benchmark_id = ? AND system_key = ? AND `+v.on+` = 1 AND `+g.col+` = ?
+			ORDER BY `+boardOrder+` LIMIT 1`, benchID, g.system, g.val).Scan(&b.id, &b.k1, &b.secMissing, &b.k2, &b.created)
+		if errors.Is(err, sql.ErrNoRows) {
+			_, err = tx.ExecContext(ctx, `DELETE FROM board_filter_best
+				WHERE benchmark_id = ? AND view = ? AND col = ? AND val = ? AND system_key = ?`, benchID, v.name, g.col, g.val, g.system)
+		} else if err == nil {
+			_, err = tx.ExecContext(ctx, upsertFilterBest, b.args(benchID, v.name, g)...)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// filterBest is a group's best row: its id and ranking keys.
+type filterBest struct {
+	id         int64
+	k1, k2     float64
+	secMissing int
+	created    int64
+}
+
+func (b filterBest) args(benchID, view string, g filterGroup) []any {
+	return []any{benchID, view, g.col, g.val, g.system, b.id, b.k1, b.secMissing, b.k2, b.created}
+}
+
+const upsertFilterBest = `INSERT INTO board_filter_best (benchmark_id, view, col, val, system_key, submission_id, k1, sec_missing, k2, created_at)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT (benchmark_id, view, col, val, system_key) DO UPDATE SET submission_id = excluded.submission_id,
+		k1 = excluded.k1, sec_missing = excluded.sec_missing, k2 = excluded.k2, created_at = excluded.created_at`
 
 func b2i(b bool) int {
 	if b {
@@ -355,17 +427,33 @@ func upsertRowOf(ctx context.Context, tx *sql.Tx, stmt *sql.Stmt, bench *d5list.
 	return err
 }
 
-// electAllBestTx elects every system's best rows of a benchmark and counts
-// its views, in one pass each over the system index.
+// electAllBestTx elects every system's best rows of a benchmark, in each
+// view and under each filter, and counts its views. One pass over the
+// system index in ranking order finds them all (a system's first row on a
+// view is its best there, and its first with a value its best under that
+// filter), a slice of systems at a time: the elected are written between
+// slices, so that what is held stays bounded whatever the board's size.
 func electAllBestTx(ctx context.Context, tx *sql.Tx, benchID string) error {
-	for _, v := range []struct{ best, on string }{{viewBestDefault, viewOnDefault}, {viewBestAll, viewOnAll}} {
-		if _, err := tx.ExecContext(ctx, `UPDATE board_rows SET `+v.best+` = 0 WHERE benchmark_id = ? AND `+v.best+` = 1`, benchID); err != nil {
+	for _, best := range []string{viewBestDefault, viewBestAll} {
+		if _, err := tx.ExecContext(ctx, `UPDATE board_rows SET `+best+` = 0 WHERE benchmark_id = ? AND `+best+` = 1`, benchID); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE board_rows SET `+v.best+` = 1 WHERE submission_id IN (
-				SELECT submission_id FROM (SELECT submission_id, row_number() OVER (PARTITION BY system_key ORDER BY `+boardOrder+`) AS one
-					FROM board_rows WHERE benchmark_id = ? AND `+v.on+` = 1) WHERE one = 1)`, benchID); err != nil {
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM board_filter_best WHERE benchmark_id = ?`, benchID); err != nil {
+		return err
+	}
+	var e election
+	after, more := "", false
+	for {
+		var err error
+		if after, more, err = e.scan(ctx, tx, benchID, after, more); err != nil {
 			return err
+		}
+		if err := e.write(ctx, tx, benchID); err != nil {
+			return err
+		}
+		if !more {
+			break
 		}
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM board_counts WHERE benchmark_id = ?`, benchID); err != nil {
@@ -380,6 +468,116 @@ func electAllBestTx(ctx context.Context, tx *sql.Tx, benchID string) error {
 	return nil
 }
 
+// electionSlice is about how many elected rows electAllBestTx holds
+// before writing them; a variable so that tests can make slices small.
+var electionSlice = 20000
+
+// election is what one slice of electAllBestTx's pass elected.
+type election struct {
+	bestDefault, bestAll []int64
+	filters              []filterBestOf
+}
+
+type filterBestOf struct {
+	view string
+	g    filterGroup
+	b    filterBest
+}
+
+func (e *election) size() int { return len(e.bestDefault) + len(e.bestAll) + len(e.filters) }
+
+// scan reads the system index from the system after `after` (from the
+// first where !resume), electing each system's best rows, and stops at the
+// first system boundary past electionSlice elected rows; it returns the
+// last system it finished and whether systems remain.
+func (e *election) scan(ctx context.Context, tx *sql.Tx, benchID, after string, resume bool) (string, bool, error) {
+	q := `SELECT submission_id, system_key, on_default, on_all, k1, sec_missing, k2, created_at, ` +
+		strings.Join(filterColumns[:], ", ") + ` FROM board_rows WHERE benchmark_id = ?`
+	args := []any{benchID}
+	if resume {
+		q += ` AND system_key > ?`
+		args = append(args, after)
+	}
+	rows, err := tx.QueryContext(ctx, q+` ORDER BY system_key, `+boardOrder, args...)
+	if err != nil {
+		return "", false, err
+	}
+	defer rows.Close()
+	current, started := "", false
+	seen := map[string]bool{}
+	for rows.Next() {
+		var system string
+		var onDefault, onAll bool
+		var b filterBest
+		var vals filterValues
+		if err := rows.Scan(&b.id, &system, &onDefault, &onAll, &b.k1, &b.secMissing, &b.k2, &b.created,
+			&vals[0], &vals[1], &vals[2], &vals[3]); err != nil {
+			return "", false, err
+		}
+		if !started || system != current {
+			if started && e.size() >= electionSlice {
+				return current, true, rows.Close()
+			}
+			current, started = system, true
+			clear(seen)
+		}
+		for _, v := range filterViews {
+			if on := onDefault && v.name == "default" || onAll && v.name == "all"; !on {
+				continue
+			}
+			if !seen[v.name] {
+				seen[v.name] = true
+				if v.name == "default" {
+					e.bestDefault = append(e.bestDefault, b.id)
+				} else {
+					e.bestAll = append(e.bestAll, b.id)
+				}
+			}
+			for i, col := range filterColumns {
+				key := v.name + "\x00" + col + "\x00" + vals[i]
+				if !seen[key] {
+					seen[key] = true
+					e.filters = append(e.filters, filterBestOf{v.name, filterGroup{system, col, vals[i]}, b})
+				}
+			}
+		}
+	}
+	return current, false, rows.Err()
+}
+
+// write stores what the slice elected and empties it.
+func (e *election) write(ctx context.Context, tx *sql.Tx, benchID string) error {
+	for _, m := range []struct {
+		best string
+		ids  []int64
+	}{{viewBestDefault, e.bestDefault}, {viewBestAll, e.bestAll}} {
+		for ids := range slices.Chunk(m.ids, 500) {
+			args := make([]any, len(ids))
+			for i, id := range ids {
+				args[i] = id
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE board_rows SET `+m.best+` = 1 WHERE submission_id IN (?`+
+				strings.Repeat(", ?", len(ids)-1)+`)`, args...); err != nil {
+				return err
+			}
+		}
+	}
+	if len(e.filters) > 0 {
+		stmt, err := tx.PrepareContext(ctx, upsertFilterBest)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for _, f := range e.filters {
+			if _, err := stmt.ExecContext(ctx, f.b.args(benchID, f.view, f.g)...); err != nil {
+				return err
+			}
+		}
+	}
+	e.bestDefault, e.bestAll, e.filters = e.bestDefault[:0], e.bestAll[:0], e.filters[:0]
+	return nil
+}
+
 // backfillBoards runs at Open: it marks for a rebuild each benchmark that
 // has submissions but no counted views (never indexed, as a database made
 // before migration 0009, or its counts lost), and finishes every rebuild
@@ -387,6 +585,9 @@ func electAllBestTx(ctx context.Context, tx *sql.Tx, benchID string) error {
 func (db *DB) backfillBoards(ctx context.Context) error {
 	// Most starts have nothing to do: a read says so without taking the
 	// write lock from a serving process.
+	if err := db.electUnfiltered(ctx); err != nil {
+		return err
+	}
 	var todo bool
 	err := db.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM board_rebuilds) OR EXISTS (SELECT 1 FROM benchmarks b
 		WHERE EXISTS (SELECT 1 FROM submissions s WHERE s.benchmark_id = b.id)
@@ -406,6 +607,37 @@ func (db *DB) backfillBoards(ctx context.Context) error {
 		return err
 	}
 	return db.finishRebuilds(ctx)
+}
+
+// electUnfiltered elects the filtered boards' best rows of each benchmark
+// whose rows were indexed before board_filter_best existed (migration
+// 0015): its rows are listed, but no system has a best row under a filter.
+func (db *DB) electUnfiltered(ctx context.Context) error {
+	var benches []string
+	rows, err := db.read.QueryContext(ctx, `SELECT id FROM benchmarks b
+		WHERE EXISTS (SELECT 1 FROM board_rows r WHERE r.benchmark_id = b.id AND r.best_all = 1)
+			AND NOT EXISTS (SELECT 1 FROM board_filter_best f WHERE f.benchmark_id = b.id)`)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return err
+		}
+		benches = append(benches, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, id := range benches {
+		if err := db.ElectBoards(ctx, id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // boardQuery is the SQL of rows offset to offset+limit (limit -1: all) of
@@ -443,20 +675,49 @@ func boardQuery(benchID string, opt leaderboard.Options, offset, limit int) (q s
 		q = pick + `, 0, 0 FROM board_rows b` + join + ` WHERE b.benchmark_id = ? AND b.` + view + ` = 1 ORDER BY ` + order + ` LIMIT ? OFFSET ?`
 		return q, []any{benchID, limit, offset}, true, reversed
 	}
-	where := []string{"benchmark_id = ?", on + " = 1"}
-	args = []any{benchID}
-	for _, f := range []struct{ col, val string }{{"division", opt.Division}, {"availability", opt.Availability},
-		{"accelerator", opt.Accelerator}, {"framework", opt.Framework}} {
-		if f.val != "" {
-			where, args = append(where, f.col+" = ?"), append(args, f.val)
+	if g, ok := singleFilter(opt); ok && !opt.AllPerSystem && opt.Search == "" && inRankOrder {
+		// Each system's best under one filter: a range of
+		// board_filter_best's index, as the unfiltered board's is of its
+		// partial index.
+		order := prefixed("f.", boardOrder)
+		reversed = opt.Sort == leaderboard.SortScoreReverse
+		if reversed {
+			order = strings.ReplaceAll(order, ",", " DESC,") + " DESC"
 		}
+		q = pick + `, 0, 0 FROM board_filter_best f JOIN board_rows b ON b.submission_id = f.submission_id` + join +
+			` WHERE f.benchmark_id = ? AND f.view = ? AND f.col = ? AND f.val = ? ORDER BY ` + order + ` LIMIT ? OFFSET ?`
+		return q, []any{benchID, g.view, g.col, g.val, limit, offset}, true, reversed
 	}
-	q = `WITH v AS (SELECT submission_id, k1, sec_missing, k2, created_at, system_key, search, sort_submitter, sort_system
-			FROM board_rows WHERE ` + strings.Join(where, " AND ") + `)`
+	const cols = `submission_id, k1, sec_missing, k2, created_at, system_key, search, sort_submitter, sort_system`
 	from := "v"
-	if !opt.AllPerSystem {
-		q += `, p AS (SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY system_key ORDER BY ` + boardOrder + `) AS one FROM v) WHERE one = 1)`
-		from = "p"
+	g, single := singleFilter(opt)
+	switch {
+	case !opt.AllPerSystem && !filtered:
+		// Each system's best row is marked: a search or another order
+		// reads those, about one row per system.
+		q = `WITH v AS (SELECT ` + cols + ` FROM board_rows WHERE benchmark_id = ? AND ` + best + ` = 1)`
+		args = []any{benchID}
+	case !opt.AllPerSystem && single:
+		// So is each system's best under one filter.
+		q = `WITH v AS (SELECT ` + prefixed("b.", cols) + ` FROM board_filter_best f JOIN board_rows b ON b.submission_id = f.submission_id
+			WHERE f.benchmark_id = ? AND f.view = ? AND f.col = ? AND f.val = ?)`
+		args = []any{benchID, g.view, g.col, g.val}
+	default:
+		// Every row of the view with the filters' values; each system's
+		// best of those where the board keeps one per system (two filters
+		// or more: a window over the rows that have both values).
+		where := []string{"benchmark_id = ?", on + " = 1"}
+		args = []any{benchID}
+		for i, val := range []string{opt.Division, opt.Availability, opt.Accelerator, opt.Framework} {
+			if val != "" {
+				where, args = append(where, filterColumns[i]+" = ?"), append(args, val)
+			}
+		}
+		q = `WITH v AS (SELECT ` + cols + ` FROM board_rows WHERE ` + strings.Join(where, " AND ") + `)`
+		if !opt.AllPerSystem {
+			q += `, p AS (SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY system_key ORDER BY ` + boardOrder + `) AS one FROM v) WHERE one = 1)`
+			from = "p"
+		}
 	}
 	q += `, r AS (SELECT *, row_number() OVER (ORDER BY ` + boardOrder + `) AS rank FROM ` + from + `)`
 	if term := leaderboard.SearchTerm(opt); term != "" {
@@ -486,6 +747,27 @@ func boardQuery(benchID string, opt leaderboard.Options, offset, limit int) (q s
 	return q, args, false, false
 }
 
+// filterView is one filter of a board as board_filter_best keys it.
+type filterView struct{ view, col, val string }
+
+// singleFilter reports the filter of a board that filters on exactly one
+// column; two or more (or none) are answered another way.
+func singleFilter(opt leaderboard.Options) (filterView, bool) {
+	var f filterView
+	n := 0
+	for i, val := range []string{opt.Division, opt.Availability, opt.Accelerator, opt.Framework} {
+		if val != "" {
+			f.col, f.val = filterColumns[i], val
+			n++
+		}
+	}
+	f.view = "default"
+	if opt.IncludeUnverified {
+		f.view = "all"
+	}
+	return f, n == 1
+}
+
 func prefixed(p, cols string) string {
 	parts := strings.Split(cols, ", ")
 	for i := range parts {
@@ -496,9 +778,11 @@ func prefixed(p, cols string) string {
 
 // BoardPage answers one page of a board from the index: at most limit
 // entries from offset, ranked, and the board's row count. Its cost is
-// about the page's rows for the default views; a filter, a search or
-// another order costs a pass over the benchmark's index entries, never
-// reading its submissions.
+// about the page's rows for each system's best, plain or under one filter;
+// a search or another order of those costs about a row per system; two
+// filters or more, or a search or another order of every entry, cost a
+// pass over the benchmark's index rows. It never reads a submission
+// beyond the page's.
 func (db *DB) BoardPage(ctx context.Context, benchID string, opt leaderboard.Options, offset, limit int) ([]d5list.Entry, int, error) {
 	q, args, counted, reversed := boardQuery(benchID, opt, offset, limit)
 	entries := []d5list.Entry{}
@@ -562,8 +846,15 @@ func (db *DB) EachBoardEntry(ctx context.Context, benchID string, opt leaderboar
 // boardCountTx is the row count kept for the view of opt that has an
 // index of its own (no filter, no search).
 func boardCountTx(ctx context.Context, tx *sql.Tx, benchID string, opt leaderboard.Options) (int, error) {
-	view := viewBestDefault
 	o := opt.Normalized()
+	if g, ok := singleFilter(o); ok && !o.AllPerSystem {
+		// One row per system with that value: at most the systems.
+		total := 0
+		err := tx.QueryRowContext(ctx, `SELECT count(*) FROM board_filter_best WHERE benchmark_id = ? AND view = ? AND col = ? AND val = ?`,
+			benchID, g.view, g.col, g.val).Scan(&total)
+		return total, err
+	}
+	view := viewBestDefault
 	switch {
 	case o.IncludeUnverified && o.AllPerSystem:
 		view = viewOnAll

@@ -271,7 +271,8 @@ func checkAgainstScore(t *testing.T, db *DB, benchID string) {
 	scored := leaderboard.Score(bench, subs)
 	for _, unverified := range []bool{false, true} {
 		for _, all := range []bool{false, true} {
-			for _, opt := range []leaderboard.Options{{}, {Division: "closed"}, {Search: "lab a"}, {Sort: leaderboard.SortDate}} {
+			for _, opt := range []leaderboard.Options{{}, {Division: "closed"}, {Framework: "JAX "}, {Accelerator: "nvidia h100"},
+				{Division: "open", Framework: "torch"}, {Search: "lab a"}, {Sort: leaderboard.SortDate}} {
 				opt.IncludeUnverified, opt.AllPerSystem = unverified, all
 				compareBoard(t, db, benchID, opt, scored.Rank(opt))
 			}
@@ -414,6 +415,35 @@ func TestBoardsBackfilledAtOpen(t *testing.T) {
 	db.Close()
 	db = openTestDB(t, db.Dir())
 	db.Now = clock.Now
+	checkAgainstScore(t, db, "l2-index")
+}
+
+// Each system's best rows, in every view and under every filter, are
+// elected again in one pass over the system index a slice of systems at a
+// time (a slice of one system here, so that every boundary is crossed);
+// a database indexed before board_filter_best existed (migration 0015)
+// gets its filtered boards at Open.
+func TestFilteredBestElectedInSlicesAndAtOpen(t *testing.T) {
+	db, clock := newTestDB(t)
+	ctx := context.Background()
+	randomBoard(t, db, clock, 11)
+	defer func(n int) { electionSlice = n }(electionSlice)
+	electionSlice = 1
+	if err := db.ElectBoards(ctx, "l2-index"); err != nil {
+		t.Fatal(err)
+	}
+	checkAgainstScore(t, db, "l2-index")
+
+	if _, err := db.write.Exec(`DELETE FROM board_filter_best`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	db = openTestDB(t, db.Dir())
+	db.Now = clock.Now
+	var n int
+	if err := db.read.QueryRow(`SELECT count(*) FROM board_filter_best`).Scan(&n); err != nil || n == 0 {
+		t.Fatalf("board_filter_best holds %d rows after Open (%v), want the filtered boards elected again", n, err)
+	}
 	checkAgainstScore(t, db, "l2-index")
 }
 

@@ -4,8 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -17,24 +15,8 @@ import (
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/handlers"
+	"github.com/deep500/d5list/internal/browsertest"
 )
-
-// chromium returns a Chromium or Chrome binary, or skips the test.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, p := range []string{"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"} {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	for _, n := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(n); err == nil {
-			return p
-		}
-	}
-	t.Skip("no Chromium found (/usr/bin/chromium, chromium-browser, google-chrome): this test needs one; .ci/install-packages.sh installs Debian's chromium")
-	return ""
-}
 
 // A visitor follows an entry on its way; its verdict, a discrepancy no
 // organiser has published, is not the visitor's to see. The page then
@@ -42,7 +24,6 @@ func chromium(t *testing.T) string {
 // and, where the browser has no EventSource, through the API's 404, which
 // the poller must not retry forever.
 func TestLivePageStopsAtHiddenVerdict(t *testing.T) {
-	bin := chromium(t)
 	defer func(poll, refresh time.Duration) {
 		handlers.EventsPoll, handlers.EventsRefresh = poll, refresh
 	}(handlers.EventsPoll, handlers.EventsRefresh)
@@ -63,15 +44,7 @@ func TestLivePageStopsAtHiddenVerdict(t *testing.T) {
 			}))
 			t.Cleanup(srv.Close)
 
-			profile := t.TempDir()
-			actx, cancelAlloc := chromedp.NewExecAllocator(ctx, chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox,
-				chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.UserDataDir(profile),
-				chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true))
-			defer cancelAlloc()
-			bctx, cancelBrowser := chromedp.NewContext(actx)
-			defer cancelBrowser()
-			bctx, cancel := context.WithTimeout(bctx, 60*time.Second)
-			defer cancel()
+			bctx := browsertest.Start(t, 60*time.Second)
 
 			var setup []chromedp.Action
 			if mode == "polling" {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,24 +13,11 @@ import (
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 
+	"github.com/deep500/d5list/internal/browsertest"
+
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/store"
 )
-
-// findChromium returns a Chromium or Chrome binary, or "".
-func findChromium() string {
-	for _, p := range []string{"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"} {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	for _, n := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(n); err == nil {
-			return p
-		}
-	}
-	return ""
-}
 
 // browser is a headless Chromium with a fresh profile; shot saves a
 // screenshot under dir.
@@ -43,10 +29,7 @@ type browser struct {
 
 func newBrowser(t *testing.T, timeout time.Duration) *browser {
 	t.Helper()
-	bin := findChromium()
-	if bin == "" {
-		t.Skip("no Chromium found (/usr/bin/chromium, chromium-browser, google-chrome): the browser tests need one; .ci/run installs Debian's chromium")
-	}
+	ctx := browsertest.Start(t, timeout, chromedp.WindowSize(1200, 900))
 	dir := os.Getenv("D5LIST_ARTEFACTS")
 	if dir == "" {
 		var err error
@@ -57,47 +40,7 @@ func newBrowser(t *testing.T, timeout time.Duration) *browser {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// Not t.TempDir: Chromium's helper processes (crashpad, the network
-	// service) outlive the browser by a moment and keep writing the profile,
-	// so an immediate RemoveAll fails the test although every step passed.
-	profile, err := os.MkdirTemp("", "d5list-chromium-profile-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.Flag("no-default-browser-check", true), chromedp.UserDataDir(profile),
-		chromedp.WindowSize(1200, 900),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
-	t.Cleanup(func() {
-		cancelTimeout()
-		cancelCtx()
-		cancelAlloc()
-		removeProfile(t, profile)
-	})
-	if err := chromedp.Run(ctx); err != nil {
-		t.Fatalf("starting %s: %v", bin, err)
-	}
 	return &browser{t: t, ctx: ctx, dir: dir}
-}
-
-// removeProfile retries for a few seconds while Chromium's last helpers exit;
-// a profile that still cannot be removed is logged, not failed, because it is
-// the browser's leftover and says nothing about the portal.
-func removeProfile(t *testing.T, dir string) {
-	var err error
-	for range 50 {
-		if err = os.RemoveAll(dir); err == nil {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Logf("chromium profile %s left behind: %v", dir, err)
 }
 
 // shot saves a full-page screenshot named name.png and returns its path.

@@ -27,6 +27,23 @@ func TestSyntheticVerdicts(t *testing.T) {
 	if err := run(context.Background(), []string{"admin", "seed-synthetic", "--data", data, "--submissions", "30", "--systems", "30"}, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
+	// A synthetic submission a killed server left queued: the made-up
+	// verdicts take it with them instead of stopping at it.
+	left, err := store.Open(context.Background(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bench, err := left.Benchmark(context.Background(), "l2-digits-mlp-cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	queued := leaderboard.SyntheticRange(bench, 30, 31, 30, store.SyntheticSubmitter, 7)[0]
+	queued.Measured, queued.Status = nil, d5list.StatusQueued
+	if err := left.CreateSubmission(context.Background(), &queued); err != nil {
+		t.Fatal(err)
+	}
+	left.Close()
+
 	ctx, cancel := context.WithCancel(context.Background())
 	ready, done := make(chan string, 1), make(chan error, 1)
 	cfg := serveConfig{Addr: "127.0.0.1:0", DataDir: data, SyntheticVerdicts: 50, SyntheticBenchmark: "l2-digits-mlp-cpu",

@@ -99,6 +99,10 @@ func churnBench(bin, data, benchmark, query string, rate float64, clients int, d
 		name string
 		ds   []time.Duration
 	}{{"all", all}, {"first after a change", fresh}} {
+		if len(row.ds) == 0 {
+			fmt.Printf("%-28s none: no verdict reached this board while it was asked for\n", row.name)
+			continue
+		}
 		sort.Slice(row.ds, func(i, j int) bool { return row.ds[i] < row.ds[j] })
 		fmt.Printf("%-28s %9s %9s %9s %9s\n", row.name, round(at(row.ds, 0.5)), round(at(row.ds, 0.9)), round(at(row.ds, 0.99)), round(row.ds[len(row.ds)-1]))
 	}

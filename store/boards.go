@@ -72,7 +72,7 @@ func syncBoardRowTx(ctx context.Context, tx *sql.Tx, id int64) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM board_rows WHERE submission_id = ?`, id); err != nil {
 			return err
 		}
-		if err := bumpCountsTx(ctx, tx, bench.ID, map[string]int{viewOnDefault: -b2i(oldDefault), viewOnAll: -b2i(oldAll)}); err != nil {
+		if err := bumpCountsTx(ctx, tx, bench.ID, rowCounts(oldDefault, oldAll, oldValues, -1)); err != nil {
 			return err
 		}
 	}
@@ -80,7 +80,8 @@ func syncBoardRowTx(ctx context.Context, tx *sql.Tx, id int64) error {
 		if err := insertBoardRowTx(ctx, tx, bench.ID, &row, false, false); err != nil {
 			return err
 		}
-		if err := bumpCountsTx(ctx, tx, bench.ID, map[string]int{viewOnDefault: b2i(row.OnDefault), viewOnAll: b2i(row.OnAll)}); err != nil {
+		vals := filterValues{row.Division, row.Availability, row.Accelerator, row.Framework}
+		if err := bumpCountsTx(ctx, tx, bench.ID, rowCounts(row.OnDefault, row.OnAll, vals, 1)); err != nil {
 			return err
 		}
 	}
@@ -168,6 +169,24 @@ const upsertFilterBest = `INSERT INTO board_filter_best (benchmark_id, view, col
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (benchmark_id, view, col, val, system_key) DO UPDATE SET submission_id = excluded.submission_id,
 		k1 = excluded.k1, sec_missing = excluded.sec_missing, k2 = excluded.k2, created_at = excluded.created_at`
+
+// rowCounts is what one row adds (sign 1) or takes (-1) from the counts
+// of the views it is on: every entry, plain and under each filter value.
+func rowCounts(onDefault, onAll bool, vals filterValues, sign int) map[string]int {
+	d := map[string]int{viewOnDefault: sign * b2i(onDefault), viewOnAll: sign * b2i(onAll)}
+	for i, col := range filterColumns {
+		d[filterCountView(viewOnDefault, col, vals[i])] += sign * b2i(onDefault)
+		d[filterCountView(viewOnAll, col, vals[i])] += sign * b2i(onAll)
+	}
+	return d
+}
+
+// filterCountView is board_counts' key of every entry of view (on_default
+// or on_all) with val in filter column col; NUL separates the parts, as
+// no stored value holds one.
+func filterCountView(view, col, val string) string {
+	return view + "\x00" + col + "\x00" + val
+}
 
 func b2i(b bool) int {
 	if b {
@@ -465,6 +484,18 @@ func electAllBestTx(ctx context.Context, tx *sql.Tx, benchID string) error {
 			return err
 		}
 	}
+	for _, col := range filterColumns {
+		// One pass over the column's index counts both views.
+		if _, err := tx.ExecContext(ctx, `INSERT INTO board_counts (benchmark_id, view, n)
+				SELECT ?, ? || char(0) || ? || char(0) || `+col+`, count(*) FROM board_rows
+				WHERE benchmark_id = ? AND on_all = 1 GROUP BY `+col+`
+				UNION ALL
+				SELECT ?, ? || char(0) || ? || char(0) || `+col+`, sum(on_default) FROM board_rows
+				WHERE benchmark_id = ? AND on_all = 1 GROUP BY `+col+` HAVING sum(on_default) > 0`,
+			benchID, viewOnAll, col, benchID, benchID, viewOnDefault, col, benchID); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -675,6 +706,18 @@ func boardQuery(benchID string, opt leaderboard.Options, offset, limit int) (q s
 		q = pick + `, 0, 0 FROM board_rows b` + join + ` WHERE b.benchmark_id = ? AND b.` + view + ` = 1 ORDER BY ` + order + ` LIMIT ? OFFSET ?`
 		return q, []any{benchID, limit, offset}, true, reversed
 	}
+	if g, ok := singleFilter(opt); ok && opt.AllPerSystem && opt.Search == "" && inRankOrder {
+		// Every entry with one filter's value: a range of that column's
+		// index, read until the page is full.
+		order := prefixed("b.", boardOrder)
+		reversed = opt.Sort == leaderboard.SortScoreReverse
+		if reversed {
+			order = strings.ReplaceAll(order, ",", " DESC,") + " DESC"
+		}
+		q = pick + `, 0, 0 FROM board_rows b` + join +
+			` WHERE b.benchmark_id = ? AND b.` + g.col + ` = ? AND b.on_all = 1 AND b.` + on + ` = 1 ORDER BY ` + order + ` LIMIT ? OFFSET ?`
+		return q, []any{benchID, g.val, limit, offset}, true, reversed
+	}
 	if g, ok := singleFilter(opt); ok && !opt.AllPerSystem && opt.Search == "" && inRankOrder {
 		// Each system's best under one filter: a range of
 		// board_filter_best's index, as the unfiltered board's is of its
@@ -847,6 +890,19 @@ func (db *DB) EachBoardEntry(ctx context.Context, benchID string, opt leaderboar
 // index of its own (no filter, no search).
 func boardCountTx(ctx context.Context, tx *sql.Tx, benchID string, opt leaderboard.Options) (int, error) {
 	o := opt.Normalized()
+	if g, ok := singleFilter(o); ok && o.AllPerSystem {
+		view := viewOnDefault
+		if o.IncludeUnverified {
+			view = viewOnAll
+		}
+		total := 0
+		err := tx.QueryRowContext(ctx, `SELECT n FROM board_counts WHERE benchmark_id = ? AND view = ?`,
+			benchID, filterCountView(view, g.col, g.val)).Scan(&total)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return 0, err
+		}
+		return total, nil
+	}
 	if g, ok := singleFilter(o); ok && !o.AllPerSystem {
 		// One row per system with that value: at most the systems.
 		total := 0

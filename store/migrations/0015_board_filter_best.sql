@@ -25,3 +25,16 @@ CREATE INDEX board_filter_best_rank ON board_filter_best
 
 -- Boards indexed before this table are elected again at the next start
 -- (store.backfillBoards).
+
+-- Every entry under one filter: the rows with the value, in ranking order,
+-- of the board with the unverified (on_default rows are on it too), with
+-- on_default at hand. Their counts are kept in board_counts under
+-- filterCountView's keys.
+CREATE INDEX board_on_all_by_division ON board_rows
+    (benchmark_id, division, k1, sec_missing, k2, created_at, submission_id, on_default) WHERE on_all = 1;
+CREATE INDEX board_on_all_by_availability ON board_rows
+    (benchmark_id, availability, k1, sec_missing, k2, created_at, submission_id, on_default) WHERE on_all = 1;
+CREATE INDEX board_on_all_by_accelerator ON board_rows
+    (benchmark_id, accelerator, k1, sec_missing, k2, created_at, submission_id, on_default) WHERE on_all = 1;
+CREATE INDEX board_on_all_by_framework ON board_rows
+    (benchmark_id, framework, k1, sec_missing, k2, created_at, submission_id, on_default) WHERE on_all = 1;

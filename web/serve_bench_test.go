@@ -122,6 +122,8 @@ func BenchmarkCachedBoardPage(b *testing.B) {
 			b.ReportMetric(float64(w.n), "bytes/answer")
 		}
 		b.Run("board/"+name, func(b *testing.B) { serve(b, r, path) })
+		b.Run("json/"+name, func(b *testing.B) { serve(b, r, "/api/v1/leaderboards/l2-bench") })
+		b.Run("csv/"+name, func(b *testing.B) { serve(b, r, "/api/v1/leaderboards/l2-bench.csv") })
 		b.Run("static/"+name, func(b *testing.B) { serve(b, r, "/static/board.html") })
 		b.Run("servecontent/"+name, func(b *testing.B) { serve(b, floor, "/board.html") })
 	}

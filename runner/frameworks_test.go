@@ -131,3 +131,33 @@ func TestParseEnvironmentProbe(t *testing.T) {
 		t.Errorf("%d variables recorded, want at most %d", len(rec), maxRecordedKeys)
 	}
 }
+
+// The runner's own sandbox is probed once for many jobs: the probe starts
+// Python and imports torch, a second every job would pay. A probe that
+// found nothing is asked again.
+func TestHostVersionsProbedOnce(t *testing.T) {
+	var c versionCache
+	calls := 0
+	probe := func(v map[string]string) func() map[string]string {
+		return func() map[string]string { calls++; return v }
+	}
+	if got := c.get(probe(nil)); len(got) != 0 || calls != 1 {
+		t.Fatalf("empty probe: %v after %d calls", got, calls)
+	}
+	want := map[string]string{"framework.torch": "1.13.0a0"}
+	for range 3 {
+		got := c.get(probe(want))
+		if got["framework.torch"] != "1.13.0a0" {
+			t.Fatalf("got %v", got)
+		}
+		got["framework.torch"] = "changed by a caller"
+	}
+	if calls != 2 {
+		t.Errorf("probed %d times for 4 jobs (one found nothing), want 2", calls)
+	}
+	c.at = c.at.Add(-2 * hostVersionsTTL)
+	c.get(probe(want))
+	if calls != 3 {
+		t.Errorf("a probe older than %s was not asked again", hostVersionsTTL)
+	}
+}

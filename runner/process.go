@@ -103,6 +103,8 @@ type Process struct {
 	// unpack is unpackImage; a test slows it down to see that no run's
 	// clock counts it.
 	unpack func(ctx context.Context, archive, rootfs string, lim ImageLimits) (imageConfig, error)
+	// hostVersions: what the sandbox's own python3 computes with.
+	hostVersions versionCache
 }
 
 var _ Executor = (*Process)(nil)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path"
@@ -125,7 +126,12 @@ func (p *Process) Execute(ctx context.Context, spec d5list.JobSpec) ([]d5list.Ru
 	// What the job's runs ran with is asked in their own sandbox, started
 	// as the first run's was, once the runs are done (off their clocks).
 	var launch sandboxLaunch
-	setup.record = func(ctx context.Context) map[string]string { return p.probeEnvironment(ctx, spec, launch) }
+	setup.record = func(ctx context.Context) map[string]string {
+		if spec.Recipe.Image != "" {
+			return p.probeEnvironment(ctx, spec, launch)
+		}
+		return p.hostVersions.get(func() map[string]string { return p.probeEnvironment(ctx, spec, launch) })
+	}
 	return setup.execute(ctx, spec, func(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64) ([]byte, *d5list.RunClock, error) {
 		return p.run(ctx, spec, job, entry, mode, i, seed, gpus, img, dropUID, &launch)
 	})
@@ -401,18 +407,51 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	}
 	started := time.Now()
 	err = runGroup(ctx, cmd, p.opts.KillGrace, i, tail, bothLines(p.opts.OnLine, LinesFrom(ctx)), onStart)
-	foreign, computing := tree.finish()
+	foreign, computing, treeCPU := tree.finish()
 	stopMLLOG()
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w%s", err, tail.String())
 	}
 	// WaitS, as the builtin workloads report it: the share of the run
 	// that foreign work delayed its processes by, times its wall time.
-	clock := &d5list.RunClock{CPUS: processCPU(cmd.ProcessState), WaitS: foreign * time.Since(started).Seconds(), Processes: &computing,
+	// The tree's CPU time where it was read: bwrap's rusage leaves out
+	// the sandbox's processes, which its own init reaps.
+	cpu := processCPU(cmd.ProcessState)
+	if treeCPU > 0 {
+		cpu = max(cpu, treeCPU.Seconds())
+	}
+	clock := &d5list.RunClock{CPUS: cpu, WaitS: foreign * time.Since(started).Seconds(), Processes: &computing,
 		Environment: envRecord(env)}
 	lc.measure(clock)
 	log, err := readResult(host.result, p.opts.Limits.MaxResultBytes, tail)
 	return log, clock, err
+}
+
+// hostVersionsTTL is how long the runner reuses what its own sandbox's
+// python3 reported: a probe starts Python and imports torch (about a
+// second), which every job would otherwise pay after its runs; a package
+// upgraded on the runner shows within this time.
+const hostVersionsTTL = 10 * time.Minute
+
+// versionCache keeps the last probe of the runner's own sandbox (jobs
+// without an image all run the same python3); an empty probe is not kept.
+type versionCache struct {
+	mu sync.Mutex
+	at time.Time
+	v  map[string]string
+}
+
+func (c *versionCache) get(probe func() map[string]string) map[string]string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.v == nil || time.Since(c.at) > hostVersionsTTL {
+		if v := probe(); len(v) > 0 {
+			c.v, c.at = v, time.Now()
+		} else {
+			return v
+		}
+	}
+	return maps.Clone(c.v)
 }
 
 // sandboxLaunch is how a job's first run was started on the host: the

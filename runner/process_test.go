@@ -498,3 +498,25 @@ func TestProcessTimesTheLogLines(t *testing.T) {
 		})
 	}
 }
+
+// The CPU time a sandboxed run records is its processes' own: bwrap's
+// rusage leaves out what the sandbox's init reaps, so it is read from the
+// run's process tree. A shell that counts for most of its run inside the
+// sandbox records most of the run's wall time, not nothing.
+func TestProcessRecordsTheSandboxesCPU(t *testing.T) {
+	needBwrap(t)
+	script := "#!/bin/sh\nset -e\n" +
+		`i=0; while [ $i -lt 1000000 ]; do i=$((i+1)); done` + "\n" +
+		`echo ':::MLLOG {"namespace": "", "time_ms": 1000, "event_type": "POINT_IN_TIME", "key": "run_stop", "value": null, "metadata": {"status": "success"}}' > "$D5_RESULT_LOG"` + "\n"
+	p, err := NewProcess(ProcessOptions{Fetch: fixtureBundle(t, script), WorkDir: workDir(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs, err := p.Execute(context.Background(), testSpec(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := logs[0].Clock; c == nil || c.CPUS < 0.5*c.WallS || c.CPUS > c.WallS+0.5 {
+		t.Fatalf("clock %+v: want the run's own CPU time, most of its wall time", c)
+	}
+}

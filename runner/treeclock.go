@@ -44,7 +44,7 @@ func (c *treeClock) follow(pid int) {
 	c.mu.Unlock()
 	go func() {
 		defer close(c.done)
-		tick := time.NewTicker(logClockPoll)
+		tick := time.NewTicker(treeClockPoll)
 		defer tick.Stop()
 		for {
 			c.sample()
@@ -74,27 +74,33 @@ func (c *treeClock) sample() {
 // foreignDelayShare stops following and returns the share of the run's
 // span that foreign work delayed it by; 0 where /proc cannot tell.
 func (c *treeClock) foreignDelayShare() float64 {
-	share, _ := c.finish()
+	share, _, _ := c.finish()
 	return share
 }
+
+// treeClockPoll is how often a run's process tree is read: its shares and
+// CPU time need no finer grain, and each reading opens a few files per
+// thread of the run, CPU the run would otherwise have (a torch run's
+// threads fill every core).
+const treeClockPoll = 100 * time.Millisecond
 
 // finish stops following and returns the foreign delay share, and how
 // many of the tree's processes computed for at least a quarter of the
 // run's span: a launcher or a shell that waits for its children does not
 // count, each worker of a data-parallel run does.
-func (c *treeClock) finish() (share float64, computing int) {
+func (c *treeClock) finish() (share float64, computing int, own time.Duration) {
 	c.mu.Lock()
 	started := c.leader != 0
 	c.mu.Unlock()
 	if !started {
-		return 0, 0
+		return 0, 0, 0
 	}
 	close(c.stop)
 	<-c.done
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	span := time.Since(c.start)
-	var own, wait time.Duration
+	var wait time.Duration
 	for _, p := range c.procs {
 		own += p.cpu
 		wait += p.wait
@@ -104,11 +110,11 @@ func (c *treeClock) finish() (share float64, computing int) {
 	}
 	busy, ok := sysinfo.MachineBusy()
 	if !ok || !c.ok {
-		return 0, computing
+		return 0, computing, own
 	}
 	// The processes that compute are delayed in lockstep: their waits
 	// count once.
-	return sysinfo.ForeignDelayShare(span, busy-c.busy0, own, wait/time.Duration(max(computing, 1))), computing
+	return sysinfo.ForeignDelayShare(span, busy-c.busy0, own, wait/time.Duration(max(computing, 1))), computing, own
 }
 
 // childPIDs lists the children of every thread of pid.

@@ -71,8 +71,12 @@ func overheadBench(bin, work string, small []byte, reps int, executor string) {
 	}
 	var bench *d5list.Benchmark
 	fmt.Printf("runner overhead: %d pairs, through the runner and directly, in alternating order\n", reps)
-	fmt.Printf("%4s %12s %12s %10s %12s %10s\n", "pair", "runner", "direct", "overhead", "in-job runs", "in-job oh")
-	var overheads, inJob []float64
+	fmt.Printf("%4s %12s %12s %10s %12s %10s", "pair", "runner", "direct", "overhead", "in-job runs", "in-job oh")
+	if executor == "process" {
+		fmt.Printf(" %10s %10s %10s %10s %10s", "runs CPU", "direct CPU", "CPU oh", "runner CPU", "portal CPU")
+	}
+	fmt.Println()
+	var overheads, inJob, cpuOverheads []float64
 	var through, direct []time.Duration
 	var recipe *d5list.Recipe
 	var seeds []int64
@@ -83,7 +87,12 @@ func overheadBench(bin, work string, small []byte, reps int, executor string) {
 		if i%2 == 1 {
 			d = runDirect(bench, recipe, seeds)
 		}
+		runner0, server0 := cpuSeconds(runner.Process.Pid), cpuSeconds(s.cmd.Process.Pid)
 		sub := rerunThroughRunner(s, tok, small)
+		// What the runner and the portal themselves computed during the
+		// job (their own CPU time, not the sandbox's): on a machine whose
+		// cores the runs fill, it is taken from the runs.
+		runnerCPU, serverCPU := cpuSeconds(runner.Process.Pid)-runner0, cpuSeconds(s.cmd.Process.Pid)-server0
 		for j := range benches {
 			if benches[j].ID == sub.BenchmarkID {
 				bench = &benches[j]
@@ -112,10 +121,12 @@ func overheadBench(bin, work string, small []byte, reps int, executor string) {
 		// measure instead, and what is left of the job around its runs is
 		// the runner's (dispatch, fetch, extract, report, verdict).
 		var runs time.Duration
+		var runsCPU float64
 		if sub.Measured != nil {
 			for _, r := range sub.Measured.Runs {
 				if executor == "process" && r.Clock != nil {
 					runs += time.Duration(r.Clock.WallS * float64(time.Second))
+					runsCPU += r.Clock.CPUS
 				} else {
 					runs += time.Duration(r.StopMS-r.StartMS) * time.Millisecond
 				}
@@ -123,7 +134,22 @@ func overheadBench(bin, work string, small []byte, reps int, executor string) {
 		}
 		within := (t.Seconds() - runs.Seconds()) / runs.Seconds()
 		inJob = append(inJob, within)
-		fmt.Printf("%4d %12s %12s %9.2f%% %12s %9.2f%%\n", i+1, t.Round(time.Millisecond), d.Round(time.Millisecond), 100*oh, runs.Round(time.Millisecond), 100*within)
+		fmt.Printf("%4d %12s %12s %9.2f%% %12s %9.2f%%", i+1, t.Round(time.Millisecond), d.Round(time.Millisecond), 100*oh, runs.Round(time.Millisecond), 100*within)
+		if executor == "process" {
+			// The same runs' CPU time, sandboxed (the runner's record of
+			// each run's process tree) and direct: what the sandbox adds
+			// to the work, apart from the machine's other tenants, who
+			// stretch wall times but not a process's own CPU time.
+			c := (runsCPU - lastDirectCPU) / lastDirectCPU
+			cpuOverheads = append(cpuOverheads, c)
+			fmt.Printf(" %9.2fs %9.2fs %9.2f%% %9.2fs %9.2fs", runsCPU, lastDirectCPU, 100*c, runnerCPU, serverCPU)
+		}
+		fmt.Println()
+	}
+	if len(cpuOverheads) > 0 {
+		sort.Float64s(cpuOverheads)
+		fmt.Printf("CPU time of the runs, sandboxed against direct: median %.2f%%, min %.2f%%, max %.2f%%\n",
+			100*median(cpuOverheads), 100*cpuOverheads[0], 100*cpuOverheads[len(cpuOverheads)-1])
 	}
 	sort.Float64s(inJob)
 	fmt.Printf("within the job: median %.2f%%, min %.2f%%, max %.2f%% of the runs' own time\n", 100*median(inJob), 100*inJob[0], 100*inJob[len(inJob)-1])
@@ -209,6 +235,7 @@ func directRunner(work string, small []byte) func(*d5list.Benchmark, *d5list.Rec
 func runEntrypointDirectly(dir string, bench *d5list.Benchmark, recipe *d5list.Recipe, seeds []int64) time.Duration {
 	runs := filepath.Join(dir, "..", "direct-runs")
 	start := time.Now()
+	lastDirectCPU = 0
 	for i, seed := range seeds {
 		scratch := filepath.Join(runs, strconv.Itoa(i), "scratch")
 		if err := os.MkdirAll(scratch, 0o755); err != nil {
@@ -223,11 +250,17 @@ func runEntrypointDirectly(dir string, bench *d5list.Benchmark, recipe *d5list.R
 		if out, err := cmd.CombinedOutput(); err != nil {
 			log.Fatalf("running %s directly, seed %d: %v\n%s", recipe.Entrypoint, seed, err, out)
 		}
+		// The shell's usage includes python's, which it waited for.
+		lastDirectCPU += (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
 	}
 	elapsed := time.Since(start)
 	os.RemoveAll(runs)
 	return elapsed
 }
+
+// lastDirectCPU is the CPU time (user and system, the entrypoint's whole
+// process tree) of the last runEntrypointDirectly.
+var lastDirectCPU float64
 
 // runDirectly is what runner.Builtin does for a job, without the runner:
 // each seed's run of the workload into a buffer, in order.

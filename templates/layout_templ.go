@@ -99,4 +99,8 @@ func Layout(title string, scripts []string) templ.Component {
 // ECharts first, then the initialiser that reads the JSON data blocks.
 var chartScripts = []string{"/static/vendor/echarts.min.js", "/static/js/charts.js"}
 
+// boardScripts are a board's: its charts, and the tabs between its ranking
+// and its charts.
+var boardScripts = []string{"/static/vendor/echarts.min.js", "/static/js/charts.js", "/static/js/board_tabs.js"}
+
 var _ = templruntime.GeneratedTemplate

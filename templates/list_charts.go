@@ -305,8 +305,8 @@ func DevelopmentChart(bench *d5list.Benchmark, points []leaderboard.DevelopmentP
 		charts.WithTitleOpts(opts.Title{Title: "Development across editions", Subtitle: directionWords(rule.Direction)}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Bottom: "0"}),
-		charts.WithGridOpts(opts.Grid{ContainLabel: opts.Bool(true), Left: "3%", Right: "4%", Bottom: "40"}),
-		charts.WithXAxisOpts(opts.XAxis{Type: "category", Name: "edition"}),
+		charts.WithGridOpts(opts.Grid{ContainLabel: opts.Bool(true), Left: "3%", Right: "4%", Bottom: "60"}),
+		charts.WithXAxisOpts(opts.XAxis{Type: "category", Name: "edition", NameLocation: "middle", NameGap: 28}),
 		charts.WithYAxisOpts(opts.YAxis{Type: axisType(spansDecades(all...)), Name: axis, Scale: opts.Bool(true)}),
 		charts.WithAnimation(false),
 	)
@@ -334,8 +334,8 @@ func SharesChart(id, by string, shares []leaderboard.Share) ListChart {
 		charts.WithTitleOpts(opts.Title{Title: "Shares by " + by, Subtitle: "performance: the value, or its reciprocal where lower is better, summed"}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item", Formatter: types.FuncStr("{b}<br/>{a}: {c} %")}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Bottom: "0"}),
-		charts.WithGridOpts(opts.Grid{ContainLabel: opts.Bool(true), Left: "3%", Right: "4%", Bottom: "40"}),
-		charts.WithXAxisOpts(opts.XAxis{Type: "category", Name: by}),
+		charts.WithGridOpts(opts.Grid{ContainLabel: opts.Bool(true), Left: "3%", Right: "4%", Bottom: "60"}),
+		charts.WithXAxisOpts(opts.XAxis{Type: "category", Name: by, NameLocation: "middle", NameGap: 28}),
 		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: "share (%)", Max: 100}),
 		charts.WithAnimation(false),
 	)

@@ -156,8 +156,14 @@ func TestBoardPageFiltersToggleAndCharts(t *testing.T) {
 	})
 	var srcs []string
 	doc.Find("script[src]").Each(func(_ int, sc *goquery.Selection) { v, _ := sc.Attr("src"); srcs = append(srcs, v) })
-	if !reflect.DeepEqual(srcs, []string{"/static/vendor/echarts.min.js", "/static/js/charts.js"}) {
+	if !reflect.DeepEqual(srcs, []string{"/static/vendor/echarts.min.js", "/static/js/charts.js", "/static/js/board_tabs.js"}) {
 		t.Errorf("scripts %v", srcs)
+	}
+	// The ranking and the charts are the two tabs, each with its panel.
+	for _, tab := range []string{"ranking", "charts"} {
+		if a := doc.Find(testid("tab-" + tab)); a.AttrOr("href", "") != "#"+tab || doc.Find("#"+tab+"[role=tabpanel]").Length() != 1 {
+			t.Errorf("tab %s: link %q, want #%s and one panel with that id", tab, a.AttrOr("href", ""), tab)
+		}
 	}
 	var charts []string
 	doc.Find(testid("chart-figure")).Each(func(_ int, f *goquery.Selection) {

@@ -284,13 +284,24 @@ func TestBrowser(t *testing.T) {
 		t.Fatalf("folder upload landed on %q (%v), want a new submission", folderURL, err)
 	}
 
-	// 5. The leaderboard lists Carol Lab and its chart has pixels.
+	// 5. The leaderboard lists Carol Lab; its charts are the other tab,
+	// hidden until it is chosen, and then drawn to their size.
 	var board string
 	var inked int
+	var chartsHidden, rankingHidden bool
 	b.step("leaderboard",
 		chromedp.Navigate(p.url+"/benchmarks/l2-digits-mlp-cpu"),
-		chromedp.WaitVisible(`[data-chart] canvas`, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-testid="tab-charts"]`, chromedp.ByQuery),
 		chromedp.Text(`body`, &board, chromedp.ByQuery),
+		chromedp.Evaluate(`document.getElementById('charts').hidden`, &chartsHidden),
+	)
+	if !chartsHidden {
+		t.Fatal("the board opens with its charts shown beside the ranking, want the ranking tab alone")
+	}
+	b.step("leaderboard-charts",
+		chromedp.Click(`[data-testid="tab-charts"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-chart] canvas`, chromedp.ByQuery),
+		chromedp.Evaluate(`document.getElementById('ranking').hidden`, &rankingHidden),
 		chromedp.Poll(`(function(){
 			var c = document.querySelector('[data-chart] canvas');
 			var d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data, n = 0;
@@ -300,6 +311,9 @@ func TestBrowser(t *testing.T) {
 	)
 	if !strings.Contains(board, "Carol Lab") {
 		t.Fatalf("leaderboard does not list Carol Lab:\n%s", board)
+	}
+	if !rankingHidden {
+		t.Error("the charts tab shows the ranking too")
 	}
 	t.Logf("chart canvas has %d painted pixels", inked)
 

@@ -493,7 +493,7 @@ func (p *Process) probeEnvironment(ctx context.Context, spec d5list.JobSpec, l s
 		}
 	}
 	if err := runGroup(ctx, cmd, p.opts.KillGrace, 0, newTail(0), keep, nil); err != nil {
-		p.opts.Log.Info("the job's environment was not recorded", "job", spec.JobID, "err", err)
+		p.opts.Log.Info("the versions the job ran with were not recorded: no python3 in its sandbox answered the probe", "job", spec.JobID, "err", err)
 		return nil
 	}
 	return parseEnvironmentProbe(lines)

@@ -46,45 +46,8 @@ func TestImageSubmissionEndToEnd(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		t.Skip("bubblewrap is not installed: a container image runs only in the sandbox (apt-get install bubblewrap)")
 	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("the go tool is not on PATH: the image's static trainer cannot be built")
-	}
 	src := filepath.Join(t.TempDir(), "submission")
-	trainer := filepath.Join(src, "code", "launch")
-	if err := os.MkdirAll(filepath.Dir(trainer), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	build := exec.Command(goTool, "build", "-trimpath", "-o", trainer, "./testdata/imagetrainer")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the trainer: %v\n%s", err, out)
-	}
-	binary, err := os.ReadFile(trainer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeImageArchive(t, filepath.Join(src, "code", "image.tar"), []string{"PATH=/opt/d5/bin"}, binary)
-	files := map[string]string{
-		"recipe.yaml": `fixed: {dataset: synthetic-digits, model: mlp, model_kwargs: {hidden: 64}, epochs: 80}
-mutable: {batch_size: 32, executor: builtin, optimizer: momentum, optimizer_args: {lr: 0.002, momentum: 0.9}, train_sampler: shuffle}
-metrics:
-  - {name: test_accuracy, acceptable: 0.945, direction: higher}
-entrypoint: code/launch
-image: code/image.tar
-`,
-		"submission.json": `{"format": "d5list/v1", "benchmark": "l2-digits-mlp-image", "division": "closed", "availability": "available",
- "submitter": "Image team", "system_name": "cpu-image", "framework": "the image's own"}`,
-		"system.json": `{"submitter": "Image team", "division": "closed", "status": "available", "system_name": "cpu-image",
- "number_of_nodes": "1", "host_processors_per_node": "1", "host_processor_model_name": "filled in by the test",
- "host_processor_core_count": "2", "accelerators_per_node": "0", "accelerator_model_name": "", "framework": "the image's own",
- "operating_system": "Linux"}`,
-	}
-	for name, body := range files {
-		if err := os.WriteFile(filepath.Join(src, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeImageSubmission(t, src, "filled in by the test", "")
 
 	data := t.TempDir()
 	catalogue := filepath.Join(t.TempDir(), "image-benchmark.yaml")
@@ -138,5 +101,56 @@ func writeImageArchive(t *testing.T, path string, env []string, program []byte) 
 	}
 	if err := tarball.WriteToFile(path, name.MustParseReference("d5list.test/image-team:1"), img); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// writeImageSubmission writes to dir a submission of the
+// l2-digits-mlp-image benchmark whose code is a static trainer (built
+// from testdata/imagetrainer) in a one-layer image archive: the bundle's
+// entrypoint only hands over to the trainer on the image's PATH. cpu is
+// system.json's host CPU; environment, where not empty, is submission.json's
+// "environment" object.
+func writeImageSubmission(t *testing.T, dir, cpu, environment string) {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the go tool is not on PATH: the image's static trainer cannot be built")
+	}
+	trainer := filepath.Join(dir, "code", "launch")
+	if err := os.MkdirAll(filepath.Dir(trainer), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	build := exec.Command(goTool, "build", "-trimpath", "-o", trainer, "./testdata/imagetrainer")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the trainer: %v\n%s", err, out)
+	}
+	binary, err := os.ReadFile(trainer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeImageArchive(t, filepath.Join(dir, "code", "image.tar"), []string{"PATH=/opt/d5/bin"}, binary)
+	if environment != "" {
+		environment = ",\n \"environment\": " + environment
+	}
+	files := map[string]string{
+		"recipe.yaml": `fixed: {dataset: synthetic-digits, model: mlp, model_kwargs: {hidden: 64}, epochs: 80}
+mutable: {batch_size: 32, executor: builtin, optimizer: momentum, optimizer_args: {lr: 0.002, momentum: 0.9}, train_sampler: shuffle}
+metrics:
+  - {name: test_accuracy, acceptable: 0.945, direction: higher}
+entrypoint: code/launch
+image: code/image.tar
+`,
+		"submission.json": `{"format": "d5list/v1", "benchmark": "l2-digits-mlp-image", "division": "closed", "availability": "available",
+ "submitter": "Image team", "system_name": "cpu-image", "framework": "the image's own"` + environment + `}`,
+		"system.json": `{"submitter": "Image team", "division": "closed", "status": "available", "system_name": "cpu-image",
+ "number_of_nodes": "1", "host_processors_per_node": "1", "host_processor_model_name": "` + cpu + `",
+ "host_processor_core_count": "2", "accelerators_per_node": "0", "accelerator_model_name": "", "framework": "the image's own",
+ "operating_system": "Linux"}`,
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

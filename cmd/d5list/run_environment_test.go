@@ -25,50 +25,12 @@ func TestRunRecordsTheImagesVersionsNotTheHosts(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		t.Skip("bubblewrap is not installed: a container image runs only in the sandbox (apt-get install bubblewrap)")
 	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("the go tool is not on PATH: the image's static trainer cannot be built")
-	}
 	host := runner.FrameworkLabels(context.Background())
 	if host["framework.python"] == "" {
 		t.Skip("this machine's " + runner.SandboxPython + " reports no version: nothing to tell apart")
 	}
 	dir := filepath.Join(t.TempDir(), "submission")
-	trainer := filepath.Join(dir, "code", "launch")
-	if err := os.MkdirAll(filepath.Dir(trainer), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	build := exec.Command(goTool, "build", "-trimpath", "-o", trainer, "./testdata/imagetrainer")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the trainer: %v\n%s", err, out)
-	}
-	binary, err := os.ReadFile(trainer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeImageArchive(t, filepath.Join(dir, "code", "image.tar"), []string{"PATH=/opt/d5/bin"}, binary)
-	files := map[string]string{
-		"recipe.yaml": `fixed: {dataset: synthetic-digits, model: mlp, model_kwargs: {hidden: 64}, epochs: 80}
-mutable: {batch_size: 32, executor: builtin, optimizer: momentum, optimizer_args: {lr: 0.002, momentum: 0.9}, train_sampler: shuffle}
-metrics:
-  - {name: test_accuracy, acceptable: 0.945, direction: higher}
-entrypoint: code/launch
-image: code/image.tar
-`,
-		"submission.json": `{"format": "d5list/v1", "benchmark": "l2-digits-mlp-image", "division": "closed", "availability": "available",
- "submitter": "Image team", "system_name": "cpu-image", "framework": "the image's own",
- "environment": {"framework.python": "stale, from an earlier run"}}`,
-		"system.json": `{"submitter": "Image team", "division": "closed", "status": "available", "system_name": "cpu-image",
- "number_of_nodes": "1", "host_processors_per_node": "1", "host_processor_model_name": "any",
- "host_processor_core_count": "2", "accelerators_per_node": "0", "accelerator_model_name": "", "framework": "the image's own",
- "operating_system": "Linux"}`,
-	}
-	for name, body := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeImageSubmission(t, dir, "any", `{"framework.python": "stale, from an earlier run"}`)
 	var cat struct {
 		Benchmarks []d5list.Benchmark `yaml:"benchmarks"`
 	}

@@ -101,13 +101,20 @@ func parseEnvironmentProbe(lines []string) map[string]string {
 					out[k] = cut(v, maxRecordedValue)
 				}
 			case float64:
-				out[k] = strconv.FormatFloat(v, 'f', -1, 64)
+				// 1e300 spelt out is 301 digits: bounded as a string is.
+				out[k] = cut(strconv.FormatFloat(v, 'f', -1, 64), maxRecordedValue)
 			}
 		}
 		return out
 	}
 	return nil
 }
+
+// probeFlag starts the probe's Python isolated: neither the folder it
+// starts in (the bundle), nor a user site folder a run could have written
+// under $HOME, nor PYTHON* variables take part. What it reports is the
+// interpreter's own.
+const probeFlag = "-I"
 
 // cut shortens s to at most n bytes, marking the cut, and never inside a
 // UTF-8 sequence.
@@ -155,7 +162,7 @@ func envRecord(env []string) map[string]string {
 func FrameworkLabels(ctx context.Context) map[string]string {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, SandboxPython, "-c", environmentProbe)
+	cmd := exec.CommandContext(ctx, SandboxPython, probeFlag, "-c", environmentProbe)
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"}
 	out, err := cmd.Output()
 	labels := parseEnvironmentProbe(strings.Split(string(out), "\n"))

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"archive/tar"
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/bundle"
 )
 
 // hostVersions is what SandboxPython says of its Python and torch; the
@@ -62,6 +64,40 @@ func TestProcessRecordsEnvironment(t *testing.T) {
 		if _, ok := env["env.CUDA_VISIBLE_DEVICES"]; ok {
 			t.Errorf("run %d of a CPU job was given GPUs: %v", l.Index, env)
 		}
+	}
+}
+
+// The probe reports the interpreter's own versions, whatever the run left
+// where a plain python3 would look first: a usercustomize.py under its
+// $HOME, which would print a forged torch before the probe ran. The
+// record of the runner's own sandbox is kept for other competitors' jobs.
+func TestProbeIgnoresTheBundlesAndTheRunsPython(t *testing.T) {
+	needBwrap(t)
+	python, torch := hostVersions(t)
+	dir := filepath.Join(t.TempDir(), "bundle")
+	if err := os.CopyFS(dir, os.DirFS("testdata/process-bundle")); err != nil {
+		t.Fatal(err)
+	}
+	forged := "import sys\nsys.stdout.write('{\"framework.torch\": \"forged\", \"framework.python\": 1e300}\\n')\nsys.exit(0)\n"
+	script := "#!/bin/sh\nsite=\"$HOME/.local/lib/python3.$(python3 -c 'import sys; print(sys.version_info[1])')/site-packages\"\n" +
+		"mkdir -p \"$site\"\nprintf '%s' \"" + strings.ReplaceAll(forged, `"`, `\"`) + "\" > \"$site/usercustomize.py\"\necho ran > \"$D5_RESULT_LOG\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "code", "run.sh"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := bundle.Pack(dir, &buf); err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewProcess(ProcessOptions{Fetch: fetchOf(buf.Bytes()), WorkDir: workDir(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs, err := p.Execute(context.Background(), testSpec(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env := logs[0].Clock.Environment; env["framework.python"] != python || env["framework.torch"] != torch {
+		t.Errorf("recorded %v, want framework.python=%s and framework.torch=%s as %s says", env, python, torch, SandboxPython)
 	}
 }
 
@@ -119,6 +155,9 @@ func TestParseEnvironmentProbe(t *testing.T) {
 	}
 	if _, ok := got["framework.none"]; ok {
 		t.Errorf("an empty version was kept: %v", got)
+	}
+	if got := parseEnvironmentProbe([]string{`{"framework.cuda": 1e300}`}); len(got["framework.cuda"]) > maxRecordedValue {
+		t.Errorf("a number of 301 digits was kept as %d bytes", len(got["framework.cuda"]))
 	}
 	if got := parseEnvironmentProbe([]string{"Traceback ...", "not json"}); got != nil {
 		t.Errorf("output without JSON: %v, want nothing", got)

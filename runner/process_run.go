@@ -443,15 +443,20 @@ type versionCache struct {
 
 func (c *versionCache) get(probe func() map[string]string) map[string]string {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.v == nil || time.Since(c.at) > hostVersionsTTL {
-		if v := probe(); len(v) > 0 {
-			c.v, c.at = v, time.Now()
-		} else {
-			return v
-		}
+	if c.v != nil && time.Since(c.at) <= hostVersionsTTL {
+		defer c.mu.Unlock()
+		return maps.Clone(c.v)
 	}
-	return maps.Clone(c.v)
+	c.mu.Unlock()
+	// Probed without the lock: a slow probe (up to probeTimeout) holds up
+	// only its own job; two jobs ending together may both probe.
+	v := probe()
+	if len(v) > 0 {
+		c.mu.Lock()
+		c.v, c.at = maps.Clone(v), time.Now()
+		c.mu.Unlock()
+	}
+	return v
 }
 
 // sandboxLaunch is how a job's first run was started on the host: the
@@ -476,7 +481,7 @@ func (p *Process) probeEnvironment(ctx context.Context, spec d5list.JobSpec, l s
 	}
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	argv := append(slices.Clone(l.argv), "python3", "-c", environmentProbe)
+	argv := append(slices.Clone(l.argv), "python3", probeFlag, "-c", environmentProbe)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = l.dir
 	cmd.Env = l.env

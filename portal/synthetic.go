@@ -39,7 +39,7 @@ func (s *Service) SyntheticVerdict(ctx context.Context, bench *d5list.Benchmark,
 		if lease == nil {
 			return d5list.Errorf(d5list.ECONFLICT, "synthetic verdicts: submission %d's job is not in the queue", sub.ID)
 		}
-		status, result, reasons := d5list.StatusVerified, measured, sub.Reasons
+		result, reasons := measured, sub.Reasons
 		if lease.Job.SubmissionID != sub.ID {
 			left, err := s.store.Submission(ctx, lease.Job.SubmissionID)
 			if err != nil {
@@ -50,11 +50,12 @@ func (s *Service) SyntheticVerdict(ctx context.Context, bench *d5list.Benchmark,
 			}
 			result, reasons = leaderboard.SyntheticMeasured(left.Claimed), nil
 		}
-		if err := s.store.CompleteJob(ctx, lease.Job.ID, lease.Secret, result, status, reasons); err != nil {
+		if err := s.store.CompleteJob(ctx, lease.Job.ID, lease.Secret, result, d5list.StatusVerified, reasons); err != nil {
 			return err
 		}
 		s.changed()
-		s.cache.Invalidate(bench.ID)
+		// A job left over may be another benchmark's.
+		s.cache.Invalidate(lease.Job.BenchmarkID)
 		if lease.Job.SubmissionID == sub.ID {
 			return nil
 		}

@@ -23,7 +23,7 @@ func (db *DB) UpsertBenchmarks(ctx context.Context, bs []d5list.Benchmark) error
 		}
 		seen[b.ID] = true
 	}
-	var changed []string
+	changed := false
 	err := db.writeTx(ctx, func(tx *sql.Tx) error {
 		now := db.now().UnixNano()
 		for _, b := range bs {
@@ -41,7 +41,7 @@ func (db *DB) UpsertBenchmarks(ctx context.Context, bs []d5list.Benchmark) error
 				return fmt.Errorf("store: saving benchmark %q: %w", b.ID, err)
 			}
 			if n, _ := res.RowsAffected(); n > 0 {
-				changed = append(changed, b.ID)
+				changed = true
 			}
 		}
 		return nil
@@ -51,10 +51,8 @@ func (db *DB) UpsertBenchmarks(ctx context.Context, bs []d5list.Benchmark) error
 	}
 	// A changed definition may rank its submissions differently; an
 	// unchanged one (every start seeds the catalogue) costs nothing.
-	for _, id := range changed {
-		if err := db.RebuildBoards(ctx, id); err != nil {
-			return err
-		}
+	if changed {
+		return db.RebuildBoards(ctx)
 	}
 	return nil
 }

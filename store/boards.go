@@ -68,22 +68,24 @@ func syncBoardRowTx(ctx context.Context, tx *sql.Tx, id int64) error {
 		}
 		before[sys] = [2]bool{d, a}
 	}
+	vals := filterValues{row.Division, row.Availability, row.Accelerator, row.Framework}
+	// What the row leaves and what it joins, in one change of the counts:
+	// a verdict that keeps its views and values changes none.
+	counts := map[string]int{}
 	if had {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM board_rows WHERE submission_id = ?`, id); err != nil {
 			return err
 		}
-		if err := bumpCountsTx(ctx, tx, bench.ID, rowCounts(oldDefault, oldAll, oldValues, -1)); err != nil {
-			return err
-		}
+		addRowCounts(counts, oldDefault, oldAll, oldValues, -1)
 	}
 	if listed {
 		if err := insertBoardRowTx(ctx, tx, bench.ID, &row, false, false); err != nil {
 			return err
 		}
-		vals := filterValues{row.Division, row.Availability, row.Accelerator, row.Framework}
-		if err := bumpCountsTx(ctx, tx, bench.ID, rowCounts(row.OnDefault, row.OnAll, vals, 1)); err != nil {
-			return err
-		}
+		addRowCounts(counts, row.OnDefault, row.OnAll, vals, 1)
+	}
+	if err := bumpCountsTx(ctx, tx, bench.ID, counts); err != nil {
+		return err
 	}
 	for sys := range systems {
 		if err := electBestTx(ctx, tx, bench.ID, sys); err != nil {
@@ -106,7 +108,6 @@ func syncBoardRowTx(ctx context.Context, tx *sql.Tx, id int64) error {
 		}
 	}
 	if listed {
-		vals := filterValues{row.Division, row.Availability, row.Accelerator, row.Framework}
 		for i, col := range filterColumns {
 			groups[filterGroup{row.SystemKey, col, vals[i]}] = true
 		}
@@ -170,15 +171,16 @@ const upsertFilterBest = `INSERT INTO board_filter_best (benchmark_id, view, col
 	ON CONFLICT (benchmark_id, view, col, val, system_key) DO UPDATE SET submission_id = excluded.submission_id,
 		k1 = excluded.k1, sec_missing = excluded.sec_missing, k2 = excluded.k2, created_at = excluded.created_at`
 
-// rowCounts is what one row adds (sign 1) or takes (-1) from the counts
-// of the views it is on: every entry, plain and under each filter value.
-func rowCounts(onDefault, onAll bool, vals filterValues, sign int) map[string]int {
-	d := map[string]int{viewOnDefault: sign * b2i(onDefault), viewOnAll: sign * b2i(onAll)}
+// addRowCounts adds to d what one row adds (sign 1) or takes (-1) from
+// the counts of the views it is on: every entry, plain and under each
+// filter value.
+func addRowCounts(d map[string]int, onDefault, onAll bool, vals filterValues, sign int) {
+	d[viewOnDefault] += sign * b2i(onDefault)
+	d[viewOnAll] += sign * b2i(onAll)
 	for i, col := range filterColumns {
 		d[filterCountView(viewOnDefault, col, vals[i])] += sign * b2i(onDefault)
 		d[filterCountView(viewOnAll, col, vals[i])] += sign * b2i(onAll)
 	}
-	return d
 }
 
 // filterCountView is board_counts' key of every entry of view (on_default
@@ -281,22 +283,21 @@ var rebuildHook func(benchID string, after int64) error
 // rebuilt instead.
 var errSuperseded = errors.New("store: the benchmark changed during its rebuild")
 
-// RebuildBoards derives the board rows of a benchmark again from its
-// submissions after its definition changed, and finishes any other
+// RebuildBoards derives the board rows of every benchmark marked for a
+// rebuild again from its submissions: one whose definition changed, or a
 // rebuild left pending. The change marked the benchmark in its own
 // transaction (migration 0011's triggers), and the mark goes only when a
 // rebuild has finished with that definition, so that one stopped half way
 // (an error, a crash) is finished by the next RebuildBoards or the next
 // Open. A benchmark that is not marked has rows derived from its current
-// definition already: UpsertBenchmarks calls this once per changed
-// benchmark, and the first call rebuilds them all. It runs to the end
-// even if ctx is cancelled: a visitor leaving the console must not leave
-// a board half derived.
+// definition already: UpsertBenchmarks calls this once after changing
+// any. It runs to the end even if ctx is cancelled: a visitor leaving the
+// console must not leave a board half derived.
 //
 // Until it returns, the benchmark's rows are a mix of the old and the new
 // derivation and its views' counts may be off; nothing is ever missing
 // from the boards, since rows are replaced in place, not cleared first.
-func (db *DB) RebuildBoards(ctx context.Context, benchID string) error {
+func (db *DB) RebuildBoards(ctx context.Context) error {
 	return db.finishRebuilds(context.WithoutCancel(ctx))
 }
 
@@ -565,7 +566,7 @@ func (e *election) scan(ctx context.Context, tx *sql.Tx, benchID, after string, 
 				}
 			}
 			for i, col := range filterColumns {
-				key := v.name + "\x00" + col + "\x00" + vals[i]
+				key := filterCountView(v.name, col, vals[i])
 				if !seen[key] {
 					seen[key] = true
 					e.filters = append(e.filters, filterBestOf{v.name, filterGroup{system, col, vals[i]}, b})
@@ -690,50 +691,44 @@ func boardQuery(benchID string, opt leaderboard.Options, offset, limit int) (q s
 	const pick = `SELECT b.entry, coalesce(u.organisation_confirmed AND u.organisation_key = s.submitter_key, 0)`
 	const join = ` JOIN submissions s ON s.id = b.submission_id LEFT JOIN users u ON u.id = s.owner_id`
 	filtered := opt.Division != "" || opt.Availability != "" || opt.Accelerator != "" || opt.Framework != ""
-	inRankOrder := opt.Sort == "" || opt.Sort == leaderboard.SortScore || opt.Sort == leaderboard.SortScoreReverse
-	if !filtered && opt.Search == "" && inRankOrder {
-		// A range of one partial index; the count is kept with the rows.
-		// The index drives the join, so LIMIT stops it after the page.
-		view := best
-		if opt.AllPerSystem {
-			view = on
-		}
-		order := prefixed("b.", boardOrder)
+	g, single := singleFilter(opt)
+	if inRankOrder := opt.Sort == "" || opt.Sort == leaderboard.SortScore || opt.Sort == leaderboard.SortScoreReverse; inRankOrder && opt.Search == "" {
+		// A range of one index in ranking order, read backwards for the
+		// score column worst first; the count is kept apart. The index
+		// drives the join, so LIMIT stops it after the page.
 		reversed = opt.Sort == leaderboard.SortScoreReverse
-		if reversed {
-			order = strings.ReplaceAll(order, ",", " DESC,") + " DESC"
+		rankOrder := func(table string) string {
+			order := prefixed(table+".", boardOrder)
+			if reversed {
+				order = strings.ReplaceAll(order, ",", " DESC,") + " DESC"
+			}
+			return order
 		}
-		q = pick + `, 0, 0 FROM board_rows b` + join + ` WHERE b.benchmark_id = ? AND b.` + view + ` = 1 ORDER BY ` + order + ` LIMIT ? OFFSET ?`
-		return q, []any{benchID, limit, offset}, true, reversed
-	}
-	if g, ok := singleFilter(opt); ok && opt.AllPerSystem && opt.Search == "" && inRankOrder {
-		// Every entry with one filter's value: a range of that column's
-		// index, read until the page is full.
-		order := prefixed("b.", boardOrder)
-		reversed = opt.Sort == leaderboard.SortScoreReverse
-		if reversed {
-			order = strings.ReplaceAll(order, ",", " DESC,") + " DESC"
+		const tail = ` LIMIT ? OFFSET ?`
+		switch {
+		case !filtered:
+			// Each system's best, or every entry: a partial index.
+			view := best
+			if opt.AllPerSystem {
+				view = on
+			}
+			q = pick + `, 0, 0 FROM board_rows b` + join + ` WHERE b.benchmark_id = ? AND b.` + view + ` = 1 ORDER BY ` + rankOrder("b") + tail
+			return q, []any{benchID, limit, offset}, true, reversed
+		case single && opt.AllPerSystem:
+			// Every entry with one filter's value: that column's index.
+			q = pick + `, 0, 0 FROM board_rows b` + join +
+				` WHERE b.benchmark_id = ? AND b.` + g.col + ` = ? AND b.on_all = 1 AND b.` + on + ` = 1 ORDER BY ` + rankOrder("b") + tail
+			return q, []any{benchID, g.val, limit, offset}, true, reversed
+		case single:
+			// Each system's best under one filter: board_filter_best's
+			// index.
+			q = pick + `, 0, 0 FROM board_filter_best f JOIN board_rows b ON b.submission_id = f.submission_id` + join +
+				` WHERE f.benchmark_id = ? AND f.view = ? AND f.col = ? AND f.val = ? ORDER BY ` + rankOrder("f") + tail
+			return q, []any{benchID, g.view, g.col, g.val, limit, offset}, true, reversed
 		}
-		q = pick + `, 0, 0 FROM board_rows b` + join +
-			` WHERE b.benchmark_id = ? AND b.` + g.col + ` = ? AND b.on_all = 1 AND b.` + on + ` = 1 ORDER BY ` + order + ` LIMIT ? OFFSET ?`
-		return q, []any{benchID, g.val, limit, offset}, true, reversed
-	}
-	if g, ok := singleFilter(opt); ok && !opt.AllPerSystem && opt.Search == "" && inRankOrder {
-		// Each system's best under one filter: a range of
-		// board_filter_best's index, as the unfiltered board's is of its
-		// partial index.
-		order := prefixed("f.", boardOrder)
-		reversed = opt.Sort == leaderboard.SortScoreReverse
-		if reversed {
-			order = strings.ReplaceAll(order, ",", " DESC,") + " DESC"
-		}
-		q = pick + `, 0, 0 FROM board_filter_best f JOIN board_rows b ON b.submission_id = f.submission_id` + join +
-			` WHERE f.benchmark_id = ? AND f.view = ? AND f.col = ? AND f.val = ? ORDER BY ` + order + ` LIMIT ? OFFSET ?`
-		return q, []any{benchID, g.view, g.col, g.val, limit, offset}, true, reversed
 	}
 	const cols = `submission_id, k1, sec_missing, k2, created_at, system_key, search, sort_submitter, sort_system`
 	from := "v"
-	g, single := singleFilter(opt)
 	switch {
 	case !opt.AllPerSystem && !filtered:
 		// Each system's best row is marked: a search or another order

@@ -660,8 +660,7 @@ func BenchmarkBoardPageFiltered(b *testing.B) {
 }
 
 // Saving several changed definitions at once rebuilds each benchmark
-// once: the first RebuildBoards of UpsertBenchmarks finishes every marked
-// one, and the later calls find nothing left to do.
+// once: UpsertBenchmarks's one RebuildBoards finishes every marked one.
 func TestUpsertRebuildsEachBenchmarkOnce(t *testing.T) {
 	db, clock := newTestDB(t)
 	ctx := context.Background()

@@ -101,6 +101,6 @@ var chartScripts = []string{"/static/vendor/echarts.min.js", "/static/js/charts.
 
 // boardScripts are a board's: its charts, and the tabs between its ranking
 // and its charts.
-var boardScripts = []string{"/static/vendor/echarts.min.js", "/static/js/charts.js", "/static/js/board_tabs.js"}
+var boardScripts = append(chartScripts[:len(chartScripts):len(chartScripts)], "/static/js/board_tabs.js")
 
 var _ = templruntime.GeneratedTemplate

@@ -55,7 +55,12 @@
       show(a.getAttribute('data-tab'));
     });
     window.addEventListener('hashchange', function () {
-      show(location.hash.slice(1));
+      // Only the tabs' own names choose a tab: another anchor (the rules
+      // folded above) leaves the one shown.
+      var name = location.hash.slice(1);
+      if (panels[name]) {
+        show(name);
+      }
     });
     nav.hidden = false;
     show(location.hash.slice(1));

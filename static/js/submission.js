@@ -138,6 +138,11 @@
             return document.importNode(n, true);
           }));
           if (window.d5list && window.d5list.drawCharts) { window.d5list.drawCharts(); }
+        })
+        .catch(function () {
+          // The connection dropped on the last fetch: say so rather than
+          // leave the page waiting.
+          stop('The verdict is in; reload the page to see it.');
         });
     }
 

@@ -674,14 +674,17 @@ func reproduceSlack(cv, mv float64) float64 {
 }
 
 // timedMetrics are the metrics rule 6 compares.
-func (c *comparison) timedMetrics() []string {
-	if len(c.bench.Verify.Timed) > 0 {
-		return c.bench.Verify.Timed
+func (c *comparison) timedMetrics() []string { return timedMetricsOf(c.bench) }
+
+// timedMetricsOf are the metrics whose claims bench holds against the
+// re-run: its own list, else the speed it ranks by. A benchmark ranked by
+// a speed holds the claims of that speed even where its entry names no
+// timed metric: what ranks must never go unchecked.
+func timedMetricsOf(bench *d5list.Benchmark) []string {
+	if len(bench.Verify.Timed) > 0 {
+		return bench.Verify.Timed
 	}
-	// A benchmark ranked by a speed holds the claims of that speed
-	// against the re-run even where its entry names no timed metric: what
-	// ranks must never go unchecked.
-	switch m := c.bench.Ranking.Metric; m {
+	switch m := bench.Ranking.Metric; m {
 	case d5list.MetricTTA, d5list.MetricOpTime, d5list.MetricThroughput, d5list.MetricLatencyP50, d5list.MetricLatencyP99:
 		return []string{m}
 	}
@@ -888,13 +891,12 @@ func (c *comparison) compareTimedMetric(metric string, pairs []runPair, noise ti
 
 // timedValue prints a timed metric's value with its unit.
 func timedValue(metric string, v float64) string {
-	switch metric {
-	case d5list.MetricTimeToTrain, d5list.MetricTTA:
+	unit := timedUnit(metric)
+	switch {
+	case unit == "s":
 		return cmpNum(cmpRound3(v)) + " s"
-	case d5list.MetricOpTime, d5list.MetricLatencyP50, d5list.MetricLatencyP99:
-		return strconv.FormatFloat(v, 'g', 4, 64) + " ms"
-	case d5list.MetricThroughput:
-		return strconv.FormatFloat(v, 'g', 4, 64) + " samples/s"
+	case unit != "":
+		return strconv.FormatFloat(v, 'g', 4, 64) + " " + unit
 	}
 	return strconv.FormatFloat(v, 'g', 4, 64)
 }

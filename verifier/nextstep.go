@@ -97,19 +97,20 @@ func FindingQuantity(code string, bench *d5list.Benchmark) (quantity, unit strin
 		// The timing checks compare each timed metric; a finding names
 		// which one only in its message, so the unit is known only where
 		// the benchmark times one.
-		if bench == nil || len(bench.Verify.Timed) > 1 {
+		if bench == nil {
 			return "", ""
 		}
-		metric := d5list.MetricTimeToTrain
-		if len(bench.Verify.Timed) == 1 {
-			metric = bench.Verify.Timed[0]
+		timed := timedMetricsOf(bench)
+		if len(timed) > 1 {
+			return "", ""
 		}
-		return timedWords(metric), timedUnit(metric)
+		return timedWords(timed[0]), timedUnit(timed[0])
 	}
 	return "", ""
 }
 
-// timedUnit is the unit timedValue prints a timed metric in.
+// timedUnit is the unit of a timed metric, as findings and timedValue
+// print it.
 func timedUnit(metric string) string {
 	switch metric {
 	case d5list.MetricTimeToTrain, d5list.MetricTTA:

@@ -11,9 +11,6 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/chi/v5/middleware"
-
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/handlers"
 	"github.com/deep500/d5list/leaderboard"
@@ -70,6 +67,7 @@ func BenchmarkLeaderboardVsStatic(b *testing.B) {
 	svc := benchService(b, n, 1000)
 	log := slog.New(slog.DiscardHandler)
 	h := handlers.New(svc, log, handlers.Options{})
+	metrics := NewMetrics(nil, log)
 	// build is New's router; its /static/ route serves body instead of
 	// the embedded files: the static-file ceiling on the same middleware.
 	build := func(body []byte, name string) http.Handler {
@@ -77,10 +75,7 @@ func BenchmarkLeaderboardVsStatic(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		r := chi.NewRouter()
-		r.Use(requestID, accessLog(log), recoverer(log, h), securityHeaders, middleware.GetHead, h.Session)
-		routes(r, h, a)
-		return r
+		return newRouter(h, a, metrics, log)
 	}
 	for _, c := range []struct{ path, file string }{
 		{"/benchmarks/l2-bench", "board.html"},

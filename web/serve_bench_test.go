@@ -13,9 +13,6 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/chi/v5/middleware"
-
 	"github.com/deep500/d5list/handlers"
 )
 
@@ -71,13 +68,7 @@ func BenchmarkCachedBoardPage(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		r := chi.NewRouter()
-		r.Use(requestID, accessLog(log), metrics.Middleware, recoverer(log, h), securityHeaders, middleware.GetHead, crossOrigin(h), h.Session)
-		r.Get("/metrics", metrics.Handler().ServeHTTP)
-		r.NotFound(h.NotFound)
-		r.MethodNotAllowed(h.MethodNotAllowed)
-		routes(r, h, a)
-		return r
+		return newRouter(h, a, metrics, log)
 	}
 	const path = "/benchmarks/l2-bench"
 	warm := httptest.NewRecorder()

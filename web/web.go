@@ -54,11 +54,17 @@ func New(cfg Config, svc handlers.Service, log *slog.Logger) http.Handler {
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics(nil, log)
 	}
+	return newRouter(h, assets, cfg.Metrics, log)
+}
+
+// newRouter is the middleware chain and the route table over h and the
+// static files; the request-path benchmarks serve through it too.
+func newRouter(h *handlers.Handler, assets *assets, metrics *Metrics, log *slog.Logger) chi.Router {
 	r := chi.NewRouter()
 	// GetHead answers HEAD on every GET route, for monitors and link checkers.
-	r.Use(requestID, accessLog(log), cfg.Metrics.Middleware, recoverer(log, h), securityHeaders, middleware.GetHead, crossOrigin(h), h.Session)
+	r.Use(requestID, accessLog(log), metrics.Middleware, recoverer(log, h), securityHeaders, middleware.GetHead, crossOrigin(h), h.Session)
 	// Operations (issue 8): Prometheus scrapes; see docs/operations.md.
-	r.Get("/metrics", cfg.Metrics.Handler().ServeHTTP)
+	r.Get("/metrics", metrics.Handler().ServeHTTP)
 	r.NotFound(h.NotFound)
 	r.MethodNotAllowed(h.MethodNotAllowed)
 	routes(r, h, assets)

@@ -177,6 +177,10 @@ var mlperfSystemFields = []string{
 	"operating_system", "sw_notes",
 }
 
+// MLPerfSystemFields are the fields MLPerf's system description checker
+// requires, in the order its rules list them.
+func MLPerfSystemFields() []string { return slices.Clone(mlperfSystemFields) }
+
 // mlperfAvailability is the status a system description must have from
 // MLPerf Training 4.0 on.
 var mlperfAvailability = []string{"Available on-premise", "Available cloud", "Research, Development, or Internal (RDI)", "Preview"}

@@ -5,23 +5,14 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+
+	"github.com/deep500/d5list/bundle"
 )
 
-// mlperfSystemFields are the fields of an MLPerf system description in the
-// order MLPerf's submission rules list them, so that an entry's page reads
-// like the system files MLPerf publishes; cost_per_hour is d5list's.
-var mlperfSystemFields = []string{
-	"submitter", "division", "status", "system_name", "number_of_nodes",
-	"host_processors_per_node", "host_processor_model_name", "host_processor_core_count",
-	"host_processor_vcpu_count", "host_processor_frequency", "host_processor_caches",
-	"host_processor_interconnect", "host_memory_capacity", "host_storage_type", "host_storage_capacity",
-	"host_networking", "host_networking_topology", "host_memory_configuration",
-	"accelerators_per_node", "accelerator_model_name", "accelerator_host_interconnect",
-	"accelerator_frequency", "accelerator_on-chip_memories", "accelerator_memory_configuration",
-	"accelerator_memory_capacity", "accelerator_interconnect", "accelerator_interconnect_topology",
-	"cooling", "hw_notes", "framework", "other_software_stack", "operating_system", "sw_notes",
-	"cost_per_hour",
-}
+// systemFieldOrder is the order an entry's page lists a system
+// description in: MLPerf's fields as its rules list them, so that the page
+// reads like the system files MLPerf publishes, then d5list's own.
+var systemFieldOrder = append(bundle.MLPerfSystemFields(), "cost_per_hour")
 
 // SystemField is one field of a system description, as the page shows it.
 type SystemField struct {
@@ -32,14 +23,14 @@ type SystemField struct {
 // order and any other after them by name.
 func SystemFields(sys map[string]any) []SystemField {
 	var out []SystemField
-	for _, k := range mlperfSystemFields {
+	for _, k := range systemFieldOrder {
 		if v, ok := sys[k]; ok {
 			out = append(out, SystemField{k, systemValue(v)})
 		}
 	}
 	var rest []string
 	for k := range sys {
-		if !slices.Contains(mlperfSystemFields, k) {
+		if !slices.Contains(systemFieldOrder, k) {
 			rest = append(rest, k)
 		}
 	}

@@ -69,8 +69,12 @@ func plural(n int) string {
 
 // findingValues shows a finding's claimed and measured numbers with what
 // they measure and their unit ("time to train: claimed 12.50 s, measured
-// 15.10 s"), as far as the finding's code says.
+// 15.10 s"), as far as the finding's code says; without a benchmark (a
+// refused upload) the bare numbers.
 func findingValues(r d5list.Reason, bench *d5list.Benchmark) string {
+	if bench == nil {
+		return reasonValues(r)
+	}
 	if r.Claimed == nil && r.Measured == nil {
 		return ""
 	}

@@ -84,8 +84,9 @@ func overheadBench(bin, work string, small []byte, reps int, executor string) {
 		// Every other pair runs directly first, so that a drift in the
 		// machine's load does not favour one side.
 		var d time.Duration
+		var directCPU float64
 		if i%2 == 1 {
-			d = runDirect(bench, recipe, seeds)
+			d, directCPU = runDirect(bench, recipe, seeds)
 		}
 		runner0, server0 := cpuSeconds(runner.Process.Pid), cpuSeconds(s.cmd.Process.Pid)
 		sub := rerunThroughRunner(s, tok, small)
@@ -104,7 +105,7 @@ func overheadBench(bin, work string, small []byte, reps int, executor string) {
 		recipe, seeds = sub.Recipe, sub.Seeds()
 		t := sub.UpdatedAt.Sub(sub.CreatedAt)
 		if i%2 == 0 {
-			d = runDirect(bench, recipe, seeds)
+			d, directCPU = runDirect(bench, recipe, seeds)
 		}
 		oh := (t.Seconds() - d.Seconds()) / d.Seconds()
 		through, direct, overheads = append(through, t), append(direct, d), append(overheads, oh)
@@ -140,9 +141,9 @@ func overheadBench(bin, work string, small []byte, reps int, executor string) {
 			// each run's process tree) and direct: what the sandbox adds
 			// to the work, apart from the machine's other tenants, who
 			// stretch wall times but not a process's own CPU time.
-			c := (runsCPU - lastDirectCPU) / lastDirectCPU
+			c := (runsCPU - directCPU) / directCPU
 			cpuOverheads = append(cpuOverheads, c)
-			fmt.Printf(" %9.2fs %9.2fs %9.2f%% %9.2fs %9.2fs", runsCPU, lastDirectCPU, 100*c, runnerCPU, serverCPU)
+			fmt.Printf(" %9.2fs %9.2fs %9.2f%% %9.2fs %9.2fs", runsCPU, directCPU, 100*c, runnerCPU, serverCPU)
 		}
 		fmt.Println()
 	}
@@ -207,12 +208,12 @@ func rerunThroughRunner(s *server, tok string, small []byte) *d5list.Submission 
 
 // directRunner is the baseline of a pair: the builtin workload through the
 // workloads package, or, for a benchmark of the bundle's own code, its
-// entrypoint run directly.
-func directRunner(work string, small []byte) func(*d5list.Benchmark, *d5list.Recipe, []int64) time.Duration {
+// entrypoint run directly, which also gives its CPU time.
+func directRunner(work string, small []byte) func(*d5list.Benchmark, *d5list.Recipe, []int64) (time.Duration, float64) {
 	var extracted string
-	return func(bench *d5list.Benchmark, recipe *d5list.Recipe, seeds []int64) time.Duration {
+	return func(bench *d5list.Benchmark, recipe *d5list.Recipe, seeds []int64) (time.Duration, float64) {
 		if bench.Workload != "" {
-			return runDirectly(bench, recipe, seeds)
+			return runDirectly(bench, recipe, seeds), 0
 		}
 		if extracted == "" {
 			archive := filepath.Join(work, "direct.tar.gz")
@@ -231,11 +232,12 @@ func directRunner(work string, small []byte) func(*d5list.Benchmark, *d5list.Rec
 // runEntrypointDirectly runs the entrypoint of the bundle extracted in dir
 // once per seed, unsandboxed, with the variables the process executor
 // sets and nothing else of this process's environment, as the sandbox
-// clears it.
-func runEntrypointDirectly(dir string, bench *d5list.Benchmark, recipe *d5list.Recipe, seeds []int64) time.Duration {
+// clears it. It returns the wall time and the CPU time (user and system,
+// the entrypoint's whole process tree) of the runs.
+func runEntrypointDirectly(dir string, bench *d5list.Benchmark, recipe *d5list.Recipe, seeds []int64) (time.Duration, float64) {
 	runs := filepath.Join(dir, "..", "direct-runs")
 	start := time.Now()
-	lastDirectCPU = 0
+	cpu := 0.0
 	for i, seed := range seeds {
 		scratch := filepath.Join(runs, strconv.Itoa(i), "scratch")
 		if err := os.MkdirAll(scratch, 0o755); err != nil {
@@ -251,16 +253,12 @@ func runEntrypointDirectly(dir string, bench *d5list.Benchmark, recipe *d5list.R
 			log.Fatalf("running %s directly, seed %d: %v\n%s", recipe.Entrypoint, seed, err, out)
 		}
 		// The shell's usage includes python's, which it waited for.
-		lastDirectCPU += (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
+		cpu += (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
 	}
 	elapsed := time.Since(start)
 	os.RemoveAll(runs)
-	return elapsed
+	return elapsed, cpu
 }
-
-// lastDirectCPU is the CPU time (user and system, the entrypoint's whole
-// process tree) of the last runEntrypointDirectly.
-var lastDirectCPU float64
 
 // runDirectly is what runner.Builtin does for a job, without the runner:
 // each seed's run of the workload into a buffer, in order.

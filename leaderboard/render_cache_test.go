@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	d5list "github.com/deep500/d5list"
 )
 
 func TestRenderCacheHitsAndInvalidation(t *testing.T) {
@@ -186,5 +188,39 @@ func TestScoredIsKeptAndDroppedWithTheBoards(t *testing.T) {
 	get()
 	if computed != 3 {
 		t.Error("InvalidateAll kept it")
+	}
+}
+
+// BenchmarkRenderedGzip is the cost of a cached answer's gzip encoding,
+// made on the first gzip request after each change, at the level kept
+// answers use (gzipLevel) and at the best compression /static/ uses, on
+// the JSON export of a board of 500 entries (about the size of a board
+// page); it reports the encoded bytes of each.
+func BenchmarkRenderedGzip(b *testing.B) {
+	bench := &d5list.Benchmark{ID: "l2-bench", Level: 2, Ranking: d5list.RankingRule{Metric: d5list.MetricTimeToTrain, Direction: d5list.LowerIsBetter}}
+	subs := SyntheticRange(bench, 0, 500, 500, "synthetic", 1)
+	for i := range subs {
+		subs[i].Status = d5list.StatusVerified
+	}
+	var body bytes.Buffer
+	if err := WriteJSON(&body, &d5list.Leaderboard{Benchmark: *bench, Entries: Rank(bench, subs, Options{})}); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		level int
+	}{{"kept", gzipLevel}, {"best", gzip.BestCompression}} {
+		b.Run(c.name, func(b *testing.B) {
+			var n int
+			for b.Loop() {
+				var buf bytes.Buffer
+				zw, _ := gzip.NewWriterLevel(&buf, c.level)
+				zw.Write(body.Bytes())
+				zw.Close()
+				n = buf.Len()
+			}
+			b.ReportMetric(float64(body.Len()), "body-bytes")
+			b.ReportMetric(float64(n), "gzip-bytes")
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -223,9 +224,11 @@ func TestProcessCPUJobTakesNoGPU(t *testing.T) {
 	if needsGPUs(&cpu.Benchmark) || !needsGPUs(&gpu.Benchmark) {
 		t.Fatal("needsGPUs does not follow the benchmark's accelerator requirement")
 	}
+	var started atomic.Int32
 	p, err := NewProcess(ProcessOptions{
 		Fetch:   fixtureBundle(t, "#!/bin/sh\necho \"devices=${CUDA_VISIBLE_DEVICES-unset}\" > \"$D5_RESULT_LOG\"\n"),
 		WorkDir: workDir(t), GPUs: []string{"0"},
+		OnStart: func(int, int) { started.Add(1) },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -246,8 +249,9 @@ func TestProcessCPUJobTakesNoGPU(t *testing.T) {
 	}
 	short, cancelShort := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancelShort()
-	if _, err := p.Execute(short, gpu); err == nil {
-		t.Error("a GPU job ran while another job held the only GPU")
+	before := started.Load()
+	if _, err := p.Execute(short, gpu); err == nil || started.Load() != before {
+		t.Errorf("a GPU job started %d runs (%v) while another job held the only GPU, want it to wait", started.Load()-before, err)
 	}
 }
 

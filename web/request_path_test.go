@@ -12,10 +12,10 @@ import (
 	"github.com/deep500/d5list/web"
 )
 
-// Every request gets an id of its own (a per-process prefix and a count,
-// no random read per request), and the access log counts the bytes that
-// http.ServeContent copied through the connection's ReadFrom, which the
-// middleware's recorder now passes on.
+// Every request gets an id of its own, and the access log counts the
+// bytes that http.ServeContent copied through the connection's ReadFrom,
+// which the middleware's recorder passes on: a ReadFrom that forgot to
+// count would log none.
 func TestRequestIDsAndLoggedBytes(t *testing.T) {
 	logs := &syncBuffer{}
 	srv := httptest.NewServer(web.New(web.Config{}, newFake(), slog.New(slog.NewJSONHandler(logs, nil))))

@@ -67,10 +67,16 @@ func newDispatchService(t *testing.T) (*Service, *countingStore, string) {
 // service as an upload would.
 func queueJob(t *testing.T, svc *Service, cs *countingStore, benchmark string) int64 {
 	t.Helper()
+	// A claim of five runs, so that the queued entry is on the board that
+	// includes unverified ones, as an upload's is.
+	claimed := &d5list.Result{Score: d5list.Score{Metric: d5list.MetricTimeToTrain, Value: 10, Valid: true}}
+	for r := range 5 {
+		claimed.Runs = append(claimed.Runs, d5list.RunMetrics{Index: r, Seed: int64(r), Converged: true, TimeToTrain: 10})
+	}
 	sub := &d5list.Submission{BenchmarkID: benchmark, Division: d5list.DivisionClosed, Availability: d5list.AvailabilityAvailable,
 		Submitter: "test", SystemName: "test", Framework: "go", Status: d5list.StatusQueued,
 		BundleSHA256: strings.Repeat("ab", 32), BundleSize: 1,
-		Recipe: &d5list.Recipe{}, Claimed: &d5list.Result{}}
+		Recipe: &d5list.Recipe{}, Claimed: claimed}
 	if err := cs.CreateSubmission(context.Background(), sub); err != nil {
 		t.Fatal(err)
 	}

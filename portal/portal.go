@@ -99,8 +99,27 @@ func New(st Store, blobs Blobs, cfg Config, log *slog.Logger) *Service {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{store: st, blobs: blobs, cfg: cfg, log: log, cache: leaderboard.NewCache(), pool: newDispatcher(),
+	s := &Service{store: st, blobs: blobs, cfg: cfg, log: log, cache: leaderboard.NewCache(), pool: newDispatcher(),
 		queue: queueSnapshot{now: time.Now}}
+	if n, ok := st.(BoardChangeNotifier); ok {
+		n.NotifyBoardChanges(s.boardChanged)
+	}
+	return s
+}
+
+// BoardChangeNotifier is asked of the store by type assertion: it tells
+// the service of every benchmark whose boards a write of this process
+// changed, whichever write it was (store.DB.NotifyBoardChanges), so that
+// the cached boards follow the store, not a list of the service's calls.
+type BoardChangeNotifier interface {
+	NotifyBoardChanges(fn func(benchmarkID string))
+}
+
+// boardChanged drops a benchmark's cached boards after a write changed
+// them, and counts the change for the live views.
+func (s *Service) boardChanged(benchmarkID string) {
+	s.changed()
+	s.cache.Invalidate(benchmarkID)
 }
 
 // Authenticate returns the user owning an API token.
@@ -233,8 +252,6 @@ func (s *Service) checkAndStore(ctx context.Context, user *d5list.User, sha stri
 		return nil, err
 	}
 	s.changed()
-	// The queued entry shows on the boards that include unverified ones.
-	s.cache.Invalidate(bench.ID)
 	s.pool.wake()
 	s.log.InfoContext(ctx, "submission queued", "id", sub.ID, "benchmark", bench.ID, "owner", user.Name, "bytes", size)
 	return sub, nil
@@ -266,23 +283,12 @@ func (s *Service) Lease(ctx context.Context, runnerID string, labels map[string]
 			s.log.Warn("recording runner", "runner", runnerID, "err", err)
 		}
 	}
-	// LeaseJob also settles the jobs out of attempts, an expired lease on
-	// its last attempt above all: it gives each up and fails its entry,
-	// which changes the boards that include unverified entries of its
-	// benchmark, whichever job (if any) it then leases.
-	givenUp := s.givingUp(ctx)
+	// The boards this changes (the leased entry now running, and any
+	// expired lease LeaseJob settles on the way) are dropped by the store's
+	// notice of the write (boardChanged).
 	lease, err := s.store.LeaseJob(ctx, runnerID, labels, s.cfg.LeaseTTL)
-	if len(givenUp) > 0 {
-		s.changed()
-		for _, id := range givenUp {
-			s.cache.Invalidate(id)
-		}
-	}
 	if lease != nil {
 		s.changed()
-		// The entry's status (now running) shows on the boards that
-		// include unverified ones.
-		s.cache.Invalidate(lease.Job.BenchmarkID)
 		if poolErr == nil {
 			s.holds(ctx, ps, runnerID, lease.Job.ID)
 		}
@@ -373,7 +379,6 @@ func (s *Service) Complete(ctx context.Context, jobID int64, secret string, logs
 		return err
 	}
 	s.changed()
-	s.cache.Invalidate(bench.ID)
 	if s.cfg.OnJobEnd != nil {
 		s.cfg.OnJobEnd(string(status), time.Since(job.CreatedAt))
 	}

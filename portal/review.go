@@ -236,7 +236,6 @@ func (s *Service) Review(ctx context.Context, user *d5list.User, id int64, req d
 		return nil, nil, err
 	}
 	s.changed()
-	s.cache.Invalidate(sub.BenchmarkID)
 	if ch.Rerun {
 		s.pool.wake()
 	}

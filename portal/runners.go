@@ -122,8 +122,6 @@ func (s *Service) giveBack(ctx context.Context, lease *d5list.Lease) {
 		return
 	}
 	s.changed()
-	// Its entry is queued again on the boards that show unverified ones.
-	s.cache.Invalidate(lease.Job.BenchmarkID)
 	s.log.Info("undelivered lease given back", "job", lease.Job.ID, "runner", lease.Job.RunnerID)
 	s.pool.wake()
 }
@@ -370,31 +368,4 @@ func (q *queueSnapshot) position(ctx context.Context, ps PoolStore, jobID int64)
 		}
 	}
 	return q.places[jobID], nil
-}
-
-// GiveUpStore is asked of the store by type assertion: the benchmarks of
-// the jobs the next lease gives up (store.DB.GivingUp).
-type GiveUpStore interface {
-	GivingUp(ctx context.Context, within time.Duration) ([]string, error)
-}
-
-// giveUpMargin looks ahead of the clock: a lease that expires while
-// LeaseJob waits for the write lock (the store waits up to 10 s for it) is
-// settled by that call too. A board dropped for a lease that then does
-// not expire costs one page rendered again.
-const giveUpMargin = 15 * time.Second
-
-// givingUp lists the benchmarks whose boards the next lease may change by
-// giving a job up. A failure to look is logged: it costs a stale board
-// until the next change, not the lease.
-func (s *Service) givingUp(ctx context.Context) []string {
-	gs, ok := s.store.(GiveUpStore)
-	if !ok {
-		return nil
-	}
-	ids, err := gs.GivingUp(ctx, giveUpMargin)
-	if err != nil {
-		s.log.Warn("looking for jobs out of attempts", "err", err)
-	}
-	return ids
 }

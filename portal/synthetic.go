@@ -54,8 +54,6 @@ func (s *Service) SyntheticVerdict(ctx context.Context, bench *d5list.Benchmark,
 			return err
 		}
 		s.changed()
-		// A job left over may be another benchmark's.
-		s.cache.Invalidate(lease.Job.BenchmarkID)
 		if lease.Job.SubmissionID == sub.ID {
 			return nil
 		}

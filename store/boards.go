@@ -53,6 +53,9 @@ func syncBoardRowTx(ctx context.Context, tx *sql.Tx, id int64) error {
 		return err
 	}
 	row, listed := leaderboard.RowOf(bench, sub)
+	if had || listed {
+		boardChangedTx(tx, bench.ID)
+	}
 	systems := map[string]bool{}
 	if had {
 		systems[oldSystem] = true
@@ -118,6 +121,19 @@ func syncBoardRowTx(ctx context.Context, tx *sql.Tx, id int64) error {
 		}
 	}
 	return nil
+}
+
+// changedBoards holds, for each open write transaction, the benchmarks
+// whose board rows it changed; writeTx tells NotifyBoardChanges's
+// listener of them once it has committed. Only the transaction's own
+// goroutine writes its set.
+var changedBoards sync.Map // *sql.Tx -> map[string]bool
+
+// boardChangedTx notes that tx changed benchID's board rows.
+func boardChangedTx(tx *sql.Tx, benchID string) {
+	if set, ok := changedBoards.Load(tx); ok {
+		set.(map[string]bool)[benchID] = true
+	}
 }
 
 // filterColumns are the board_rows columns a board filters on, one at a
@@ -370,6 +386,9 @@ func (db *DB) rebuild(ctx context.Context, benchID string, gen int64) error {
 				}
 				after = s.ID
 			}
+			if len(subs) > 0 {
+				boardChangedTx(tx, benchID)
+			}
 			n = len(subs)
 			return nil
 		})
@@ -454,6 +473,7 @@ func upsertRowOf(ctx context.Context, tx *sql.Tx, stmt *sql.Stmt, bench *d5list.
 // filter), a slice of systems at a time: the elected are written between
 // slices, so that what is held stays bounded whatever the board's size.
 func electAllBestTx(ctx context.Context, tx *sql.Tx, benchID string) error {
+	boardChangedTx(tx, benchID)
 	for _, best := range []string{viewBestDefault, viewBestAll} {
 		if _, err := tx.ExecContext(ctx, `UPDATE board_rows SET `+best+` = 0 WHERE benchmark_id = ? AND `+best+` = 1`, benchID); err != nil {
 			return err

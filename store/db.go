@@ -21,6 +21,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	d5list "github.com/deep500/d5list"
@@ -53,7 +54,19 @@ type DB struct {
 	Now func() time.Time
 	// MaxAttempts is given to new jobs.
 	MaxAttempts int
+
+	// onBoardChange is told, after each commit, of every benchmark whose
+	// board rows the transaction changed (NotifyBoardChanges).
+	onBoardChange atomic.Pointer[func(benchmarkID string)]
 }
+
+// NotifyBoardChanges has fn told, after every commit of this process that
+// changed a benchmark's board rows, that benchmark's id: the one place
+// where every such write (upload, lease, an expired lease settled,
+// verdict, review, rebuild) is seen, so that whoever keeps boards drops
+// them without knowing which store method changed what. There is one
+// listener; a second call replaces the first.
+func (db *DB) NotifyBoardChanges(fn func(benchmarkID string)) { db.onBoardChange.Store(&fn) }
 
 // Open opens (creating if needed) the data folder dir, applies pending
 // migrations and removes blob uploads a crash left behind.
@@ -165,12 +178,20 @@ func (db *DB) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", err)
 	}
+	boards := map[string]bool{}
+	changedBoards.Store(tx, boards)
+	defer changedBoards.Delete(tx)
 	if err := fn(tx); err != nil {
 		tx.Rollback()
 		return noSpace(err)
 	}
 	if err := tx.Commit(); err != nil {
 		return noSpace(fmt.Errorf("store: commit: %w", err))
+	}
+	if notify := db.onBoardChange.Load(); notify != nil {
+		for id := range boards {
+			(*notify)(id)
+		}
 	}
 	return nil
 }

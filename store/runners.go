@@ -192,33 +192,3 @@ func validRunnerName(name, field string) error {
 	}
 	return nil
 }
-
-// GivingUp lists the benchmarks of the jobs that the next LeaseJob gives
-// up, failing their entries: jobs out of attempts that are queued, or
-// whose lease has expired or expires within the given time. An expired
-// lease is settled only when a runner next asks for work, and that is the
-// write that changes the entry's place on the boards that include
-// unverified ones; the caller drops those boards' caches after it. A read
-// of the jobs in those states only (jobs_by_state).
-func (db *DB) GivingUp(ctx context.Context, within time.Duration) ([]string, error) {
-	var out []string
-	err := db.readTx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT DISTINCT benchmark_id FROM jobs
-			WHERE state IN (?, ?) AND attempts >= max_attempts AND (state = ? OR lease_expires <= ?)
-			ORDER BY benchmark_id`,
-			string(d5list.JobQueued), string(d5list.JobLeased), string(d5list.JobQueued), db.now().Add(within).UnixNano())
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				return err
-			}
-			out = append(out, id)
-		}
-		return rows.Err()
-	})
-	return out, wrap(err, "listing the jobs out of attempts")
-}

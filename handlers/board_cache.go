@@ -19,13 +19,6 @@ type BoardCache interface {
 	RenderBoard(benchmarkID, variant string, render func() (*leaderboard.Rendered, error)) (*leaderboard.Rendered, error)
 }
 
-// boardInvalidator drops a benchmark's cached boards (the portal's
-// InvalidateBoards), for the changes that reach the store without the
-// service: the console's benchmark definitions.
-type boardInvalidator interface {
-	InvalidateBoards(benchmarkID string)
-}
-
 // errNotCanonical: the board found under an id is filed under another one,
 // so an answer kept under the requested id would miss its invalidations.
 var errNotCanonical = errors.New("handlers: benchmark id is not the board's own")

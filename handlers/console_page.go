@@ -233,15 +233,13 @@ func (h *Handler) ConsoleBenchmarks(w http.ResponseWriter, r *http.Request) {
 	}
 	// A changed definition rebuilds the benchmark's board rows: the save
 	// and its rebuild run to the end even if the organiser's browser
-	// leaves, and the boards' cached pages go after it, also after a
-	// failed rebuild, which may have derived some rows already.
+	// leaves. Each committed part of the rebuild drops the boards' cached
+	// pages (the store's notice to the portal), also of one that failed
+	// half way.
 	err = acc.UpsertBenchmarks(context.WithoutCancel(r.Context()), bs)
 	ids := make([]string, len(bs))
 	for i, b := range bs {
 		ids[i] = b.ID
-		if bc, ok := h.svc.(boardInvalidator); ok {
-			bc.InvalidateBoards(b.ID)
-		}
 	}
 	if err != nil {
 		fail(err)

@@ -163,7 +163,7 @@ func FrameworkLabels(ctx context.Context) map[string]string {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, SandboxPython, probeFlag, "-c", environmentProbe)
-	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"}
+	cmd.Env = []string{sandboxPath, sandboxLang}
 	out, err := cmd.Output()
 	labels := parseEnvironmentProbe(strings.Split(string(out), "\n"))
 	if err != nil || labels == nil {

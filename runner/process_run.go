@@ -578,14 +578,22 @@ func entryArgv(entry string, mode os.FileMode) ([]string, error) {
 // hostEnv is the environment of the sandbox's own programs on the host.
 var hostEnv = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
 
+// sandboxPath and sandboxLang are the sandbox's PATH and locale, which
+// FrameworkLabels probes with too: what a run sees is what the runner
+// advertises.
+const (
+	sandboxPath = "PATH=/usr/local/bin:/usr/bin:/bin"
+	sandboxLang = "LANG=C.UTF-8"
+)
+
 // runEnv is the whole environment of a run: nothing leaks from the runner
 // except the GPU selection.
 func runEnv(spec d5list.JobSpec, l layout, i int, seed int64, gpus gpuShare) []string {
 	env := []string{
-		"PATH=/usr/local/bin:/usr/bin:/bin",
+		sandboxPath,
 		"HOME=" + l.scratch,
 		"TMPDIR=" + l.scratch,
-		"LANG=C.UTF-8",
+		sandboxLang,
 		"D5_RESULT_LOG=" + l.result,
 		"D5_SEED=" + strconv.FormatInt(seed, 10),
 		"D5_RUN_INDEX=" + strconv.Itoa(i),

@@ -31,11 +31,14 @@ type Job struct {
 	// copied to a re-run's job. Leasing also checks the recipe's needs as
 	// RunnerNeeds says today, for jobs stored before a need was added; a
 	// benchmark's requires are read at lease time.
-	Requires     map[string]string `json:"requires,omitempty"`
-	LeaseExpires time.Time         `json:"lease_expires,omitempty"`
-	Error        string            `json:"error,omitempty"`
-	CreatedAt    time.Time         `json:"created_at"`
-	UpdatedAt    time.Time         `json:"updated_at"`
+	Requires map[string]string `json:"requires,omitempty"`
+	// FreshSeeds are the seeds the latest lease drew for the job's fresh
+	// runs (JobSpec.FreshSeeds); never published, so not in JSON.
+	FreshSeeds   []int64   `json:"-"`
+	LeaseExpires time.Time `json:"lease_expires,omitempty"`
+	Error        string    `json:"error,omitempty"`
+	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
 }
 
 // Lease is what a runner holds while it works on a job. The secret proves
@@ -52,15 +55,44 @@ type JobSpec struct {
 	SubmissionID int64     `json:"submission_id"`
 	Benchmark    Benchmark `json:"benchmark"`
 	Recipe       Recipe    `json:"recipe"`
-	Seeds        []int64   `json:"seeds"` // one per run, in run order
-	BundleSHA256 string    `json:"bundle_sha256"`
+	Seeds        []int64   `json:"seeds"` // one per claimed run, in run order
+	// FreshSeeds are seeds the portal drew when it leased the job and
+	// published nowhere: the runs after the claimed ones. The competitor's
+	// code cannot have computed, stored or tuned anything for them, so
+	// they are the runs whose times rank (Result.TimedRuns), and they are
+	// judged against the claim's distribution rather than run by run.
+	FreshSeeds   []int64 `json:"fresh_seeds,omitempty"`
+	BundleSHA256 string  `json:"bundle_sha256"`
+}
+
+// SeededRun is one run a job asks for: its index in the re-run, its seed,
+// and whether the seed is one of the job's fresh ones.
+type SeededRun struct {
+	Index int
+	Seed  int64
+	Fresh bool
+}
+
+// Runs are the runs of the job in order: the claimed seeds, then the
+// fresh ones.
+func (s JobSpec) Runs() []SeededRun {
+	runs := make([]SeededRun, 0, len(s.Seeds)+len(s.FreshSeeds))
+	for _, seed := range s.Seeds {
+		runs = append(runs, SeededRun{Index: len(runs), Seed: seed})
+	}
+	for _, seed := range s.FreshSeeds {
+		runs = append(runs, SeededRun{Index: len(runs), Seed: seed, Fresh: true})
+	}
+	return runs
 }
 
 // RunLog is the MLLOG text of one re-run, and what the runner's own clocks
 // said of it.
 type RunLog struct {
-	Index int       `json:"index"`
-	Seed  int64     `json:"seed"`
+	Index int   `json:"index"`
+	Seed  int64 `json:"seed"`
+	// Fresh says Seed is one of the job's fresh seeds (JobSpec.FreshSeeds).
+	Fresh bool      `json:"fresh,omitempty"`
 	Log   []byte    `json:"log"`
 	Clock *RunClock `json:"clock,omitempty"`
 }

@@ -369,6 +369,9 @@ func (s *Service) Complete(ctx context.Context, jobID int64, secret string, logs
 	if err != nil {
 		return err
 	}
+	if err := reportsTheLeasedRuns(sub.Seeds(), job.FreshSeeds, logs); err != nil {
+		return err
+	}
 	measured, err := Measure(bench, logs)
 	if err != nil {
 		return err
@@ -494,8 +497,28 @@ func Measure(bench *d5list.Benchmark, logs []d5list.RunLog) (*d5list.Result, err
 			onRunnerClock(&run)
 			throughputOnRunnerClock(bench, &run)
 		}
+		run.Fresh, run.GivenSeed = l.Fresh, l.Seed
 		res.Runs = append(res.Runs, run)
 	}
-	res.Score = d5list.OlympicScore(res.Runs, bench.Ranking.Metric, bench.Ranking.Direction)
+	res.Score = d5list.OlympicScore(res.TimedRuns(), bench.Ranking.Metric, bench.Ranking.Direction)
 	return res, nil
+}
+
+// reportsTheLeasedRuns checks that a runner's report holds the runs its
+// lease asked for, in order: the claimed seeds, then the fresh seeds the
+// lease drew. A runner that knows no fresh seeds (older than the portal)
+// reports too few runs and is told so.
+func reportsTheLeasedRuns(claimed, fresh []int64, logs []d5list.RunLog) error {
+	want := d5list.JobSpec{Seeds: claimed, FreshSeeds: fresh}.Runs()
+	if len(logs) != len(want) {
+		return d5list.Errorf(d5list.EINVALID, "the report holds %d runs; the lease asked for %d (%d with the claimed seeds, %d with fresh ones): is the runner older than the portal?",
+			len(logs), len(want), len(claimed), len(fresh))
+	}
+	for i, w := range want {
+		if l := logs[i]; l.Seed != w.Seed || l.Fresh != w.Fresh {
+			return d5list.Errorf(d5list.EINVALID, "run %d: the report says seed %d (fresh %t); the lease asked for seed %d (fresh %t)",
+				i, l.Seed, l.Fresh, w.Seed, w.Fresh)
+		}
+	}
+	return nil
 }

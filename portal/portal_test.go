@@ -181,3 +181,34 @@ func TestMeasureThroughputOnTheRunnersClock(t *testing.T) {
 		})
 	}
 }
+
+// A report must hold the runs its lease asked for: the claimed seeds in
+// order, then the lease's fresh ones, each marked as such. A runner older
+// than fresh seeds, or one that swapped a fresh run for a claimed seed's,
+// is refused before any verdict.
+func TestReportHoldsTheLeasedRuns(t *testing.T) {
+	claimed, fresh := []int64{1, 2}, []int64{71, 72}
+	run := func(i int, seed int64, isFresh bool) d5list.RunLog {
+		return d5list.RunLog{Index: i, Seed: seed, Fresh: isFresh}
+	}
+	cases := []struct {
+		name string
+		logs []d5list.RunLog
+		ok   bool
+	}{
+		{"as leased", []d5list.RunLog{run(0, 1, false), run(1, 2, false), run(2, 71, true), run(3, 72, true)}, true},
+		{"no fresh runs", []d5list.RunLog{run(0, 1, false), run(1, 2, false)}, false},
+		{"a fresh seed of its own", []d5list.RunLog{run(0, 1, false), run(1, 2, false), run(2, 71, true), run(3, 99, true)}, false},
+		{"a claimed seed passed off as fresh", []d5list.RunLog{run(0, 1, false), run(1, 2, false), run(2, 1, true), run(3, 72, true)}, false},
+		{"a fresh run not marked", []d5list.RunLog{run(0, 1, false), run(1, 2, false), run(2, 71, false), run(3, 72, true)}, false},
+	}
+	for _, c := range cases {
+		err := reportsTheLeasedRuns(claimed, fresh, c.logs)
+		if (err == nil) != c.ok {
+			t.Errorf("%s: %v, want ok %t", c.name, err, c.ok)
+		}
+		if err != nil && d5list.ErrorCode(err) != d5list.EINVALID {
+			t.Errorf("%s: code %s, want %s", c.name, d5list.ErrorCode(err), d5list.EINVALID)
+		}
+	}
+}

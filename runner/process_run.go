@@ -196,8 +196,10 @@ func (s jobSetup) execute(ctx context.Context, spec d5list.JobSpec, run runFunc)
 			return nil, err
 		}
 	}
-	logs := make([]d5list.RunLog, 0, len(spec.Seeds))
-	for i, seed := range spec.Seeds {
+	runs := spec.Runs()
+	logs := make([]d5list.RunLog, 0, len(runs))
+	for _, r := range runs {
+		i, seed := r.Index, r.Seed
 		start := time.Now()
 		log, clock, err := run(ctx, spec, job, entry, info.Mode(), i, seed)
 		if err != nil {
@@ -212,7 +214,7 @@ func (s jobSetup) execute(ctx context.Context, spec d5list.JobSpec, run runFunc)
 			clock = &d5list.RunClock{}
 		}
 		clock.WallS = time.Since(start).Seconds()
-		logs = append(logs, d5list.RunLog{Index: i, Seed: seed, Log: log, Clock: clock})
+		logs = append(logs, d5list.RunLog{Index: i, Seed: seed, Fresh: r.Fresh, Log: log, Clock: clock})
 	}
 	if s.record != nil {
 		versions := s.record(ctx)
@@ -597,7 +599,7 @@ func runEnv(spec d5list.JobSpec, l layout, i int, seed int64, gpus gpuShare) []s
 		"D5_RESULT_LOG=" + l.result,
 		"D5_SEED=" + strconv.FormatInt(seed, 10),
 		"D5_RUN_INDEX=" + strconv.Itoa(i),
-		"D5_RUNS=" + strconv.Itoa(len(spec.Seeds)),
+		"D5_RUNS=" + strconv.Itoa(len(spec.Seeds)+len(spec.FreshSeeds)),
 		"D5_DATA_DIR=" + l.data,
 		"D5_BENCHMARK=" + spec.Benchmark.ID,
 		"D5_SCRATCH=" + l.scratch,

@@ -339,8 +339,8 @@ func TestRunnerKilledMidJobLosesItsLease(t *testing.T) {
 		t.Errorf("runner b reported jobs %v done, want exactly [%d]", got, job.ID)
 	}
 	sub := p.submission(t, job.SubmissionID)
-	if !sub.Status.Final() || sub.Measured == nil || len(sub.Measured.Runs) != 1 {
-		t.Errorf("submission %+v: want a final status and one measured run", sub)
+	if !sub.Status.Final() || sub.Measured == nil || len(sub.Measured.ClaimedSeedRuns()) != 1 {
+		t.Errorf("submission %+v: want a final status and one measured run of the claimed seed", sub)
 	}
 	jobs, _ := p.db.Jobs(context.Background(), job.SubmissionID)
 	if len(jobs) != 1 {
@@ -382,7 +382,7 @@ func TestThreeRunnersThirtyJobs(t *testing.T) {
 		if reported[j.ID] != 1 {
 			t.Errorf("job %d was reported done %d times, want 1", j.ID, reported[j.ID])
 		}
-		if sub := p.submission(t, j.SubmissionID); sub.Measured == nil || len(sub.Measured.Runs) != 1 {
+		if sub := p.submission(t, j.SubmissionID); sub.Measured == nil || len(sub.Measured.ClaimedSeedRuns()) != 1 {
 			t.Errorf("submission %d has no measured result", j.SubmissionID)
 		}
 	}

@@ -124,10 +124,10 @@ func claimUntilVerified(t *testing.T, p *portalUnderTest, source, benchmark stri
 		if err := json.Unmarshal([]byte(getAs(t, p.url+"/api/v1/submissions/"+strconv.FormatInt(id, 10), p.token)), &owned); err != nil {
 			t.Fatal(err)
 		}
-		if got.Measured == nil || len(got.Measured.Runs) != len(got.Claimed.Runs) {
+		if got.Measured == nil || len(got.Measured.ClaimedSeedRuns()) != len(got.Claimed.Runs) {
 			t.Fatalf("measured %+v, want the re-run's %d runs; reasons %s", got.Measured, len(got.Claimed.Runs), reasonsText(owned.Reasons))
 		}
-		for j, r := range got.Measured.Runs {
+		for j, r := range got.Measured.ClaimedSeedRuns() {
 			c := got.Claimed.Runs[j]
 			if r.Seed != c.Seed || r.FinalAccuracy != c.FinalAccuracy || len(r.Evals) != len(c.Evals) {
 				t.Fatalf("run %d: re-run seed %d accuracy %v, claimed seed %d accuracy %v: want the same", j, r.Seed, r.FinalAccuracy, c.Seed, c.FinalAccuracy)

@@ -188,6 +188,9 @@ func (s jobSetup) execute(ctx context.Context, spec d5list.JobSpec, run runFunc)
 	if err != nil || !info.Mode().IsRegular() {
 		return nil, d5list.Errorf(d5list.EINVALID, "recipe: entrypoint %q is not a file of the bundle", entry)
 	}
+	if err := stageHarness(filepath.Join(job, "lib")); err != nil {
+		return nil, err
+	}
 	if s.prepare != nil {
 		if err := s.prepare(ctx, job); err != nil {
 			if c := context.Cause(ctx); c != nil {
@@ -292,9 +295,11 @@ func prepareJob(ctx context.Context, fetch FetchFunc, spec d5list.JobSpec, work 
 }
 
 // layout is where a run sees its folders: the same paths as on the host
-// when unsandboxed, fixed paths under /d5 inside the sandbox.
+// when unsandboxed, fixed paths under /d5 inside the sandbox. ctl is the
+// runner's folder of the run's gate and result log (window.go), which the
+// sandbox sees read-only; lib holds the runner's harness (harness.go).
 type layout struct {
-	bundle, run, result, scratch, data string
+	bundle, run, result, gate, ctl, lib, scratch, data string
 	// devices are the GPU device nodes of the job's share, bound into the
 	// sandbox at the same paths (gpuDevices).
 	devices []string
@@ -303,10 +308,14 @@ type layout struct {
 // hostLayout is run i's folders on the host, with its scratch folder made.
 func hostLayout(job, dataDir string, i int) (layout, error) {
 	run := filepath.Join(job, fmt.Sprintf("run-%d", i))
+	ctl := filepath.Join(job, fmt.Sprintf("ctl-%d", i))
 	l := layout{
 		bundle:  filepath.Join(job, "bundle"),
 		run:     run,
-		result:  filepath.Join(run, "result.txt"),
+		ctl:     ctl,
+		lib:     filepath.Join(job, "lib"),
+		result:  filepath.Join(ctl, windowLogName),
+		gate:    filepath.Join(ctl, windowGateName),
 		scratch: filepath.Join(run, "scratch"),
 		data:    dataDir,
 	}
@@ -331,7 +340,7 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	}
 	in := host
 	if p.bwrap != "" {
-		in = layout{bundle: "/d5/bundle", run: "/d5/run", result: "/d5/run/result.txt", scratch: "/d5/run/scratch"}
+		in = sandboxLayout
 		if p.opts.DataDir != "" {
 			in.data = "/d5/data"
 		}
@@ -341,7 +350,7 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 		return nil, nil, err
 	}
 	entryArgs := len(argv)
-	env := runEnv(spec, in, i, seed, gpus)
+	env := runEnv(spec, in, i, gpus)
 	if len(p.opts.ExtraPath) > 0 {
 		env[0] = "PATH=" + strings.Join(p.opts.ExtraPath, ":") + ":" + strings.TrimPrefix(env[0], "PATH=")
 	}
@@ -395,12 +404,15 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: sandboxUID, Gid: sandboxUID}
 	}
 	tail := newTail(p.opts.TailLines)
-	// The run's MLLOG file is followed while it runs: the runner times
-	// its run_start and run_stop lines as they arrive (logClock), and live
-	// progress shows its events, so an entrypoint need not print them.
-	var lc logClock
-	stopMLLOG := tailFile(host.result, i, d5list.StreamMLLOG, bothLines(lc.line, LinesFrom(ctx)), logClockPoll)
 	tree := newTreeClock()
+	// The run's gate and result log: the runner times its window as the
+	// run takes its seed and its lines arrive, and live progress shows its
+	// events as they do, so an entrypoint need not print them.
+	var beforeWindow time.Duration
+	win, err := openWindow(host.ctl, i, seed, p.opts.Limits.MaxResultBytes, LinesFrom(ctx), func() { beforeWindow = tree.cpuNow() })
+	if err != nil {
+		return nil, nil, err
+	}
 	onStart := func(run, pid int) {
 		tree.follow(pid)
 		if p.opts.OnStart != nil {
@@ -410,9 +422,16 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	started := time.Now()
 	err = runGroup(ctx, cmd, p.opts.KillGrace, i, tail, bothLines(p.opts.OnLine, LinesFrom(ctx)), onStart)
 	foreign, computing, treeCPU := tree.finish()
-	stopMLLOG()
+	clock := &d5list.RunClock{}
+	log, logErr := win.close(clock)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w%s", err, tail.String())
+	}
+	if logErr != nil {
+		return nil, nil, logErr
+	}
+	if len(log) == 0 {
+		return nil, nil, fmt.Errorf("the entrypoint wrote nothing to $D5_RESULT_LOG%s", tail.String())
 	}
 	// WaitS, as the builtin workloads report it: the share of the run
 	// that foreign work delayed its processes by, times its wall time.
@@ -422,12 +441,15 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	if treeCPU > 0 {
 		cpu = max(cpu, treeCPU.Seconds())
 	}
-	clock := &d5list.RunClock{CPUS: cpu, WaitS: foreign * time.Since(started).Seconds(), Processes: &computing,
-		Environment: envRecord(env)}
-	lc.measure(clock)
-	log, err := readResult(host.result, p.opts.Limits.MaxResultBytes, tail)
-	return log, clock, err
+	clock.CPUS, clock.WaitS, clock.Processes = cpu, foreign*time.Since(started).Seconds(), &computing
+	clock.BeforeWindowCPUS = beforeWindow.Seconds()
+	clock.Environment = envRecord(env)
+	return log, clock, nil
 }
+
+// sandboxLayout is where a sandboxed run sees its folders.
+var sandboxLayout = layout{bundle: "/d5/bundle", run: "/d5/run", ctl: "/d5/ctl", lib: "/d5/lib",
+	result: "/d5/ctl/" + windowLogName, gate: "/d5/ctl/" + windowGateName, scratch: "/d5/run/scratch"}
 
 // hostVersionsTTL is how long the runner reuses what its own sandbox's
 // python3 reported: a probe starts Python and imports torch (about a
@@ -590,14 +612,15 @@ const (
 
 // runEnv is the whole environment of a run: nothing leaks from the runner
 // except the GPU selection.
-func runEnv(spec d5list.JobSpec, l layout, i int, seed int64, gpus gpuShare) []string {
+func runEnv(spec d5list.JobSpec, l layout, i int, gpus gpuShare) []string {
 	env := []string{
 		sandboxPath,
 		"HOME=" + l.scratch,
 		"TMPDIR=" + l.scratch,
 		sandboxLang,
 		"D5_RESULT_LOG=" + l.result,
-		"D5_SEED=" + strconv.FormatInt(seed, 10),
+		"D5_GATE=" + l.gate,
+		"PYTHONPATH=" + l.lib,
 		"D5_RUN_INDEX=" + strconv.Itoa(i),
 		"D5_RUNS=" + strconv.Itoa(len(spec.Seeds)+len(spec.FreshSeeds)),
 		"D5_DATA_DIR=" + l.data,

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Entrypoint the d5list process executor runs, in its sandbox, once per
-# seed (D5_SEED, D5_RESULT_LOG and the others are set by the executor). The
+# seed ($D5_GATE hands over the seed, $D5_RESULT_LOG takes the log; the
+# executor sets the others, and PYTHONPATH for d5harness). The
 # mutable part of recipe.yaml is passed as arguments.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)

@@ -58,20 +58,21 @@ func writeGateFile(path string, run int, seed int64) error {
 
 // window is one run's gate and result log.
 type window struct {
-	dir            string
-	logR, logW     *os.File
-	gateDone       chan struct{}
-	readDone       chan struct{}
-	maxBytes       int64
-	onGate         func()
-	lw             *lineWriter
-	mu             sync.Mutex
-	closing        bool
-	gateAt         time.Time
-	starts, stops  []time.Time
-	log            boundedBuffer
-	gateErr        error
-	readErr        error
+	dir        string
+	logR, logW *os.File
+	lw         *lineWriter
+	maxBytes   int64
+	onGate     func()
+	gateDone   chan struct{} // serveGate has returned
+	readDone   chan struct{} // read has returned
+
+	mu            sync.Mutex // guards what follows
+	closing       bool       // the run is over: a gate opened now is the runner's own
+	gateAt        time.Time  // when the run opened its gate; zero if it never did
+	starts, stops []time.Time
+	log           boundedBuffer
+	gateErr       error // the runner could not serve the gate
+	readErr       error
 }
 
 // openWindow makes run's FIFOs in dir (a folder it creates, which must not
@@ -219,6 +220,9 @@ func (w *window) close(clock *d5list.RunClock) ([]byte, error) {
 	}
 	if w.log.over {
 		return nil, d5list.Errorf(d5list.ETOOLARGE, "the result log is larger than %d bytes", w.maxBytes)
+	}
+	if w.gateErr != nil {
+		return nil, fmt.Errorf("serving the run's gate: %w", w.gateErr)
 	}
 	if w.readErr != nil {
 		return nil, fmt.Errorf("reading the result log: %w", w.readErr)

@@ -47,7 +47,7 @@ set -e
 log() { echo ":::MLLOG {\"namespace\": \"\", \"time_ms\": $(date +%s%3N), \"event_type\": \"$1\", \"key\": \"$2\", \"value\": $3, \"metadata\": {$4}}" >> "$D5_RESULT_LOG"; }
 log POINT_IN_TIME submission_benchmark '"l2-shell-cpu"' ''
 log POINT_IN_TIME global_batch_size 32 ''
-`+shellTakeSeed+`
+` + shellTakeSeed + `
 log POINT_IN_TIME seed "$seed" ''
 log INTERVAL_START run_start null ''
 for epoch in 1 2 3; do

@@ -133,6 +133,9 @@ type RunClock struct {
 	// Breaches are what the run did to its window that no honest run does
 	// (Breach* codes), as the runner saw it: each is a discrepancy.
 	Breaches []Reason `json:"breaches,omitempty"`
+	// Audit is the runner's check of a harness benchmark's work after the
+	// window (harness package): nil where the benchmark has no harness.
+	Audit *Audit `json:"audit,omitempty"`
 	// Processes counts the run's processes that the runner saw computing
 	// for at least a quarter of its wall time (the process executor): the
 	// workers of a data-parallel run, seen rather than taken from the log.
@@ -193,6 +196,37 @@ const (
 	BreachStartBeforeGate = "run_start_before_gate" // its window opened before its seed
 	BreachWindowMissing   = "window_missing"        // no run_start, or no run_stop, arrived
 	BreachWindowRepeated  = "window_repeated"       // a second run_start or run_stop arrived
+)
+
+// Audit is what a runner found when it checked the outputs of a run of a
+// harness benchmark (Benchmark.Verify.Harness) after its window: the run
+// committed to every call's output during the window, and the runner
+// recomputed a few calls it picked only then with its own reference.
+type Audit struct {
+	Sections []AuditSection `json:"sections"`
+	// Failures are the checks that did not hold (AuditMissing,
+	// AuditMismatch): each is a discrepancy.
+	Failures []Reason `json:"failures,omitempty"`
+}
+
+// AuditSection is one committed stream of calls: an operator shape, or the
+// batches of an inference run.
+type AuditSection struct {
+	Name  string `json:"name"`
+	Calls int    `json:"calls"`
+	// Checked are the calls the runner recomputed and compared.
+	Checked []int `json:"checked"`
+	// MaxRelError and MaxAbsError are the largest errors of the checked
+	// outputs against the runner's reference: the runner's own measure of
+	// the run's accuracy.
+	MaxRelError float64 `json:"max_rel_error"`
+	MaxAbsError float64 `json:"max_abs_error"`
+}
+
+// Audit failure codes.
+const (
+	AuditMissing  = "audit_missing"  // no commitment in the window, or no answer to the audit
+	AuditMismatch = "audit_mismatch" // an output that was not the one committed, or not the operator's
 )
 
 // IsBreach reports whether code is one of the Breach codes.

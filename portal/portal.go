@@ -474,6 +474,9 @@ func Measure(bench *d5list.Benchmark, logs []d5list.RunLog) (*d5list.Result, err
 			if err := checkBreaches(l.Index, c.Breaches); err != nil {
 				return nil, err
 			}
+			if err := checkAudit(l.Index, c.Audit); err != nil {
+				return nil, err
+			}
 			if len(c.Environment) > maxEnvironmentEntries {
 				return nil, d5list.Errorf(d5list.EINVALID, "run %d: clock: the recorded environment holds %d entries, more than %d", l.Index, len(c.Environment), maxEnvironmentEntries)
 			}
@@ -513,6 +516,35 @@ func checkBreaches(run int, breaches []d5list.Reason) error {
 	for _, b := range breaches {
 		if !d5list.IsBreach(b.Code) || len(b.Message) > maxBreachMessage {
 			return d5list.Errorf(d5list.EINVALID, "run %d: clock: breach %.40q is not one the runner reports, or its message is over %d bytes", run, b.Code, maxBreachMessage)
+		}
+	}
+	return nil
+}
+
+// checkAudit bounds a run's reported audit as the runner makes it: a
+// section per operator shape (the harness's 64 commitments at most), a
+// few calls checked in each, finite errors, and failures with the audit's
+// codes in a sentence each.
+func checkAudit(run int, a *d5list.Audit) error {
+	if a == nil {
+		return nil
+	}
+	const maxSections, maxChecked, maxMessage = 64, 64, 300
+	if len(a.Sections) > maxSections || len(a.Failures) > maxSections*(maxChecked+1) {
+		return d5list.Errorf(d5list.EINVALID, "run %d: audit: %d sections and %d failures, more than a runner reports", run, len(a.Sections), len(a.Failures))
+	}
+	for _, s := range a.Sections {
+		bad := len(s.Name) > maxMessage || len(s.Checked) > maxChecked || s.Calls < 0
+		for _, v := range []float64{s.MaxRelError, s.MaxAbsError} {
+			bad = bad || math.IsNaN(v) || math.IsInf(v, 0) || v < 0
+		}
+		if bad {
+			return d5list.Errorf(d5list.EINVALID, "run %d: audit: section %.40q is not one a runner reports", run, s.Name)
+		}
+	}
+	for _, f := range a.Failures {
+		if (f.Code != d5list.AuditMissing && f.Code != d5list.AuditMismatch) || len(f.Message) > maxMessage {
+			return d5list.Errorf(d5list.EINVALID, "run %d: audit: failure %.40q is not one a runner reports", run, f.Code)
 		}
 	}
 	return nil

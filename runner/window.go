@@ -13,6 +13,7 @@ import (
 	"time"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/harness"
 	"github.com/deep500/d5list/mllog"
 )
 
@@ -35,9 +36,16 @@ import (
 // the gate, logs run_start before it, or logs no window or two breaches
 // the protocol: the verdict names the breach, and the run is timed by its
 // whole wall time.
+//
+// For a benchmark the runner's harness runs (harness package) there is a
+// third FIFO, the audit ($D5_AUDIT): the run opens it after run_stop, and
+// the runner answers only once run_stop has arrived, with the calls whose
+// outputs it will check, drawn then, among the sections the run committed
+// to in its window.
 const (
-	windowLogName  = "log"
-	windowGateName = "gate"
+	windowLogName   = "log"
+	windowGateName  = "gate"
+	windowAuditName = "audit"
 )
 
 // gatePayload is what the gate hands a run: one JSON line.
@@ -66,10 +74,17 @@ type window struct {
 	gateDone   chan struct{} // serveGate has returned
 	readDone   chan struct{} // read has returned
 
+	task      *harness.Task // nil: no audit
+	auditDone chan struct{} // serveAudit has returned
+	stopped   chan struct{} // closed when the first run_stop arrives
+	over      chan struct{} // closed by close: the run's processes are gone
+
 	mu            sync.Mutex // guards what follows
 	closing       bool       // the run is over: a gate opened now is the runner's own
 	gateAt        time.Time  // when the run opened its gate; zero if it never did
 	starts, stops []time.Time
+	committed     map[string]string // the sections' commitments that arrived before run_stop
+	challenge     harness.Challenge // what the audit asked, once asked
 	log           boundedBuffer
 	gateErr       error // the runner could not serve the gate
 	readErr       error
@@ -80,13 +95,17 @@ type window struct {
 // for reading only, the log for writing only. It starts waiting at the
 // gate and reading the log; every complete line goes to onLine as it
 // arrives. onGate, if set, is called when the gate opens.
-func openWindow(dir string, run int, seed int64, maxBytes int64, onLine LineFunc, onGate func()) (*window, error) {
+func openWindow(dir string, run int, seed int64, task *harness.Task, maxBytes int64, onLine LineFunc, onGate func()) (*window, error) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, err
 	}
+	fifos := map[string]os.FileMode{windowLogName: 0o622, windowGateName: 0o444}
+	if task != nil {
+		fifos[windowAuditName] = 0o444
+	}
 	// Mkfifo's mode passes through the umask; the final modes are set
 	// after, explicitly.
-	for name, mode := range map[string]os.FileMode{windowLogName: 0o622, windowGateName: 0o444} {
+	for name, mode := range fifos {
 		p := filepath.Join(dir, name)
 		if err := syscall.Mkfifo(p, 0o600); err != nil {
 			return nil, &os.PathError{Op: "mkfifo", Path: p, Err: err}
@@ -95,8 +114,9 @@ func openWindow(dir string, run int, seed int64, maxBytes int64, onLine LineFunc
 			return nil, err
 		}
 	}
-	w := &window{dir: dir, maxBytes: maxBytes, onGate: onGate,
-		gateDone: make(chan struct{}), readDone: make(chan struct{})}
+	w := &window{dir: dir, maxBytes: maxBytes, onGate: onGate, task: task,
+		gateDone: make(chan struct{}), readDone: make(chan struct{}), auditDone: make(chan struct{}),
+		stopped: make(chan struct{}), over: make(chan struct{}), committed: map[string]string{}}
 	logPath := filepath.Join(dir, windowLogName)
 	// The read side does not block for a writer; the runner's own write
 	// side keeps it from reading end-of-file before the run opens the log
@@ -118,8 +138,39 @@ func openWindow(dir string, run int, seed int64, maxBytes int64, onLine LineFunc
 		return nil, err
 	}
 	go w.serveGate(filepath.Join(dir, windowGateName), append(payload, '\n'))
+	if task != nil {
+		go w.serveAudit(filepath.Join(dir, windowAuditName))
+	} else {
+		close(w.auditDone)
+	}
 	go w.read()
 	return w, nil
+}
+
+// serveAudit waits for the run to open its audit and for its run_stop to
+// arrive, then draws the calls to check among the sections committed to
+// in the window, and hands them over.
+func (w *window) serveAudit(path string) {
+	defer close(w.auditDone)
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	select {
+	case <-w.stopped:
+	case <-w.over:
+		return
+	}
+	w.mu.Lock()
+	if w.closing {
+		w.mu.Unlock()
+		return
+	}
+	w.challenge = w.task.Challenge(w.committed)
+	payload := w.challenge.JSON()
+	w.mu.Unlock()
+	_, _ = f.Write(payload)
 }
 
 // serveGate waits for the run to open the gate, notes the time, and hands
@@ -163,9 +214,10 @@ func (w *window) read() {
 	}
 }
 
-// arrived times the run_start and run_stop lines as they arrive.
+// arrived times the run_start and run_stop lines as they arrive, and keeps
+// the harness's commitments that arrive before run_stop.
 func (w *window) arrived(_ int, _ string, line string) {
-	if !strings.Contains(line, mllog.KeyRunStart) && !strings.Contains(line, mllog.KeyRunStop) {
+	if !strings.Contains(line, mllog.KeyRunStart) && !strings.Contains(line, mllog.KeyRunStop) && !strings.Contains(line, harness.CommitmentKey) {
 		return
 	}
 	now := time.Now()
@@ -173,15 +225,28 @@ func (w *window) arrived(_ int, _ string, line string) {
 	if err != nil || len(evs) != 1 {
 		return
 	}
+	e := evs[0]
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	switch evs[0].Key {
+	switch e.Key {
 	case mllog.KeyRunStart:
 		w.starts = append(w.starts, now)
 	case mllog.KeyRunStop:
+		if len(w.stops) == 0 {
+			close(w.stopped)
+		}
 		w.stops = append(w.stops, now)
+	case harness.CommitmentKey:
+		name, _ := e.Meta("section").(string)
+		value, _ := e.Value.(string)
+		if _, seen := w.committed[name]; len(w.stops) == 0 && !seen && len(w.committed) < maxCommitments {
+			w.committed[name] = value
+		}
 	}
 }
+
+// maxCommitments bounds what a run can make the runner keep.
+const maxCommitments = 64
 
 // windowDrain bounds how long the runner reads a finished run's log: the
 // run's processes are gone, so what is left is in the pipe already, unless
@@ -189,19 +254,23 @@ func (w *window) arrived(_ int, _ string, line string) {
 const windowDrain = 2 * time.Second
 
 // close ends the window once the run's processes are gone: it shuts the
-// gate if the run never opened it, reads the rest of the log, and returns
-// the log, the window's measure (filled into clock: LogS, the breaches)
-// and an error for a log the runner could not take (over its size limit).
+// gate (and the audit) if the run never opened it, reads the rest of the
+// log, and returns the log, the window's measure (filled into clock:
+// LogS, the breaches) and an error for a log the runner could not take
+// (over its size limit). The audit's check is audit's, after.
 func (w *window) close(clock *d5list.RunClock) ([]byte, error) {
 	w.mu.Lock()
 	w.closing = true
 	w.mu.Unlock()
-	// A reader of our own releases a gate the run never opened.
-	if fd, err := syscall.Open(filepath.Join(w.dir, windowGateName), syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0); err == nil {
-		<-w.gateDone
-		syscall.Close(fd)
-	} else {
-		<-w.gateDone
+	close(w.over)
+	// A reader of our own releases a gate, or an audit, the run never opened.
+	for name, done := range map[string]chan struct{}{windowGateName: w.gateDone, windowAuditName: w.auditDone} {
+		if fd, err := syscall.Open(filepath.Join(w.dir, name), syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0); err == nil {
+			<-done
+			syscall.Close(fd)
+		} else {
+			<-done
+		}
 	}
 	w.logW.Close()
 	select {
@@ -269,4 +338,35 @@ func (l *boundedBuffer) Write(p []byte) (int, error) {
 	}
 	l.b = append(l.b, keep...)
 	return len(p), nil
+}
+
+// audit checks what a harness run revealed in its audit folder (the run's
+// own, so read as every file a run leaves: never through a link, exactly
+// the size the task says) against its commitments and the runner's
+// references; nil for a benchmark without a harness.
+func (w *window) audit(seed int64, revealed string) *d5list.Audit {
+	if w.task == nil {
+		return nil
+	}
+	w.mu.Lock()
+	committed, challenge := w.committed, w.challenge
+	w.mu.Unlock()
+	if challenge == nil {
+		a := w.task.Check(seed, committed, harness.Challenge{}, func(string, int) ([]byte, error) {
+			return nil, errors.New("the run never opened $D5_AUDIT after its run_stop")
+		})
+		return a
+	}
+	return w.task.Check(seed, committed, challenge, func(name string, size int) ([]byte, error) {
+		f, err := openRunFile(filepath.Join(revealed, name))
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		b, err := io.ReadAll(io.LimitReader(f, int64(size)+1))
+		if err == nil && len(b) != size {
+			err = fmt.Errorf("%s holds %d bytes, not the %d the task's output has", name, len(b), size)
+		}
+		return b, err
+	})
 }

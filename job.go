@@ -221,6 +221,9 @@ type AuditSection struct {
 	// the run's accuracy.
 	MaxRelError float64 `json:"max_rel_error"`
 	MaxAbsError float64 `json:"max_abs_error"`
+	// Accuracy is the test accuracy of a training run's last weights by the
+	// runner's own evaluation; nil where the section has none.
+	Accuracy *float64 `json:"accuracy,omitempty"`
 }
 
 // Audit failure codes.

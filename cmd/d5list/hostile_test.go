@@ -23,7 +23,7 @@ import (
 // The shell benchmark of TestHostileEntrypoints: the bundle's own
 // entrypoint, three seeded runs, a ten-second limit a run.
 const (
-	hostileBench     = "l2-shell-cpu"
+	hostileBench = "l2-shell-cpu"
 	// A job runs 3 claimed seeds and 3 fresh ones of about 2 s each.
 	hostileTimeLimit = 20 * time.Second
 	// hostileGrace is what a job may take past its limit: the executor's

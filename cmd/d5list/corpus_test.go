@@ -388,7 +388,7 @@ func reasonsText(rs []d5list.Reason) string {
 func claimedPace(t *testing.T, s submissionJSON) float64 {
 	t.Helper()
 	timed := s.Measured.TimedRuns()
-	if s.Claimed == nil || len(s.Claimed.Runs) != len(timed) {
+	if s.Claimed == nil || len(s.Claimed.Runs) == 0 || len(timed) == 0 {
 		t.Fatalf("submission %d has no claimed and measured runs to compare", s.ID)
 	}
 	claimed := s.Claimed.Runs
@@ -410,11 +410,11 @@ func claimedPace(t *testing.T, s submissionJSON) float64 {
 func logRatios(t *testing.T, s submissionJSON) {
 	t.Helper()
 	timed := s.Measured.TimedRuns()
-	if s.Claimed == nil || len(s.Claimed.Runs) != len(timed) {
+	if s.Claimed == nil {
 		return
 	}
 	var parts []string
-	for i := range s.Claimed.Runs {
+	for i := range min(len(s.Claimed.Runs), len(timed)) {
 		c, m := s.Claimed.Runs[i].TimeToTrain, timed[i].TimeToTrain
 		parts = append(parts, fmt.Sprintf("%.2f/%.2f=%.2f", c, m, c/m))
 	}

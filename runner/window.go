@@ -17,8 +17,8 @@ import (
 	"github.com/deep500/d5list/mllog"
 )
 
-// A run of the competitor's code talks to the runner through two FIFOs
-// that the runner makes in a folder of its own, which the sandbox sees
+// A run of the competitor's code talks to the runner through FIFOs that
+// the runner makes in a folder of its own, which the sandbox sees
 // read-only (the run can neither remove, replace nor chmod them):
 //
 //   - the gate ($D5_GATE): the run opens it when it is ready to start
@@ -64,7 +64,7 @@ func writeGateFile(path string, run int, seed int64) error {
 	return os.WriteFile(path, append(payload, '\n'), 0o644)
 }
 
-// window is one run's gate and result log.
+// window is one run's gate, result log and audit.
 type window struct {
 	dir        string
 	logR, logW *os.File

@@ -12,12 +12,15 @@ import (
 	d5list "github.com/deep500/d5list"
 )
 
-// AuditsPerSection is how many calls of each section the runner checks. A
-// run that skipped (or computed wrongly) a share f of a section's calls
-// passes its audit with probability (1-f)^4: a run that did half the work
-// of one shape passes one time in sixteen, of two shapes one in 256, and
-// it saved at most what it skipped.
-const AuditsPerSection = 4
+// AuditsPerSection is how many calls of each section the runner checks in
+// a run of a fresh seed, the runs that rank; a run of a claimed seed is
+// only held to its claim. A run that skipped (or computed wrongly) a share
+// f of its calls passes with probability (1-f)^2 per section; a cheat
+// that moves the olympic mean of five fresh runs must cheat in three of
+// them, on every shape, and passes with (1-f)^12 for two shapes: one time
+// in 4,096 for half the work. Each check costs the runner a reference
+// computation, on top of the job's runs.
+const AuditsPerSection = 2
 
 // CommitmentKey is the MLLOG key of a section's commitment, whose value is
 // the hex SHA-256 of its calls' digests and whose metadata.section names
@@ -39,10 +42,11 @@ func (c Challenge) JSON() []byte {
 
 // Challenge draws, for each section a commitment arrived for in the
 // window, the calls to check from the operating system's random source:
-// nothing the run could have known while it ran. AuditsPerSection distinct
-// calls (every call of a shorter section), or what the section's own rule
-// picks (a training run: its start and last epoch, and for a run of a
-// fresh seed one epoch at random).
+// nothing the run could have known while it ran. For a fresh seed's run
+// AuditsPerSection distinct calls (every call of a shorter section), or
+// what the section's own rule picks (a training run: its last state,
+// whose accuracy the runner evaluates, and for a fresh seed its start and
+// one epoch at random).
 func (t *Task) Challenge(committed map[string]string, fresh bool) Challenge {
 	c := Challenge{}
 	for _, s := range t.sections {
@@ -55,7 +59,7 @@ func (t *Task) Challenge(committed map[string]string, fresh bool) Challenge {
 				picked[i] = true
 			}
 		}
-		for len(picked) < min(AuditsPerSection, s.calls) && s.challenge == nil {
+		for fresh && s.challenge == nil && len(picked) < min(AuditsPerSection, s.calls) {
 			picked[randomInt(s.calls)] = true
 		}
 		for i := range s.calls {

@@ -2,6 +2,8 @@ package harness
 
 import (
 	"math"
+	"runtime"
+	"sync"
 
 	d5list "github.com/deep500/d5list"
 )
@@ -163,12 +165,13 @@ func trainingSection(t *Task) section {
 	size := stateBytes(t.Layers)
 	return section{name: name, calls: t.Epochs + 1, outSize: fixedSize(size), digest: shaDigest,
 		challenge: func(fresh bool) []int {
-			// The start, and the last epoch (whose weights the runner
-			// evaluates); a fresh run also one epoch at random.
-			picks := []int{0, t.Epochs - 1, t.Epochs}
-			if fresh && t.Epochs > 1 {
-				e := 1 + randomInt(t.Epochs-1)
-				picks = append(picks, e-1, e)
+			// The last state, whose weights the runner evaluates; for a
+			// fresh seed also the start, remade from the seed, and one
+			// epoch at random, recomputed from the state before it.
+			picks := []int{t.Epochs}
+			if fresh {
+				e := 1 + randomInt(t.Epochs)
+				picks = append(picks, 0, e-1, e)
 			}
 			return picks
 		},
@@ -278,26 +281,33 @@ func trainEpoch(t *Task, d *dataset, s mlpState, seed int64, epoch int) mlpState
 			if l > 0 {
 				dh = make([]float64, bs*in)
 			}
-			for r := range bs {
-				x := h[l][r*in : (r+1)*in]
-				for o := range out {
-					g := dz[r*out+o]
-					if g == 0 {
-						continue
-					}
-					gb[o] += g
+			x, w := h[l], s.w[l]
+			// Each output's weight gradient (its row of gw), the batch's
+			// rows of x in cache...
+			parallel(out, func(lo, hi int) {
+				for o := lo; o < hi; o++ {
 					row := gw[o*in : (o+1)*in]
-					for k, v := range x {
-						row[k] += g * v
-					}
-					if dh != nil {
-						wrow := s.w[l][o*in : (o+1)*in]
-						drow := dh[r*in : (r+1)*in]
-						for k, v := range wrow {
-							drow[k] += g * v
+					for r := range bs {
+						if g := dz[r*out+o]; g != 0 {
+							gb[o] += g
+							axpy(g, x[r*in:(r+1)*in], row)
 						}
 					}
 				}
+			})
+			// ...and the gradient at the layer's input, a slice of its
+			// columns each, every weight row read once per slice.
+			if dh != nil {
+				parallel(in, func(lo, hi int) {
+					for o := range out {
+						wrow := w[o*in+lo : o*in+hi]
+						for r := range bs {
+							if g := dz[r*out+o]; g != 0 {
+								axpy(g, wrow, dh[r*in+lo:r*in+hi])
+							}
+						}
+					}
+				})
 			}
 			if dh != nil {
 				for j, v := range h[l] {
@@ -318,21 +328,69 @@ func trainEpoch(t *Task, d *dataset, s mlpState, seed int64, epoch int) mlpState
 // in) transposed, plus b, with ReLU where relu.
 func dense(x, w, b []float64, bs, in, out int, relu bool) []float64 {
 	y := make([]float64, bs*out)
-	for r := range bs {
-		xr := x[r*in : (r+1)*in]
-		for o := range out {
-			sum := b[o]
+	// Each weight row read once, against every row of the batch.
+	parallel(out, func(lo, hi int) {
+		for o := lo; o < hi; o++ {
 			wr := w[o*in : (o+1)*in]
-			for k, v := range xr {
-				sum += wr[k] * v
+			for r := range bs {
+				sum := b[o] + dot(wr, x[r*in:(r+1)*in])
+				if relu && sum < 0 {
+					sum = 0
+				}
+				y[r*out+o] = sum
 			}
-			if relu && sum < 0 {
-				sum = 0
-			}
-			y[r*out+o] = sum
 		}
-	}
+	})
 	return y
+}
+
+// parallel runs fn over [0, n) in as many slices as there are CPUs to run
+// on: the runner recomputes an audited epoch between two runs, with the
+// machine to itself.
+func parallel(n int, fn func(lo, hi int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 || n < 64 {
+		fn(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for i := range workers {
+		lo, hi := n*i/workers, n*(i+1)/workers
+		wg.Go(func() { fn(lo, hi) })
+	}
+	wg.Wait()
+}
+
+// dot is the sum of a[k] b[k], four at a time.
+func dot(a, b []float64) float64 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float64
+	k := 0
+	for ; k+4 <= len(a); k += 4 {
+		s0 += a[k] * b[k]
+		s1 += a[k+1] * b[k+1]
+		s2 += a[k+2] * b[k+2]
+		s3 += a[k+3] * b[k+3]
+	}
+	for ; k < len(a); k++ {
+		s0 += a[k] * b[k]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// axpy adds g x to y, four at a time.
+func axpy(g float64, x, y []float64) {
+	y = y[:len(x)]
+	k := 0
+	for ; k+4 <= len(x); k += 4 {
+		y[k] += g * x[k]
+		y[k+1] += g * x[k+1]
+		y[k+2] += g * x[k+2]
+		y[k+3] += g * x[k+3]
+	}
+	for ; k < len(x); k++ {
+		y[k] += g * x[k]
+	}
 }
 
 // momentumStep is torch.optim.SGD's step with momentum, no dampening,

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode"
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/templates"
@@ -182,9 +183,16 @@ func toLogin(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-// localPath keeps redirects after log-in on this site.
+// localPath keeps redirects after log-in on this site: p must be a plain
+// path of it, or the redirect goes home. Browsers drop tabs and newlines
+// anywhere in a URL and read a backslash as a slash, so "/\t/evil.example"
+// and "/\evil.example" would both lead to evil.example; url.Parse refuses
+// ASCII controls, and the rest is checked here.
 func localPath(p string) string {
-	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/\\") || strings.ContainsAny(p, "\r\n") {
+	u, err := url.Parse(p)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.Opaque != "" ||
+		!strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") ||
+		strings.ContainsFunc(p, func(c rune) bool { return c == '\\' || unicode.IsControl(c) }) {
 		return "/"
 	}
 	return p

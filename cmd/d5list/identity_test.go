@@ -116,12 +116,15 @@ func TestOrganisationIdentity(t *testing.T) {
 	}
 
 	// NVIDIA's own account, confirmed by an admin; a stranger may not post
-	// as NVIDIA in any spelling.
+	// as NVIDIA in any spelling, nor as a name drawn like it (a Cyrillic
+	// А, a zero-width space, a fullwidth Ｎ).
 	adminToken(t, "user", "--data", p.data, "--user", "nv", "--role", "competitor", "--organisation", "NVIDIA")
 	stranger := adminToken(t, "token", "--data", p.data, "--user", "mallory", "--role", "competitor")
-	code, answer, err = postBundle(p.url, stranger, bytes.NewReader(withSubmitter(t, bundle, "nvidia ")))
-	if r := refusal(t, "a stranger posting as nvidia", code, answer, err); r.Code != "submitter_taken" || !strings.Contains(r.Message, "ask an organiser") {
-		t.Errorf("refusal %+v, want submitter_taken with what to do", r)
+	for _, name := range []string{"nvidia ", "NVIDI\u0410", "NV\u200bIDIA", "\uff2eVIDIA"} {
+		code, answer, err = postBundle(p.url, stranger, bytes.NewReader(withSubmitter(t, bundle, name)))
+		if r := refusal(t, fmt.Sprintf("a stranger posting as %+q", name), code, answer, err); r.Code != "submitter_taken" || !strings.Contains(r.Message, "ask an organiser") {
+			t.Errorf("posting as %+q: refusal %+v, want submitter_taken with what to do", name, r)
+		}
 	}
 
 	board := "/benchmarks/l2-digits-mlp-cpu?status=all"

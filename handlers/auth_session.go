@@ -57,6 +57,9 @@ type BrowserOptions struct {
 	// AccountFailRate bounds wrong passwords per account name, from all
 	// addresses together.
 	AccountFailRate RateLimit
+	// HashesAtOnce bounds the password hashes (log-ins, sign-ups) computed
+	// at once, each of which holds 64 MiB; 0 means DefaultHashesAtOnce.
+	HashesAtOnce int
 	// UploadsPerDay bounds one user's uploads (bundles and MLPerf checks,
 	// refused ones included) per 24 hours; 0 means DefaultUploadsPerDay.
 	UploadsPerDay int

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/bundle"
 )
 
 // RateLimit is a token bucket: Burst attempts at once, refilled at one
@@ -23,7 +24,9 @@ type RateLimit struct {
 // one try every 6 s from one address, and one wrong password a minute on
 // one account from all addresses together, after 20. Uploads allow a
 // burst of 30 then one per 2 s, and 200 a day; two of one user's and
-// eight in all are checked at once, some 1.2 GB at the worst (BENCHMARKS.md).
+// eight in all are checked at once, within 768 MiB of what their checks
+// may hold (bundle.Limits.CheckMemory: some 200 MiB for the largest,
+// three of those at once; BENCHMARKS.md, "Upload check memory").
 // Two password hashes are computed at once, 64 MiB each (argon2id): more
 // attempts wait their turn rather than each taking its 64 MiB.
 var (
@@ -38,6 +41,7 @@ const (
 	DefaultUploadsPerDay   = 200
 	DefaultUploadsInFlight = 2
 	DefaultChecksInFlight  = 8
+	DefaultCheckMemory     = 768 << 20
 	DefaultHashesAtOnce    = 2
 )
 
@@ -112,8 +116,10 @@ type browserState struct {
 	hashes    *budget
 	uploadDay *limiter
 	inFlight  *inFlight
-	// checks holds a token per upload being checked, portal-wide.
-	checks chan struct{}
+	// checks holds a token per upload being checked, portal-wide, and
+	// checkMemory the most memory each of them may take.
+	checks      chan struct{}
+	checkMemory *budget
 }
 
 func newBrowserState(o BrowserOptions) browserState {
@@ -138,6 +144,9 @@ func newBrowserState(o BrowserOptions) browserState {
 	if o.ChecksInFlight <= 0 {
 		o.ChecksInFlight = DefaultChecksInFlight
 	}
+	if o.CheckMemory <= 0 {
+		o.CheckMemory = DefaultCheckMemory
+	}
 	if o.HashesAtOnce <= 0 {
 		o.HashesAtOnce = DefaultHashesAtOnce
 	}
@@ -145,7 +154,7 @@ func newBrowserState(o BrowserOptions) browserState {
 		accountFails: newLimiter(o.AccountFailRate), hashes: newBudget(int64(o.HashesAtOnce)),
 		uploadDay: newLimiter(RateLimit{Burst: o.UploadsPerDay, Every: 24 * time.Hour / time.Duration(o.UploadsPerDay)}),
 		inFlight:  &inFlight{max: o.UploadsInFlight, held: map[string]int{}},
-		checks:    make(chan struct{}, o.ChecksInFlight)}
+		checks:    make(chan struct{}, o.ChecksInFlight), checkMemory: newBudget(o.CheckMemory)}
 }
 
 func (h *Handler) refuseLimited(w http.ResponseWriter, r *http.Request, wait time.Duration, what string) {
@@ -180,6 +189,17 @@ func (h *Handler) LimitUploads(next http.Handler) http.Handler {
 		case <-r.Context().Done():
 			return
 		}
+		// Weighed by its declared size, the largest for a body without one:
+		// the upload is not read until its check fits.
+		size := r.ContentLength
+		if size < 0 {
+			size = h.opts.MaxUploadBytes
+		}
+		release, err := h.browser.checkMemory.hold(r.Context(), bundle.DefaultLimits().CheckMemory(size))
+		if err != nil {
+			return
+		}
+		defer release()
 		next.ServeHTTP(w, r)
 	})
 }

@@ -64,12 +64,14 @@ type BrowserOptions struct {
 	// refused ones included) per 24 hours; 0 means DefaultUploadsPerDay.
 	UploadsPerDay int
 	// UploadsInFlight bounds one user's uploads being read and checked at
-	// once, and ChecksInFlight everybody's: checking an upload holds its
+	// once, and ChecksInFlight everybody's. Checking an upload holds its
 	// files and parsed logs in memory (BENCHMARKS.md, "Upload check
-	// memory"), so these two bound the portal's memory. Uploads past
-	// ChecksInFlight wait for a slot; past UploadsInFlight they get a 429.
-	// 0 means the defaults.
+	// memory"): CheckMemory bounds, in bytes, the sum of what the uploads
+	// being checked may take (bundle.Limits.CheckMemory of each one's
+	// size). Uploads past ChecksInFlight or CheckMemory wait their turn,
+	// unread; past UploadsInFlight they get a 429. 0 means the defaults.
 	UploadsInFlight, ChecksInFlight int
+	CheckMemory                     int64
 }
 
 // SessionCookie names the session cookie. Its value is 256 random bits;

@@ -157,6 +157,21 @@ func competitorToken(t *testing.T, data string) string {
 	return strings.TrimSpace(out.String())
 }
 
+// competitorTokens makes n competitors, prefix0 to prefixN-1, and returns
+// an API token of each.
+func competitorTokens(t *testing.T, data, prefix string, n int) []string {
+	t.Helper()
+	var tokens []string
+	for i := range n {
+		var out bytes.Buffer
+		if err := run(context.Background(), []string{"admin", "token", "--data", data, "--user", prefix + strconv.Itoa(i), "--role", "competitor"}, &out, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		tokens = append(tokens, strings.TrimSpace(out.String()))
+	}
+	return tokens
+}
+
 // postBundle uploads body and returns the status and the decoded answer.
 func postBundle(url, token string, body io.Reader) (int, map[string]any, error) {
 	req, err := http.NewRequest(http.MethodPost, url+"/api/v1/submissions", body)
@@ -461,14 +476,7 @@ func TestFaultBusyWriters(t *testing.T) {
 	// Twelve competitors, two uploads each, so that the per-user limits
 	// (two uploads in flight, the upload rate) stay out of the way of what
 	// is tested.
-	var tokens []string
-	for i := range 12 {
-		var out bytes.Buffer
-		if err := run(context.Background(), []string{"admin", "token", "--data", data, "--user", "busy" + strconv.Itoa(i), "--role", "competitor"}, &out, io.Discard); err != nil {
-			t.Fatal(err)
-		}
-		tokens = append(tokens, strings.TrimSpace(out.String()))
-	}
+	tokens := competitorTokens(t, data, "busy", 12)
 	srv := startServerProc(t, data, port, "--runners", "0")
 
 	writer := exec.Command(os.Args[0], "-test.run", "^TestFaultHelperLockHolder$")

@@ -23,6 +23,27 @@ import (
 // name, every other byte of every file kept.
 func withSubmitter(t *testing.T, bundle []byte, name string) []byte {
 	t.Helper()
+	return rewriteBundle(t, bundle, func(file string, body []byte) []byte {
+		if !strings.HasSuffix(file, "submission.json") {
+			return body
+		}
+		var m map[string]any
+		if err := json.Unmarshal(body, &m); err != nil {
+			t.Fatal(err)
+		}
+		m["submitter"] = name
+		body, err := json.MarshalIndent(m, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return body
+	})
+}
+
+// rewriteBundle returns the tar.gz bundle with each file's body replaced
+// by what change returns for it.
+func rewriteBundle(t *testing.T, bundle []byte, change func(file string, body []byte) []byte) []byte {
+	t.Helper()
 	zr, err := gzip.NewReader(bytes.NewReader(bundle))
 	if err != nil {
 		t.Fatal(err)
@@ -43,17 +64,8 @@ func withSubmitter(t *testing.T, bundle []byte, name string) []byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.HasSuffix(h.Name, "submission.json") {
-			var m map[string]any
-			if err := json.Unmarshal(body, &m); err != nil {
-				t.Fatal(err)
-			}
-			m["submitter"] = name
-			if body, err = json.MarshalIndent(m, "", "  "); err != nil {
-				t.Fatal(err)
-			}
-			h.Size = int64(len(body))
-		}
+		body = change(h.Name, body)
+		h.Size = int64(len(body))
 		if err := tw.WriteHeader(h); err != nil {
 			t.Fatal(err)
 		}

@@ -23,6 +23,13 @@ import (
 // name, every other byte of every file kept.
 func withSubmitter(t *testing.T, bundle []byte, name string) []byte {
 	t.Helper()
+	return withManifestField(t, bundle, "submitter", name)
+}
+
+// withManifestField returns the bundle with submission.json's field set to
+// value, every other byte of every file kept.
+func withManifestField(t *testing.T, bundle []byte, field, value string) []byte {
+	t.Helper()
 	return rewriteBundle(t, bundle, func(file string, body []byte) []byte {
 		if !strings.HasSuffix(file, "submission.json") {
 			return body
@@ -31,7 +38,7 @@ func withSubmitter(t *testing.T, bundle []byte, name string) []byte {
 		if err := json.Unmarshal(body, &m); err != nil {
 			t.Fatal(err)
 		}
-		m["submitter"] = name
+		m[field] = value
 		body, err := json.MarshalIndent(m, "", "  ")
 		if err != nil {
 			t.Fatal(err)

@@ -129,6 +129,12 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	if err := os.MkdirAll(scratch, 0o700); err != nil {
 		return err
 	}
+	// So are the bundles it stored without getting to write their rows.
+	if n, err := db.RemoveUnreferencedBlobs(ctx); err != nil {
+		return err
+	} else if n > 0 {
+		log.Info("removed the bundles of uploads the portal stopped during", "bundles", n)
+	}
 	svc := portal.New(store.Quota{DB: db}, blobStore{db.Blobs()}, portal.Config{Limits: limits, LeaseTTL: cfg.LeaseTTL, OnJobEnd: metrics.JobFinished,
 		ReadRecipe: workloads.PlanRecipe, ScratchDir: scratch}, log)
 

@@ -13,7 +13,11 @@ import (
 func TestBudget(t *testing.T) {
 	b := newBudget(100)
 	var givenBack atomic.Int32
-	b.giveBack = func() { givenBack.Add(1) }
+	b.collect = func(idle bool) {
+		if idle {
+			givenBack.Add(1)
+		}
+	}
 	ctx := context.Background()
 
 	first, err := b.hold(ctx, 60)

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sync/semaphore"
 )
@@ -16,18 +17,18 @@ import (
 //
 // What a piece held is garbage once it ends, and the collector would let
 // garbage grow to as much again as what is live before it collects: each
-// end starts a collection, so that the next piece reuses the memory. When
-// the last holder leaves, the memory is also handed back to the system:
-// Go returns freed heap only slowly, so that after a burst the portal
+// piece's garbage is collected before its share is given back, so that the
+// piece let in next reuses that memory rather than adding to it. When the
+// last holder leaves, the memory is also handed back to the system: Go
+// returns freed heap only slowly, so that after a burst the portal
 // otherwise stays at its peak for minutes.
 type budget struct {
 	size int64
 	sem  *semaphore.Weighted
 	mu   sync.Mutex
 	held int
-	// collecting says a collection is under way, and handBack that one
-	// must hand the memory back once it ends.
-	collecting, handBack bool
+	// handingBack says a hand-back is under way.
+	handingBack atomic.Bool
 	// collect collects the garbage, and with idle also hands the freed
 	// memory back to the system; tests count calls.
 	collect func(idle bool)
@@ -58,31 +59,20 @@ func (b *budget) hold(ctx context.Context, n int64) (release func(), err error) 
 	var once sync.Once
 	return func() {
 		once.Do(func() {
+			b.collect(false)
 			b.sem.Release(n)
 			b.mu.Lock()
-			defer b.mu.Unlock()
 			b.held--
-			b.handBack = b.handBack || b.held == 0
-			if !b.collecting {
-				b.collecting = true
-				// A forced collection takes a while on a large heap; the
-				// request that ended the work does not wait for it.
-				go b.collectGarbage()
+			idle := b.held == 0
+			b.mu.Unlock()
+			if idle && b.handingBack.CompareAndSwap(false, true) {
+				// Returning every free page takes a while on a large
+				// heap; the request that ended the burst does not wait.
+				go func() {
+					defer b.handingBack.Store(false)
+					b.collect(true)
+				}()
 			}
 		})
 	}, nil
-}
-
-// collectGarbage collects until no hand-back is owed.
-func (b *budget) collectGarbage() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for first := true; first || b.handBack; first = false {
-		idle := b.handBack
-		b.handBack = false
-		b.mu.Unlock()
-		b.collect(idle)
-		b.mu.Lock()
-	}
-	b.collecting = false
 }

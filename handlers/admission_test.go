@@ -8,14 +8,17 @@ import (
 )
 
 // A budget lets work in while its shares fit, makes the rest wait in
-// turn, counts work larger than the budget as all of it, and hands memory
-// back when the last holder leaves, not before.
+// turn, counts work larger than the budget as all of it, collects each
+// piece's garbage as it ends, and hands memory back when the last holder
+// leaves, not before.
 func TestBudget(t *testing.T) {
 	b := newBudget(100)
-	var givenBack atomic.Int32
+	var collected, givenBack atomic.Int32
 	b.collect = func(idle bool) {
 		if idle {
 			givenBack.Add(1)
+		} else {
+			collected.Add(1)
 		}
 	}
 	ctx := context.Background()
@@ -60,5 +63,8 @@ func TestBudget(t *testing.T) {
 	}
 	if givenBack.Load() == 0 {
 		t.Error("memory not handed back after the burst")
+	}
+	if n := collected.Load(); n != 3 {
+		t.Errorf("%d collections for the 3 pieces of work that ended, want 3", n)
 	}
 }

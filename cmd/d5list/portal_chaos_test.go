@@ -18,9 +18,9 @@ import (
 )
 
 // TestPortalChaos kills the real portal with SIGKILL at random moments
-// while uploads stream in (whole bundles, and large bodies sent slowly)
-// and its two in-process runners re-run and write verdicts, then starts
-// it again, D5LIST_PORTAL_KILLS times (3 here; scripts/portal-chaos.sh
+// while uploads stream in (whole bundles of the L1 inference benchmark,
+// whose re-run takes a few seconds, and large bodies sent slowly) and its
+// two in-process runners re-run and write verdicts, then starts it again, D5LIST_PORTAL_KILLS times (3 here; scripts/portal-chaos.sh
 // runs 100). After every restart nothing is half-stored: no submission
 // without its bundle, no bundle without its submission, no submission
 // without its job, no verdict without its measurement, no job still
@@ -35,7 +35,7 @@ func TestPortalChaos(t *testing.T) {
 		}
 		kills = n
 	}
-	honest := faultBundle(t)
+	honest := honestBundle(t, "l1-mlp-inference-cpu")
 	data, port := t.TempDir(), freePort(t)
 	tokens := competitorTokens(t, data, "chaos", 4)
 	db, err := sql.Open("sqlite", "file:"+filepath.Join(data, "d5list.db")+"?mode=ro&_pragma=busy_timeout(10000)")
@@ -75,8 +75,9 @@ func TestPortalChaos(t *testing.T) {
 		}
 
 		// Uploaders until the kill: each competitor sends a bundle of its
-		// own bytes (another system name) now and then, and one of them a
-		// large body slowly, so that the kill finds uploads in every step.
+		// own bytes (another system name) every second or two, about as
+		// fast as the runners re-run them, and one of them a large body
+		// slowly, so that the kill finds uploads in every step.
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
 		for i, token := range tokens {
@@ -85,7 +86,7 @@ func TestPortalChaos(t *testing.T) {
 					select {
 					case <-stop:
 						return
-					case <-time.After(time.Duration(200+mrand.IntN(800)) * time.Millisecond):
+					case <-time.After(time.Duration(1000+mrand.IntN(2000)) * time.Millisecond):
 					}
 					if i == 0 {
 						upload(srv.url, token, slowBody(stop, 4<<20))

@@ -309,8 +309,8 @@ func (db *DB) HeartbeatJob(ctx context.Context, jobID int64, secret string, ttl 
 }
 
 // CheckLease returns the job if secret holds its live lease, or is the
-// lease whose report completed it, so that a runner may fetch the bundle
-// and a repeated report is recognised.
+// lease whose report completed it, so that a repeated report is
+// recognised (the caller tells the two apart by the job's state).
 func (db *DB) CheckLease(ctx context.Context, jobID int64, secret string) (*d5list.Job, error) {
 	var job *d5list.Job
 	err := db.readTx(ctx, func(tx *sql.Tx) error {

@@ -498,6 +498,54 @@ func TestRunnerAPIRefusesStrangers(t *testing.T) {
 	}
 }
 
+// Runner names and job bundles are for whom they concern: the queue names
+// the runner holding a job to organisers only, and a runner token fetches
+// a job's bundle only while it holds the job's live lease, not once the
+// job has ended.
+func TestRunnerNamesAndBundlesOnlyForWhomTheyConcern(t *testing.T) {
+	p := startPool(t, time.Minute)
+	competitor := p.admin(t, "token", "--user", "cleo", "--role", "competitor")
+	w, err := p.db.Blobs().Create()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte("pretend bundle bytes"))
+	sha, _, err := w.Commit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := p.queueJob(t, 1, sha)
+	ctx := context.Background()
+	mine := &runner.Client{Server: p.url, Token: p.runnerToken}
+	lease, err := mine.Lease(ctx, "m", nil)
+	if err != nil || lease == nil || lease.Job.ID != job.ID {
+		t.Fatalf("lease: %+v, %v; want job %d", lease, err, job.ID)
+	}
+
+	for who, token := range map[string]string{"a visitor": "", "a competitor": competitor, "an organiser": p.orgToken} {
+		var q struct {
+			Jobs []map[string]any `json:"jobs"`
+		}
+		if code := p.api(t, http.MethodGet, "/api/v1/queue", token, nil, &q); code != http.StatusOK || len(q.Jobs) != 1 {
+			t.Fatalf("the queue for %s: %d %+v", who, code, q)
+		}
+		runnerID, named := q.Jobs[0]["runner_id"]
+		if want := who == "an organiser"; named != want || (named && runnerID != "pool/m") {
+			t.Errorf("the queue for %s names the runner %v (%v), want named %v", who, runnerID, named, want)
+		}
+	}
+
+	if err := mine.Bundle(ctx, job.ID, lease.Secret, io.Discard); err != nil {
+		t.Fatalf("the holder's bundle fetch: %v", err)
+	}
+	if err := p.db.CompleteJob(ctx, job.ID, lease.Secret, &d5list.Result{Runs: []d5list.RunMetrics{{Index: 0, Seed: 7}}}, d5list.StatusVerified, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := mine.Bundle(ctx, job.ID, lease.Secret, io.Discard); d5list.ErrorCode(err) != d5list.ECONFLICT {
+		t.Errorf("the bundle of an ended job with its last lease's secret: %v, want a conflict (409)", err)
+	}
+}
+
 // A cancelled job stops on the runner within 5 s, and nothing is reported
 // for it.
 func TestCancelledJobStopsWithin5s(t *testing.T) {

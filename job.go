@@ -192,10 +192,9 @@ func (c *RunClock) Availability() float64 {
 // Breach codes: how a run of the competitor's code broke its timed window
 // (runner/window.go).
 const (
-	BreachGateNotOpened   = "gate_not_opened"       // it never took its seed
-	BreachStartBeforeGate = "run_start_before_gate" // its window opened before its seed
-	BreachWindowMissing   = "window_missing"        // no run_start, or no run_stop, arrived
-	BreachWindowRepeated  = "window_repeated"       // a second run_start or run_stop arrived
+	BreachGateNotOpened  = "gate_not_opened" // it never took its seed
+	BreachWindowMissing  = "window_missing"  // no run_start, or no run_stop, arrived
+	BreachWindowRepeated = "window_repeated" // a second run_start or run_stop arrived
 )
 
 // Audit is what a runner found when it checked the outputs of a run of a
@@ -235,7 +234,7 @@ const (
 // IsBreach reports whether code is one of the Breach codes.
 func IsBreach(code string) bool {
 	switch code {
-	case BreachGateNotOpened, BreachStartBeforeGate, BreachWindowMissing, BreachWindowRepeated:
+	case BreachGateNotOpened, BreachWindowMissing, BreachWindowRepeated:
 		return true
 	}
 	return false

@@ -81,7 +81,7 @@ func randomInt(n int) int {
 }
 
 // DigestsFile and OutputFile name what a run reveals for section index k
-// (its place in the task) in $D5_AUDIT_DIR.
+// (its place in the task) in $D5_REVEAL.
 func DigestsFile(k int) string   { return strconv.Itoa(k) + ".digests" }
 func OutputFile(k, i int) string { return strconv.Itoa(k) + "-" + strconv.Itoa(i) + ".out" }
 

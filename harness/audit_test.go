@@ -62,9 +62,10 @@ print(h.stream_key(7, "conv2d:x", 3, 18446744073709551615))
 
 // runPythonHarness runs the harness's Python half as a runner would, with
 // the given operator source (numpy, defining op(x, y)) or network (build),
-// the gate and audit as plain files (the protocol is the same), and
-// returns the log and the folder the run revealed its outputs in.
-func runPythonHarness(t *testing.T, task *Task, seed int64, code, call string, challenge func(map[string]string) Challenge) ([]mllog.Event, string) {
+// the gate, audit and reveal stream as plain files (the protocol is the
+// same), and returns the log and what the run revealed, read as the
+// runner reads it.
+func runPythonHarness(t *testing.T, task *Task, seed int64, code, call string, challenge func(map[string]string) Challenge) ([]mllog.Event, map[string][]byte) {
 	t.Helper()
 	py := python(t)
 	dir := t.TempDir()
@@ -85,7 +86,7 @@ func runPythonHarness(t *testing.T, task *Task, seed int64, code, call string, c
 	script := fmt.Sprintf("import sys; sys.path.insert(0, %q)\nimport numpy as np\nimport d5harness\n%s\n%s\n", ".", code, call)
 	cmd := exec.Command(py, "-c", script)
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "D5_TASK=" + task.JSON(), "D5_GATE=" + gate, "D5_RESULT_LOG=" + logPath,
-		"D5_AUDIT=" + audit, "D5_AUDIT_DIR=" + revealed, "D5_BENCHMARK=harness-test"}
+		"D5_AUDIT=" + audit, "D5_REVEAL=" + revealed, "D5_BENCHMARK=harness-test"}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("the harness failed: %v\n%s", err, out)
 	}
@@ -97,7 +98,16 @@ func runPythonHarness(t *testing.T, task *Task, seed int64, code, call string, c
 	if err != nil {
 		t.Fatalf("%v\n%s", err, data)
 	}
-	return events, revealed
+	stream, err := os.Open(revealed)
+	if err != nil {
+		t.Fatalf("the run revealed nothing: %v", err)
+	}
+	defer stream.Close()
+	files, err := task.ReadRevealed(stream, challenge(committedIn(events)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return events, files
 }
 
 // committedIn collects the commitments a log made before its run_stop.
@@ -112,17 +122,6 @@ func committedIn(events []mllog.Event) map[string]string {
 		}
 	}
 	return c
-}
-
-// readFrom reads revealed files as the runner does: exactly the size.
-func readFrom(dir string) ReadFunc {
-	return func(name string, size int) ([]byte, error) {
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err == nil && len(b) != size {
-			err = fmt.Errorf("%s holds %d bytes, not %d", name, len(b), size)
-		}
-		return b, err
-	}
 }
 
 func smallTask(t *testing.T, kind string) *Task {
@@ -200,7 +199,7 @@ func TestPythonHarnessAudits(t *testing.T) {
 			if len(committed) != len(task.sections) {
 				t.Fatalf("commitments %v, want one per section of %d", committed, len(task.sections))
 			}
-			a := task.Check(77, committed, challenge(committed), readFrom(revealed))
+			a := task.Check(77, committed, challenge(committed), Revealed(revealed))
 			if c.failure == "" {
 				if len(a.Failures) != 0 {
 					t.Fatalf("an honest operator failed its audit: %+v", a.Failures)
@@ -220,16 +219,8 @@ func TestPythonHarnessAudits(t *testing.T) {
 	t.Run("a revealed output other than the committed one", func(t *testing.T) {
 		task := smallTask(t, "gemm")
 		events, revealed := runPythonHarness(t, task, 78, numpyGEMM, "d5harness.run_operator(op)", all)
-		out := filepath.Join(revealed, OutputFile(0, 3))
-		b, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b[0] ^= 1 // the lowest bit of the first element: within any tolerance
-		if err := os.WriteFile(out, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		a := task.Check(78, committedIn(events), all(nil), readFrom(revealed))
+		revealed[OutputFile(0, 3)][0] ^= 1 // the lowest bit of the first element: within any tolerance
+		a := task.Check(78, committedIn(events), all(nil), Revealed(revealed))
 		if len(a.Failures) != 1 || a.Failures[0].Code != d5list.AuditMismatch || !strings.Contains(a.Failures[0].Message, "call 3") {
 			t.Fatalf("failures %+v, want one mismatch at call 3", a.Failures)
 		}
@@ -277,7 +268,7 @@ func TestPythonInferenceHarnessAudits(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			events, revealed := runPythonHarness(t, task, 5, c.build, "d5harness.run_inference(build)", every)
-			a := task.Check(5, committedIn(events), every(nil), readFrom(revealed))
+			a := task.Check(5, committedIn(events), every(nil), Revealed(revealed))
 			if ok := len(a.Failures) == 0; ok != c.ok {
 				t.Fatalf("audit %+v: passed %v, want %v", a, ok, c.ok)
 			}
@@ -352,7 +343,7 @@ func TestPythonTrainingHarnessAudits(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			events, revealed := runPythonHarness(t, task, 31, fmt.Sprintf(torchTraining, c.forge), "", everything)
-			a := task.Check(31, committedIn(events), everything(nil), readFrom(revealed))
+			a := task.Check(31, committedIn(events), everything(nil), Revealed(revealed))
 			if c.failAt == "" {
 				if len(a.Failures) != 0 {
 					t.Fatalf("an honest training failed its audit: %+v", a.Failures)
@@ -375,5 +366,35 @@ func TestPythonTrainingHarnessAudits(t *testing.T) {
 				t.Fatalf("failures %+v, want a mismatch at %s", a.Failures, c.failAt)
 			}
 		})
+	}
+}
+
+// What a run reveals is read within what the runner asked for: a file it
+// did not ask for, one of another size, a header that never ends or a
+// stream cut short each stop the reading with what it was, and only the
+// asked files are kept.
+func TestReadRevealedKeepsOnlyWhatWasAsked(t *testing.T) {
+	task := smallTask(t, "gemm")
+	c := Challenge{"gemm:20x3x17": {2}}
+	file := func(name string, size int) string {
+		return fmt.Sprintf("{\"file\": %q, \"size\": %d}\n%s", name, size, strings.Repeat("x", size))
+	}
+	digests0, digests1 := task.sections[0].calls*8, task.sections[1].calls*8
+	out := task.sections[0].outSize(2)
+	honest := file(DigestsFile(0), digests0) + file(OutputFile(0, 2), out) + file(DigestsFile(1), digests1)
+	got, err := task.ReadRevealed(strings.NewReader(honest), c)
+	if err != nil || len(got) != 3 {
+		t.Fatalf("honest stream: %d files, %v", len(got), err)
+	}
+	for name, stream := range map[string]string{
+		"an output not asked for":  file(DigestsFile(0), digests0) + file(OutputFile(0, 3), out),
+		"a file of another size":   file(DigestsFile(0), digests0+8),
+		"a file twice":             file(DigestsFile(0), digests0) + file(DigestsFile(0), digests0),
+		"a header that never ends": strings.Repeat("{", 10000),
+		"a stream cut short":       file(DigestsFile(0), digests0)[:60],
+	} {
+		if _, err := task.ReadRevealed(strings.NewReader(stream), c); err == nil {
+			t.Errorf("%s: read without an error", name)
+		}
 	}
 }

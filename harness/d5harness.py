@@ -15,7 +15,7 @@ harness package). A run talks to the runner through FIFOs the runner owns:
   seed, and run_stop once, when the work is done: the window closes when
   run_stop arrives.
 - $D5_AUDIT, after run_stop, names the calls whose outputs the runner will
-  check; the harness writes them to $D5_AUDIT_DIR.
+  check; the harness writes them, and every digest, to $D5_REVEAL.
 
 For Level 0 and 1 the harness runs the timed loop itself, as Deep500's own
 L0 and L1 test harnesses do: you hand it your operator (run_operator) or
@@ -138,23 +138,25 @@ class _Section:
 
 
 def _audit(sections, recompute):
-    """After run_stop: reads which calls the runner checks and writes their
-    outputs, and every digest, for it to read."""
-    path, out = os.environ.get("D5_AUDIT"), os.environ.get("D5_AUDIT_DIR")
-    if not path or not out:
+    """After run_stop: reads which calls the runner checks, and reveals
+    their outputs and every digest: each as a JSON header line ({"file":
+    name, "size": bytes}) and its bytes, into $D5_REVEAL."""
+    path, reveal = os.environ.get("D5_AUDIT"), os.environ.get("D5_REVEAL")
+    if not path or not reveal:
         return
     with open(path) as f:
         line = f.readline()
     if not line:
         return
     challenge = json.loads(line)["sections"]
-    os.makedirs(out, exist_ok=True)
-    for index, s in enumerate(sections):
-        with open(os.path.join(out, "%d.digests" % index), "wb") as f:
-            f.write(b"".join(d.to_bytes(8, "big") for d in s.digests))
-        for i in challenge.get(s.name, []):
-            with open(os.path.join(out, "%d-%d.out" % (index, i)), "wb") as f:
-                f.write(recompute(index, i).tobytes())
+    with open(reveal, "ab") as out:
+        def send(name, data):
+            out.write(json.dumps({"file": name, "size": len(data)}).encode() + b"\n")
+            out.write(data)
+        for index, s in enumerate(sections):
+            send("%d.digests" % index, b"".join(d.to_bytes(8, "big") for d in s.digests))
+            for i in challenge.get(s.name, []):
+                send("%d-%d.out" % (index, i), recompute(index, i).tobytes())
 
 
 def _ident(x):

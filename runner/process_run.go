@@ -311,7 +311,7 @@ func prepareJob(ctx context.Context, fetch FetchFunc, spec d5list.JobSpec, work 
 // runner's folder of the run's gate and result log (window.go), which the
 // sandbox sees read-only; lib holds the runner's harness (harness.go).
 type layout struct {
-	bundle, run, result, gate, ctl, lib, audit, scratch, data string
+	bundle, run, result, gate, ctl, lib, scratch, data string
 	// devices are the GPU device nodes of the job's share, bound into the
 	// sandbox at the same paths (gpuDevices).
 	devices []string
@@ -329,7 +329,6 @@ func hostLayout(job, dataDir string, i int) (layout, error) {
 		result:  filepath.Join(ctl, windowLogName),
 		gate:    filepath.Join(ctl, windowGateName),
 		scratch: filepath.Join(run, "scratch"),
-		audit:   filepath.Join(run, "audit"),
 		data:    dataDir,
 	}
 	return l, os.MkdirAll(l.scratch, 0o755)
@@ -458,14 +457,14 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	}
 	clock.CPUS, clock.WaitS, clock.Processes = cpu, foreign*time.Since(started).Seconds(), &computing
 	clock.BeforeWindowCPUS = beforeWindow.Seconds()
-	clock.Audit = win.audit(seed, host.audit)
+	clock.Audit = win.audit(seed)
 	clock.Environment = envRecord(env)
 	return log, clock, nil
 }
 
 // sandboxLayout is where a sandboxed run sees its folders.
 var sandboxLayout = layout{bundle: "/d5/bundle", run: "/d5/run", ctl: "/d5/ctl", lib: "/d5/lib",
-	result: "/d5/ctl/" + windowLogName, gate: "/d5/ctl/" + windowGateName, audit: "/d5/run/audit", scratch: "/d5/run/scratch"}
+	result: "/d5/ctl/" + windowLogName, gate: "/d5/ctl/" + windowGateName, scratch: "/d5/run/scratch"}
 
 // hostVersionsTTL is how long the runner reuses what its own sandbox's
 // python3 reported: a probe starts Python and imports torch (about a
@@ -645,7 +644,7 @@ func runEnv(spec d5list.JobSpec, l layout, i int, gpus gpuShare, task *harness.T
 		"D5_BUNDLE=" + l.bundle,
 	}
 	if task != nil {
-		env = append(env, "D5_TASK="+task.JSON(), "D5_AUDIT="+filepath.Join(l.ctl, windowAuditName), "D5_AUDIT_DIR="+l.audit)
+		env = append(env, "D5_TASK="+task.JSON(), "D5_AUDIT="+filepath.Join(l.ctl, windowAuditName), "D5_REVEAL="+filepath.Join(l.ctl, windowRevealName))
 	}
 	return append(env, gpuEnv(gpus)...)
 }

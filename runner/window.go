@@ -32,20 +32,22 @@ import (
 //     rewound or rewritten, so a run that logs a fast run_start/run_stop
 //     pair and then its real log shows both pairs.
 //
-// The window closes when the run_stop line arrives. A run that never opens
-// the gate, logs run_start before it, or logs no window or two breaches
-// the protocol: the verdict names the breach, and the run is timed by its
-// whole wall time.
+// The window closes when the run_stop line arrives; it opens at the gate,
+// wherever run_start is. A run that never opens the gate, or logs no
+// window or two, breaches the protocol: the verdict names the breach, and
+// the run is timed by its whole wall time.
 //
-// For a benchmark the runner's harness runs (harness package) there is a
-// third FIFO, the audit ($D5_AUDIT): the run opens it after run_stop, and
-// the runner answers only once run_stop has arrived, with the calls whose
-// outputs it will check, drawn then, among the sections the run committed
-// to in its window.
+// For a benchmark the runner's harness runs (harness package) there are two
+// more: the audit ($D5_AUDIT), which the run opens after run_stop and the
+// runner answers only once run_stop has arrived, with the calls whose
+// outputs it will check, drawn then among the sections the run committed
+// to in its window; and the reveal ($D5_REVEAL), into which the run writes
+// those outputs and its digests, read by the runner within what it asked.
 const (
-	windowLogName   = "log"
-	windowGateName  = "gate"
-	windowAuditName = "audit"
+	windowLogName    = "log"
+	windowGateName   = "gate"
+	windowAuditName  = "audit"
+	windowRevealName = "reveal"
 )
 
 // gatePayload is what the gate hands a run: one JSON line.
@@ -74,11 +76,13 @@ type window struct {
 	gateDone   chan struct{} // serveGate has returned
 	readDone   chan struct{} // read has returned
 
-	task      *harness.Task // nil: no audit
-	fresh     bool
-	auditDone chan struct{} // serveAudit has returned
-	stopped   chan struct{} // closed when the first run_stop arrives
-	over      chan struct{} // closed by close: the run's processes are gone
+	task             *harness.Task // nil: no audit
+	fresh            bool
+	auditDone        chan struct{} // serveAudit has returned
+	revealR, revealW *os.File
+	revealDone       chan struct{} // readReveal has returned, or was never started
+	stopped          chan struct{} // closed when the first run_stop arrives
+	over             chan struct{} // closed by close: the run's processes are gone
 
 	mu            sync.Mutex // guards what follows
 	closing       bool       // the run is over: a gate opened now is the runner's own
@@ -86,6 +90,8 @@ type window struct {
 	starts, stops []time.Time
 	committed     map[string]string // the sections' commitments that arrived before run_stop
 	challenge     harness.Challenge // what the audit asked, once asked
+	revealed      map[string][]byte // what the run revealed of it
+	revealErr     error
 	log           boundedBuffer
 	gateErr       error // the runner could not serve the gate
 	readErr       error
@@ -114,7 +120,7 @@ func openWindow(dir string, run windowRun) (*window, error) {
 	}
 	fifos := map[string]os.FileMode{windowLogName: 0o622, windowGateName: 0o444}
 	if run.task != nil {
-		fifos[windowAuditName] = 0o444
+		fifos[windowAuditName], fifos[windowRevealName] = 0o444, 0o622
 	}
 	// Mkfifo's mode passes through the umask; the final modes are set
 	// after, explicitly.
@@ -129,25 +135,22 @@ func openWindow(dir string, run windowRun) (*window, error) {
 	}
 	w := &window{dir: dir, maxBytes: run.maxBytes, onGate: run.onGate, task: run.task, fresh: run.fresh,
 		gateDone: make(chan struct{}), readDone: make(chan struct{}), auditDone: make(chan struct{}),
-		stopped: make(chan struct{}), over: make(chan struct{}), committed: map[string]string{}}
-	logPath := filepath.Join(dir, windowLogName)
-	// The read side does not block for a writer; the runner's own write
-	// side keeps it from reading end-of-file before the run opens the log
-	// (or between two of its writers), and is closed once the run is over.
+		revealDone: make(chan struct{}), stopped: make(chan struct{}), over: make(chan struct{}), committed: map[string]string{}}
 	var err error
-	if w.logR, err = os.OpenFile(logPath, os.O_RDONLY|syscall.O_NONBLOCK, 0); err != nil {
+	if w.logR, w.logW, err = openReadSide(filepath.Join(dir, windowLogName)); err != nil {
 		return nil, err
 	}
-	if w.logW, err = os.OpenFile(logPath, os.O_WRONLY, 0); err != nil {
-		w.logR.Close()
-		return nil, err
+	if run.task != nil {
+		if w.revealR, w.revealW, err = openReadSide(filepath.Join(dir, windowRevealName)); err != nil {
+			w.logR.Close()
+			w.logW.Close()
+			return nil, err
+		}
 	}
 	w.log.max = run.maxBytes
 	w.lw = &lineWriter{w: &w.log, run: run.index, stream: d5list.StreamMLLOG, onLine: bothLines(w.arrived, run.onLine)}
 	payload, err := json.Marshal(gatePayload{Seed: run.seed, Run: run.index})
 	if err != nil {
-		w.logR.Close()
-		w.logW.Close()
 		return nil, err
 	}
 	go w.serveGate(filepath.Join(dir, windowGateName), append(payload, '\n'))
@@ -160,9 +163,25 @@ func openWindow(dir string, run windowRun) (*window, error) {
 	return w, nil
 }
 
+// openReadSide opens the runner's side of a FIFO the run writes: its read
+// side, which does not block for a writer, and a write side of the
+// runner's own, which keeps the read side from reaching end-of-file before
+// the run opens the FIFO (or between two of its writers) and is closed
+// once the run is over.
+func openReadSide(path string) (r, w *os.File, err error) {
+	if r, err = os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0); err != nil {
+		return nil, nil, err
+	}
+	if w, err = os.OpenFile(path, os.O_WRONLY, 0); err != nil {
+		r.Close()
+		return nil, nil, err
+	}
+	return r, w, nil
+}
+
 // serveAudit waits for the run to open its audit and for its run_stop to
 // arrive, then draws the calls to check among the sections committed to
-// in the window, and hands them over.
+// in the window, hands them over, and reads what the run reveals.
 func (w *window) serveAudit(path string) {
 	defer close(w.auditDone)
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
@@ -181,9 +200,21 @@ func (w *window) serveAudit(path string) {
 		return
 	}
 	w.challenge = w.task.Challenge(w.committed, w.fresh)
-	payload := w.challenge.JSON()
+	challenge := w.challenge
 	w.mu.Unlock()
-	_, _ = f.Write(payload)
+	go w.readReveal(challenge)
+	_, _ = f.Write(challenge.JSON())
+}
+
+// readReveal reads what the run reveals of challenge, keeping only that,
+// and drains the rest so that the run never blocks on it.
+func (w *window) readReveal(challenge harness.Challenge) {
+	defer close(w.revealDone)
+	files, err := w.task.ReadRevealed(w.revealR, challenge)
+	_, _ = io.Copy(io.Discard, w.revealR)
+	w.mu.Lock()
+	w.revealed, w.revealErr = files, err
+	w.mu.Unlock()
 }
 
 // serveGate waits for the run to open the gate, notes the time, and hands
@@ -274,6 +305,9 @@ const windowDrain = 2 * time.Second
 func (w *window) close(clock *d5list.RunClock) ([]byte, error) {
 	w.mu.Lock()
 	w.closing = true
+	if w.challenge == nil {
+		close(w.revealDone) // no audit was asked: nothing reads the reveal
+	}
 	w.mu.Unlock()
 	close(w.over)
 	// A reader of our own releases a gate, or an audit, the run never opened.
@@ -285,20 +319,18 @@ func (w *window) close(clock *d5list.RunClock) ([]byte, error) {
 			<-done
 		}
 	}
-	w.logW.Close()
-	select {
-	case <-w.readDone:
-	case <-time.After(windowDrain):
-		w.logR.SetReadDeadline(time.Now())
-		<-w.readDone
+	drain(w.logR, w.logW, w.readDone)
+	if w.task != nil {
+		drain(w.revealR, w.revealW, w.revealDone)
 	}
-	w.logR.Close()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	clock.CompetitorLog = true
 	clock.Breaches = w.breaches()
 	if len(clock.Breaches) == 0 {
-		clock.LogS = w.stops[0].Sub(w.gateAt).Seconds()
+		// The gate's and the log's arrivals are timed by two goroutines: a
+		// run_stop written right after the gate opened may be seen first.
+		clock.LogS = max(w.stops[0].Sub(w.gateAt).Seconds(), 0)
 	}
 	if w.log.over {
 		return nil, d5list.Errorf(d5list.ETOOLARGE, "the result log is larger than %d bytes", w.maxBytes)
@@ -310,6 +342,20 @@ func (w *window) close(clock *d5list.RunClock) ([]byte, error) {
 		return nil, fmt.Errorf("reading the result log: %w", w.readErr)
 	}
 	return w.log.b, nil
+}
+
+// drain closes the runner's write side of a FIFO, lets its reader (done
+// when it returns) read what is left, for windowDrain at most, and closes
+// the read side.
+func drain(r, w *os.File, done chan struct{}) {
+	w.Close()
+	select {
+	case <-done:
+	case <-time.After(windowDrain):
+		r.SetReadDeadline(time.Now())
+		<-done
+	}
+	r.Close()
 }
 
 // breaches are what the run did to its window that no honest run does.
@@ -325,8 +371,6 @@ func (w *window) breaches() []d5list.Reason {
 		add(d5list.BreachWindowMissing, "%d run_start and %d run_stop lines arrived in $D5_RESULT_LOG; a run logs one of each", len(w.starts), len(w.stops))
 	case len(w.starts) > 1 || len(w.stops) > 1:
 		add(d5list.BreachWindowRepeated, "%d run_start and %d run_stop lines arrived in $D5_RESULT_LOG; a run logs one of each, once: what it logged first stays logged", len(w.starts), len(w.stops))
-	case w.starts[0].Before(w.gateAt):
-		add(d5list.BreachStartBeforeGate, "run_start arrived %.3f s before the run opened $D5_GATE; the timed window opens with the seed, and run_start belongs inside it", w.gateAt.Sub(w.starts[0]).Seconds())
 	case w.stops[0].Before(w.starts[0]):
 		add(d5list.BreachWindowMissing, "run_stop arrived before run_start")
 	}
@@ -353,33 +397,24 @@ func (l *boundedBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// audit checks what a harness run revealed in its audit folder (the run's
-// own, so read as every file a run leaves: never through a link, exactly
-// the size the task says) against its commitments and the runner's
-// references; nil for a benchmark without a harness.
-func (w *window) audit(seed int64, revealed string) *d5list.Audit {
+// audit checks what a harness run revealed against its commitments and
+// the runner's references; nil for a benchmark without a harness.
+func (w *window) audit(seed int64) *d5list.Audit {
 	if w.task == nil {
 		return nil
 	}
 	w.mu.Lock()
-	committed, challenge := w.committed, w.challenge
+	committed, challenge, revealed, err := w.committed, w.challenge, w.revealed, w.revealErr
 	w.mu.Unlock()
 	if challenge == nil {
-		a := w.task.Check(seed, committed, harness.Challenge{}, func(string, int) ([]byte, error) {
-			return nil, errors.New("the run never opened $D5_AUDIT after its run_stop")
-		})
-		return a
+		err = errors.New("the run never opened $D5_AUDIT after its run_stop")
 	}
+	read := harness.Revealed(revealed)
 	return w.task.Check(seed, committed, challenge, func(name string, size int) ([]byte, error) {
-		f, err := openRunFile(filepath.Join(revealed, name))
-		if err != nil {
-			return nil, err
+		b, rerr := read(name, size)
+		if rerr != nil && err != nil {
+			rerr = err
 		}
-		defer f.Close()
-		b, err := io.ReadAll(io.LimitReader(f, int64(size)+1))
-		if err == nil && len(b) != size {
-			err = fmt.Errorf("%s holds %d bytes, not the %d the task's output has", name, len(b), size)
-		}
-		return b, err
+		return b, rerr
 	})
 }

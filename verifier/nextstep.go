@@ -49,7 +49,7 @@ func nextStep(status d5list.Status, reasons []d5list.Reason) string {
 	case has("rerun_failed"):
 		return "The portal could not re-run your recipe: its reason is above, and your log tail (visible to you) shows where the run stopped. " +
 			"Run `d5list run` on your folder, which runs it the way a runner does, fix what breaks, and submit again."
-	case has(d5list.BreachGateNotOpened, d5list.BreachStartBeforeGate, d5list.BreachWindowMissing, d5list.BreachWindowRepeated):
+	case has(d5list.BreachGateNotOpened, d5list.BreachWindowMissing, d5list.BreachWindowRepeated):
 		return "Your code broke its timed window on the runner. Take the run's seed from $D5_GATE when you are ready to start timing (opening it starts the runner's clock), " +
 			"then write run_start, your run's events and one run_stop into $D5_RESULT_LOG, once each, as the examples do. " +
 			"`d5list run` runs your code the way a runner does and stops on the same breach, so you can check before you submit again."

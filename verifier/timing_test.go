@@ -65,7 +65,7 @@ func TestTimingRules(t *testing.T) {
 					scaleTimes(&c.Runs[i], 0.6, true)
 				}
 			},
-			want: d5list.StatusDiscrepancy,
+			want:  d5list.StatusDiscrepancy,
 			codes: everyRunFlagged,
 			words: []string{"the logs' olympic mean is 6.195 s an epoch, 0.6 of the 10.325 s an epoch the portal measured with seeds it drew; claims down to 0.735 of the re-run pass (drift 25 % + precision 10 % + the re-run's own spread 1.9 %, 1.0 % over the runs its olympic mean keeps); claimed 24.78 s, measured 41.3 s, the olympic means the board shows"},
 		},
@@ -81,7 +81,7 @@ func TestTimingRules(t *testing.T) {
 					busy(&fresh[i], 1.8)
 				}
 			},
-			want: d5list.StatusDiscrepancy,
+			want:  d5list.StatusDiscrepancy,
 			codes: everyRunFlagged,
 			words: []string{"0.6 of the 10.325 s an epoch the portal measured with seeds it drew, with the waits for a CPU the runner measured taken off (18.585 s an epoch as measured)",
 				"claimed 24.78 s, measured 74.34 s, the olympic means the board shows"},
@@ -143,16 +143,30 @@ func TestTimingRules(t *testing.T) {
 			codes: []string{CodeEpochTimeMismatch},
 		},
 		{
-			// What a run that replays logs instead of training measures.
+			// What the competitor's code that writes a converging log
+			// instead of training measures.
 			name: "re-run 3 times faster than the claim",
 			edit: func(_ *d5list.Result, fresh []d5list.RunMetrics) {
 				for i := range fresh {
 					scaleTimes(&fresh[i], 1.0/3, true)
+					fresh[i].Clock = &d5list.RunClock{CompetitorLog: true, WallS: fresh[i].TimeToTrain}
 				}
 			},
 			want:  d5list.StatusNeedsReview,
 			codes: []string{CodeRerunMuchFaster},
 			words: []string{"the re-run's olympic mean is 3.442 s an epoch as measured, 3 times better than the logs' 10.325 s an epoch", "claimed 41.3 s, measured 13.767 s"},
+		},
+		{
+			// The portal's own workload cannot skip its work: a claim made
+			// on a busier machine.
+			name: "the portal's workload re-run 3 times faster than the claim",
+			edit: func(_ *d5list.Result, fresh []d5list.RunMetrics) {
+				for i := range fresh {
+					scaleTimes(&fresh[i], 1.0/3, true)
+					fresh[i].Clock = &d5list.RunClock{WallS: fresh[i].TimeToTrain, CPUS: fresh[i].TimeToTrain}
+				}
+			},
+			want: d5list.StatusVerified,
 		},
 		{
 			// An honest claim, re-run on a runner that waited for a CPU for

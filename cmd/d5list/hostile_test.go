@@ -21,10 +21,12 @@ import (
 )
 
 // The shell benchmark of TestHostileEntrypoints: the bundle's own
-// entrypoint, three seeded runs, a ten-second limit a run.
+// entrypoint, three seeded runs, a 20-second limit a job (the claimed
+// seeds' three runs and three fresh ones, each a sandbox's start and
+// 1.5 s, on a machine whose cores are busy with other work).
 const (
 	hostileBench     = "l2-shell-cpu"
-	hostileTimeLimit = 10 * time.Second
+	hostileTimeLimit = 20 * time.Second
 	// hostileGrace is what a job may take past its limit: the executor's
 	// SIGTERM-to-SIGKILL wait (2 s), the read-back and the report.
 	hostileGrace = 5 * time.Second
@@ -110,10 +112,10 @@ func TestHostileEntrypoints(t *testing.T) {
 		// clock's pace, on the host and on the runner alike.
 		{"a forged clock", strings.Replace(honestEntrypoint, "$(date +%s%3N)", "$(( $(date +%s%3N) * 3 / 5 ))", 1),
 			d5list.StatusDiscrepancy, "timing_mismatch", "the re-run's", true},
-		// The claim's own logs written back at once: the runner's clock
-		// sees no training.
-		{"a copied claim", "#!/bin/sh\ncp \"$D5_BUNDLE/results/result_$D5_RUN_INDEX.txt\" \"$D5_RESULT_LOG\"\n",
-			d5list.StatusNeedsReview, "rerun_much_faster", "replays", false},
+		// The claim's own logs written back at once, a claimed run's for
+		// each fresh one: a fresh run names a seed it was not given.
+		{"a copied claim", "#!/bin/sh\ncp \"$D5_BUNDLE/results/result_$((D5_RUN_INDEX % 3)).txt\" \"$D5_RESULT_LOG\"\n",
+			d5list.StatusDiscrepancy, "fresh_seed_ignored", "did not run with the seed the portal drew", false},
 		{"a run that ignores SIGTERM and never ends", "#!/bin/sh\ntrap '' TERM\nwhile :; do sleep 1; done\n",
 			d5list.StatusFailed, "rerun_failed", "time limit", false},
 	}
@@ -154,8 +156,10 @@ func TestHostileEntrypoints(t *testing.T) {
 	}
 	// A job is tried three times, each attempt ending within the limit and
 	// its grace; the jobs ahead of it in the runner's two slots take a few
-	// seconds each (the honest runs' 4.5 s).
-	limit := 3*(hostileTimeLimit+hostileGrace) + 20*time.Second
+	// seconds each (the honest job's six runs of 1.5 s), and a timing
+	// verdict may wait for two more measurements of the forged clock's
+	// three timed runs.
+	limit := 3*(hostileTimeLimit+hostileGrace) + time.Minute
 	for i, c := range cases {
 		if results[i].elapsed > limit {
 			t.Errorf("%s took %v to end; bound %v", c.name, results[i].elapsed.Round(time.Second), limit)

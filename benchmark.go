@@ -236,6 +236,11 @@ type VerifyPolicy struct {
 	// means as many as the benchmark's runs; negative means none, for a
 	// benchmark whose every run costs too much to run twice.
 	FreshRuns int `json:"fresh_runs,omitempty" yaml:"fresh_runs"`
+	// Harness names the runner's harness that runs the timed loop of a
+	// benchmark of the competitor's code and audits its outputs (harness
+	// package): "operator" (Level 0: the fixed op, shapes and repeats) or
+	// "mlp-inference" (Level 1). Empty: the competitor's code times itself.
+	Harness string `json:"harness,omitempty" yaml:"harness"`
 }
 
 // FreshRunCount is how many fresh-seed runs a re-run of bench makes.

@@ -43,7 +43,7 @@ func TestTreeClockSeesForeignDelay(t *testing.T) {
 		}
 		wall := time.Since(start)
 		cpu := run.ProcessState.UserTime() + run.ProcessState.SystemTime()
-		time.Sleep(logClockPoll)
+		time.Sleep(20 * time.Millisecond)
 		return c.foreignDelayShare(), 1 - cpu.Seconds()/wall.Seconds(), len(c.procs)
 	}
 	quiet, quietLost, procs := share(false)

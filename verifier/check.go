@@ -449,7 +449,7 @@ func (c *checker) logFile(rf bundle.ResultFile) d5list.RunMetrics {
 		case mllog.KeyGlobalBatchSize:
 			gbsSeen = true
 		}
-		if inRun {
+		if inRun || (afterRun && mllog.IsOffClockMetric(e.Key)) {
 			inRunKeys[e.Key] = true
 			if c.bench.Level == 0 && mllog.IsShapeMetric(e.Key) {
 				ops.add(c, file, run, e)
@@ -485,7 +485,7 @@ func (c *checker) logFile(rf bundle.ResultFile) d5list.RunMetrics {
 	if c.bench.Level <= 1 && lg.startLine > 0 && lg.stopLine > 0 {
 		for _, k := range LoggedMetrics(c.bench) {
 			if !inRunKeys[k] {
-				c.addf(CodeMissingMetric, file, lg.stopLine, run, "no %s event between run_start (line %d) and run_stop (line %d); a level %d run of %s logs it", k, lg.startLine, lg.stopLine, c.bench.Level, c.bench.ID)
+				c.addf(CodeMissingMetric, file, lg.stopLine, run, "no %s event between run_start (line %d) and run_stop (line %d) (an error may also come after run_stop); a level %d run of %s logs it", k, lg.startLine, lg.stopLine, c.bench.Level, c.bench.ID)
 			}
 		}
 	}

@@ -113,6 +113,8 @@ func Compare(bench *d5list.Benchmark, claimed, measured *d5list.Result, sameHard
 	}
 	pairs := c.matchRuns(claimed.Runs, measured.ClaimedSeedRuns())
 	c.judgeFresh(claimed, measured)
+	c.judgeWindows(measured)
+	c.judgeAudits(measured)
 	for _, p := range pairs {
 		c.claimConsistency(p.claimed)
 		c.compareRun(p.claimed, p.measured)

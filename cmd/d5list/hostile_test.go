@@ -32,6 +32,15 @@ const (
 	hostileGrace = 5 * time.Second
 )
 
+// shellTakeSeed sets $seed the way a shell entrypoint takes it: from the
+// gate under a runner (opening it starts the runner's clock), from
+// $D5_SEED when the test makes a claim by running the script itself.
+const shellTakeSeed = `if [ -n "${D5_GATE:-}" ]; then
+  read -r gate < "$D5_GATE"; seed=${gate#*\"seed\":}; seed=${seed%%,*}
+else
+  seed=$D5_SEED
+fi`
+
 // honestEntrypoint trains nothing but behaves as a training does: it logs
 // its seed, three evaluations half a second apart, and its accuracy, a
 // function of the seed; each line is appended as it happens.
@@ -39,12 +48,13 @@ const honestEntrypoint = `#!/bin/sh
 set -e
 log() { echo ":::MLLOG {\"namespace\": \"\", \"time_ms\": $(date +%s%3N), \"event_type\": \"$1\", \"key\": \"$2\", \"value\": $3, \"metadata\": {$4}}" >> "$D5_RESULT_LOG"; }
 log POINT_IN_TIME submission_benchmark '"l2-shell-cpu"' ''
-log POINT_IN_TIME seed "$D5_SEED" ''
 log POINT_IN_TIME global_batch_size 32 ''
+` + shellTakeSeed + `
+log POINT_IN_TIME seed "$seed" ''
 log INTERVAL_START run_start null ''
 for epoch in 1 2 3; do
   sleep 0.5
-  log POINT_IN_TIME eval_accuracy "0.$((50 + D5_SEED % 7))$epoch" "\"epoch_num\": $epoch"
+  log POINT_IN_TIME eval_accuracy "0.$((50 + seed % 7))$epoch" "\"epoch_num\": $epoch"
 done
 log INTERVAL_END run_stop null '"status": "success"'
 `

@@ -7,7 +7,10 @@ Every worker holds the whole model; each global minibatch (workers x
 batch_size samples) is split in rank order, each worker computes the
 gradient of its slice, and an all_reduce sums the gradients (flattened into
 one tensor) before every step, so that all workers take the same step. For a seed and a worker
-count the accuracies are always the same. Rank 0 writes the MLLOG.
+count the accuracies are always the same. Rank 0 writes the MLLOG, and
+takes the run's seed at the runner's gate (d5harness.take_seed: the
+runner's clock starts there) once every worker has joined and loaded the
+data; it broadcasts the seed to the others.
 
 Where a launcher has started the workers (the d5list Slurm executor runs
 one task per worker with srun, as torchrun would), each process is one
@@ -36,6 +39,7 @@ from sklearn.datasets import load_digits
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mllog_emitter import Emitter  # noqa: E402
+from d5harness import take_seed  # noqa: E402  (the runner's, on PYTHONPATH)
 
 # The benchmark's fixed part: the model, data, split and epochs of
 # l2-digits-mlp-torch-cpu, and the worker count.
@@ -67,7 +71,7 @@ def backend(world):
     return "gloo"
 
 
-def worker(rank, world, init, seed, args, log_path, benchmark):
+def worker(rank, world, init, args, log_path, benchmark):
     use = backend(world)
     device = None
     if use == "nccl":
@@ -80,10 +84,22 @@ def worker(rank, world, init, seed, args, log_path, benchmark):
     dist.init_process_group(use, init_method=init, rank=rank, world_size=world)
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
-    torch.manual_seed(seed)
     log = Emitter(log_path if rank == 0 else None, echo=False)
-
     x_train, y_train, x_test, y_test = split()
+    log.event("submission_benchmark", benchmark)
+    log.event("number_of_workers", world)
+    log.event("distributed_backend", use)
+    log.event("global_batch_size", world * args.batch_size)
+    log.event("opt_base_learning_rate", args.lr)
+    log.event("train_samples", len(x_train))
+    log.event("eval_samples", len(x_test))
+
+    seed = torch.tensor([take_seed() if rank == 0 else 0], dtype=torch.int64, device=device)
+    dist.broadcast(seed, 0)
+    seed = int(seed.item())
+    log.event("seed", seed)
+    log.start("run_start")
+    torch.manual_seed(seed)
     model = torch.nn.Sequential(
         torch.nn.Linear(64, HIDDEN), torch.nn.ReLU(),
         torch.nn.Linear(HIDDEN, HIDDEN), torch.nn.ReLU(),
@@ -97,17 +113,6 @@ def worker(rank, world, init, seed, args, log_path, benchmark):
     loss_fn = torch.nn.CrossEntropyLoss(reduction="sum")
     shuffle = torch.Generator().manual_seed(seed)
     global_batch = world * args.batch_size
-
-    log.event("submission_benchmark", benchmark)
-    log.event("seed", seed)
-    log.event("number_of_workers", world)
-    log.event("distributed_backend", use)
-    log.event("global_batch_size", global_batch)
-    log.event("opt_base_learning_rate", args.lr)
-    log.event("train_samples", len(x_train))
-    log.event("eval_samples", len(x_test))
-    dist.barrier()
-    log.start("run_start")
     acc = 0.0
     for epoch in range(1, EPOCHS + 1):
         model.train()
@@ -154,17 +159,16 @@ def main():
     ap.add_argument("--lr", type=float, default=0.1)
     ap.add_argument("--momentum", type=float, default=0.9)
     args = ap.parse_args()
-    seed = int(os.environ.get("D5_SEED", "1"))
     log_path = os.path.abspath(os.environ.get("D5_RESULT_LOG", "result.txt"))
     benchmark = os.environ.get("D5_BENCHMARK", "l3-digits-mlp-torch-ddp-cpu")
     if "WORLD_SIZE" in os.environ and "RANK" in os.environ:
         world = int(os.environ["WORLD_SIZE"])
         if world != args.workers:
             sys.exit("train_ddp.py: the launcher started %d workers; the benchmark fixes %d" % (world, args.workers))
-        worker(int(os.environ["RANK"]), world, "env://", seed, args, log_path, benchmark)
+        worker(int(os.environ["RANK"]), world, "env://", args, log_path, benchmark)
         return
     init = "tcp://127.0.0.1:%d" % free_port()
-    mp.spawn(worker, args=(args.workers, init, seed, args, log_path, benchmark), nprocs=args.workers, join=True)
+    mp.spawn(worker, args=(args.workers, init, args, log_path, benchmark), nprocs=args.workers, join=True)
 
 
 if __name__ == "__main__":

@@ -45,12 +45,13 @@ type Job struct {
 	UpdatedAt    time.Time `json:"updated_at"`
 }
 
-// ClaimedSeedsToRun are the claimed seeds a lease of j re-runs beside
-// freshRuns fresh ones: all of them, but none in a re-measure that has
-// fresh runs, which times only those (the job it repeats reproduced the
-// claimed seeds' runs, and they are not timed).
-func (j *Job) ClaimedSeedsToRun(claimed []int64, freshRuns int) []int64 {
-	if j.Remeasure > 0 && freshRuns > 0 {
+// ClaimedSeedsToRun are the claimed seeds a lease of j for bench re-runs
+// beside freshRuns fresh ones: all of them, but none in a re-measure of
+// the competitor's code that has fresh runs, which times only those
+// (Result.TimedRuns; the job it repeats reproduced the claimed seeds'
+// runs).
+func (j *Job) ClaimedSeedsToRun(bench *Benchmark, claimed []int64, freshRuns int) []int64 {
+	if j.Remeasure > 0 && freshRuns > 0 && bench.ReRunBy() == RunsEntrypoint {
 		return nil
 	}
 	return claimed
@@ -249,6 +250,9 @@ type AuditSection struct {
 	// the run's accuracy.
 	MaxRelError float64 `json:"max_rel_error"`
 	MaxAbsError float64 `json:"max_abs_error"`
+	// Accuracy is the test accuracy of a training run's last weights by the
+	// runner's own evaluation; nil where the section has none.
+	Accuracy *float64 `json:"accuracy,omitempty"`
 }
 
 // Audit failure codes.

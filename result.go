@@ -16,16 +16,17 @@ type Result struct {
 }
 
 // TimedRuns are the runs of a measured result whose times the portal ranks
-// and judges: the fresh-seed runs where the re-run had any, since the
-// competitor's code knew the claimed seeds in advance and could have
-// computed their results before any clock started; else every run.
+// and judges. For the competitor's code, the fresh-seed runs where the
+// re-run had any: the code knew the claimed seeds in advance and could
+// have computed their results before any clock started. The portal's own
+// workloads compute nothing ahead, so every run of theirs counts.
 func (r *Result) TimedRuns() []RunMetrics {
 	if r == nil {
 		return nil
 	}
 	var fresh []RunMetrics
 	for _, run := range r.Runs {
-		if run.Fresh {
+		if run.Fresh && run.Clock != nil && run.Clock.CompetitorLog {
 			fresh = append(fresh, run)
 		}
 	}

@@ -38,22 +38,25 @@ func (c Challenge) JSON() []byte {
 }
 
 // Challenge draws, for each section a commitment arrived for in the
-// window, AuditsPerSection distinct calls (every call of a shorter one)
-// from the operating system's random source: nothing the run could have
-// known while it ran.
-func (t *Task) Challenge(committed map[string]string) Challenge {
+// window, the calls to check from the operating system's random source:
+// nothing the run could have known while it ran. AuditsPerSection distinct
+// calls (every call of a shorter section), or what the section's own rule
+// picks (a training run: its start and last epoch, and for a run of a
+// fresh seed one epoch at random).
+func (t *Task) Challenge(committed map[string]string, fresh bool) Challenge {
 	c := Challenge{}
 	for _, s := range t.sections {
 		if _, ok := committed[s.name]; !ok {
 			continue
 		}
 		picked := map[int]bool{}
-		for len(picked) < min(AuditsPerSection, s.calls) {
-			n, err := rand.Int(rand.Reader, big.NewInt(int64(s.calls)))
-			if err != nil {
-				panic(err) // the OS's random source does not fail
+		if s.challenge != nil {
+			for _, i := range s.challenge(fresh) {
+				picked[i] = true
 			}
-			picked[int(n.Int64())] = true
+		}
+		for len(picked) < min(AuditsPerSection, s.calls) && s.challenge == nil {
+			picked[randomInt(s.calls)] = true
 		}
 		for i := range s.calls {
 			if picked[i] {
@@ -62,6 +65,15 @@ func (t *Task) Challenge(committed map[string]string) Challenge {
 		}
 	}
 	return c
+}
+
+// randomInt is a number in [0, n) from the operating system's source.
+func randomInt(n int) int {
+	v, err := rand.Int(rand.Reader, big.NewInt(int64(n)))
+	if err != nil {
+		panic(err) // the OS's random source does not fail
+	}
+	return int(v.Int64())
 }
 
 // DigestsFile and OutputFile name what a run reveals for section index k
@@ -101,7 +113,14 @@ func (t *Task) Check(seed int64, committed map[string]string, challenge Challeng
 			a.Sections = append(a.Sections, as)
 			continue
 		}
+		// First every asked output, each held to its committed digest; then
+		// each is checked, with the others at hand (a training epoch is
+		// recomputed from the state before it).
+		revealed := map[int][]byte{}
 		for _, i := range challenge[s.name] {
+			if i < 0 || i >= s.calls {
+				continue
+			}
 			out, err := read(OutputFile(k, i), s.outSize(i))
 			if err != nil {
 				fail(d5list.AuditMissing, "%s, call %d: the run did not reveal the output the runner asked for: %v", s.name, i, err)
@@ -111,11 +130,27 @@ func (t *Task) Check(seed int64, committed map[string]string, challenge Challeng
 				fail(d5list.AuditMismatch, "%s, call %d: the output the run revealed is not the one it committed to in its window", s.name, i)
 				continue
 			}
-			rel, abs, ok := s.check(seed, i, digests, out)
+			revealed[i] = out
+		}
+		lookup := func(j int) ([]byte, bool) { b, ok := revealed[j]; return b, ok }
+		for _, i := range challenge[s.name] {
+			out, ok := revealed[i]
+			if !ok {
+				continue
+			}
+			rel, abs, ok := s.check(seed, i, digests, out, lookup)
+			if math.IsNaN(rel) {
+				continue
+			}
 			as.Checked = append(as.Checked, i)
 			as.MaxRelError, as.MaxAbsError = finiteMax(as.MaxRelError, rel), finiteMax(as.MaxAbsError, abs)
 			if !ok {
 				fail(d5list.AuditMismatch, "%s, call %d: the output is %.3g (relative) from the runner's own computation of the call, over the benchmark's tolerance", s.name, i, rel)
+			}
+		}
+		if last, ok := revealed[s.calls-1]; ok && s.final != nil {
+			if acc, ok := s.final(last); ok {
+				as.Accuracy = &acc
 			}
 		}
 		a.Sections = append(a.Sections, as)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -279,6 +280,99 @@ func TestPythonInferenceHarnessAudits(t *testing.T) {
 			a := task.Check(5, committedIn(events), every(nil), readFrom(revealed))
 			if ok := len(a.Failures) == 0; ok != c.ok {
 				t.Fatalf("audit %+v: passed %v, want %v", a, ok, c.ok)
+			}
+		})
+	}
+}
+
+// torchTraining is a training run of the task's network in PyTorch, as an
+// example submission's: its data, start and batches from the harness, its
+// loop its own; forge (Python) may change it.
+const torchTraining = `
+import torch
+torch.set_num_threads(1)
+tr = d5harness.Training()
+xtr, ytr, xte, yte = tr.data()
+seed = tr.take_seed()
+params = tr.initial_params()
+%s
+model = d5harness.torch_linears(params)
+opt = torch.optim.SGD(model.parameters(), lr=tr.lr, momentum=tr.momentum)
+X, Y = torch.from_numpy(xtr), torch.from_numpy(ytr)
+for e in range(1, tr.epochs + 1):
+    if e != skip:
+        for idx in tr.batches(e, len(X)):
+            idx = torch.from_numpy(idx)
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(model(X[idx]), Y[idx]).backward()
+            opt.step()
+    tr.commit(e, *d5harness.torch_state(model, opt))
+with torch.no_grad():
+    acc = (model(torch.from_numpy(xte)).argmax(1) == torch.from_numpy(yte)).float().mean().item()
+log = d5harness.MLLog()
+log.event("eval_accuracy", acc)
+log.end("run_stop")
+log.close()
+tr.audit()
+`
+
+// A training run of the digits MLP in PyTorch passes its audit: the
+// runner remakes its initial weights from the seed, recomputes the epochs
+// it picks from the states the run revealed, and evaluates its last
+// weights on the test split to the accuracy the run found. A run that
+// starts from weights of its own (trained elsewhere, say), or skips an
+// epoch's training, fails.
+func TestPythonTrainingHarnessAudits(t *testing.T) {
+	py := python(t)
+	if err := exec.Command(py, "-c", "import torch, sklearn").Run(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI must install python3-torch and python3-sklearn: %v", err)
+		}
+		t.Skip("no torch or sklearn for /usr/bin/python3: the training harness is not tested")
+	}
+	if _, _, err := loadDigits(); err != nil {
+		t.Skip(err)
+	}
+	bench := &d5list.Benchmark{ID: "training-test", Verify: d5list.VerifyPolicy{Harness: KindMLPTraining},
+		Division: d5list.DivisionRules{
+			Fixed:   map[string]any{"dataset": "uci-digits", "model_kwargs": map[string]any{"hidden": []any{int64(32)}}, "epochs": int64(3)},
+			Mutable: map[string]any{"batch_size": int64(64), "optimizer": "sgd-momentum", "optimizer_args": map[string]any{"lr": 0.05, "momentum": 0.9}}}}
+	task, err := For(bench, &d5list.Recipe{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	everything := func(map[string]string) Challenge { return Challenge{"training": {0, 1, 2, 3}} }
+	for _, c := range []struct {
+		name, forge string
+		failAt      string // "" for an honest run
+	}{
+		{"honest", "skip = 0", ""},
+		{"weights of its own", "skip = 0\nparams = [(w * 0.5, b) for w, b in params]", "call 1"},
+		{"an epoch not trained", "skip = 2", "call 2"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			events, revealed := runPythonHarness(t, task, 31, fmt.Sprintf(torchTraining, c.forge), "", everything)
+			a := task.Check(31, committedIn(events), everything(nil), readFrom(revealed))
+			if c.failAt == "" {
+				if len(a.Failures) != 0 {
+					t.Fatalf("an honest training failed its audit: %+v", a.Failures)
+				}
+				s := a.Sections[0]
+				var logged float64
+				for _, e := range events {
+					if e.Key == mllog.KeyEvalAccuracy {
+						logged, _ = mllog.Float(e.Value)
+					}
+				}
+				// The run's accuracy is a float32 mean.
+				if s.Accuracy == nil || math.Abs(*s.Accuracy-logged) > 1e-6 || s.MaxRelError > trainingTolerance/10 {
+					t.Fatalf("section %+v, want the run's own accuracy %v and a drift well under %v", s, logged, trainingTolerance)
+				}
+				t.Logf("largest drift of a recomputed epoch: %.2g of its step", s.MaxRelError)
+				return
+			}
+			if len(a.Failures) == 0 || a.Failures[0].Code != d5list.AuditMismatch || !strings.Contains(a.Failures[0].Message, c.failAt) {
+				t.Fatalf("failures %+v, want a mismatch at %s", a.Failures, c.failAt)
 			}
 		})
 	}

@@ -335,3 +335,151 @@ def run_inference(build, benchmark=None):
         return np.ascontiguousarray(predict(x), dtype=np.float32)
 
     _audit([sec], recompute)
+
+
+# Levels 2 and 3: training, audited epoch by epoch.
+
+def digits_split(test_share=0.2):
+    """The UCI digits that ship in scikit-learn, split for a training task:
+    (x_train, y_train, x_test, y_test), inputs float32 in [0, 1], labels
+    int64. The split is a stream of the harness's, so the runner makes the
+    same one (harness/data.go)."""
+    import numpy as np
+    from sklearn.datasets import load_digits
+    digits = load_digits()
+    x = (digits.data / 16.0).astype(np.float32)
+    y = digits.target.astype(np.int64)
+    order = np.argsort(uniform(stream_key("uci-digits", "split"), len(x)), kind="stable")
+    n_test = int(len(x) * test_share)
+    test, train = order[:n_test], order[n_test:]
+    return x[train], y[train], x[test], y[test]
+
+
+class Training:
+    """A training task's side of the harness: the data, the initial weights
+    and every epoch's batches come from here, and the state after every
+    epoch (weights and momentum) is committed to in the window.
+
+    Your training loop stays yours: take the seed (take_seed opens the
+    gate), start from initial_params(), train each epoch on the batches
+    batches(epoch) gives, in order, with the task's optimiser (torch's SGD
+    with momentum: buf = momentum * buf + grad, w -= lr * buf, the loss
+    the batch's mean cross-entropy), and hand commit(epoch, ...) the
+    state after each epoch. After run_stop, audit() reveals the states the
+    runner asks for: it recomputes those epochs itself, and evaluates the
+    last weights on the test split.
+    """
+
+    def __init__(self, commits=True):
+        """commits: whether this process commits and answers the audit
+        (in a data-parallel run, rank 0 alone)."""
+        self.commits = commits
+        self.task = task()
+        self.layers = self.task["layers"]
+        self.epochs = int(self.task["epochs"])
+        self.batch_size = int(self.task["batch_size"])
+        self.lr, self.momentum = float(self.task["lr"]), float(self.task["momentum"])
+        self.seed = None
+        self._section = None
+        self._states = []
+
+    def data(self):
+        """The benchmark's split: x_train, y_train, x_test, y_test."""
+        return digits_split(float(self.task.get("test_share", 0.2)))
+
+    def take_seed(self):
+        """Opens the gate (the runner's clock starts) and returns the seed."""
+        self.use_seed(take_seed())
+        return self.seed
+
+    def use_seed(self, seed):
+        """Takes the seed another process took at the gate (a data-parallel
+        run's rank 0, which passes it on)."""
+        self.seed = int(seed)
+        self._section = _Section("training", self.seed)
+
+    def initial_params(self):
+        """The run's initial weights, from its seed: (weight, bias) float32
+        per layer, weight out x in, uniform within +-1/sqrt(fan_in) as
+        torch.nn.Linear initialises them. Committed as epoch 0."""
+        import numpy as np
+        params = []
+        for i, (fan_in, fan_out) in enumerate(zip(self.layers, self.layers[1:])):
+            bound = 1.0 / np.sqrt(fan_in)
+            w = (uniform(stream_key(self.seed, "training", i, "weight"), fan_out * fan_in) * 2 - 1) * bound
+            b = (uniform(stream_key(self.seed, "training", i, "bias"), fan_out) * 2 - 1) * bound
+            params.append((w.reshape(fan_out, fan_in).astype(np.float32), b.astype(np.float32)))
+        self.commit(0, params, [(np.zeros_like(w), np.zeros_like(b)) for w, b in params])
+        return params
+
+    def batches(self, epoch, n_train):
+        """The index arrays of epoch's batches (of the task's global batch
+        size; the last may be shorter), in order."""
+        import numpy as np
+        order = np.argsort(uniform(stream_key(self.seed, "training", "epoch", epoch), n_train), kind="stable")
+        return [order[i:i + self.batch_size] for i in range(0, n_train, self.batch_size)]
+
+    def commit(self, epoch, params, momentum):
+        """Commits to the state after epoch: params and momentum buffers, each
+        a (weight, bias) pair of float32 arrays per layer, in layer order."""
+        import numpy as np
+        if not self.commits:
+            return
+        if epoch != len(self._states):
+            raise ValueError("commit epoch %d after %d commits: every epoch is committed, in order" % (epoch, len(self._states)))
+        state = b"".join(np.ascontiguousarray(a, dtype=np.float32).tobytes()
+                         for pair in list(params) + list(momentum) for a in pair)
+        self._states.append(state)
+        self._section.digests.append(int.from_bytes(hashlib.sha256(state).digest()[:8], "big"))
+        if epoch == self.epochs:
+            MLLog().event(COMMITMENT, _commitment(self._section.digests),
+                          {"section": "training", "calls": len(self._section.digests)})
+
+    def audit(self):
+        """After run_stop: reveals the states the runner asks for."""
+        if self.commits:
+            _audit([self._section], lambda _, i: _Bytes(self._states[i]))
+
+
+def torch_linears(params):
+    """torch.nn.Linear layers holding params (as initial_params gives
+    them), ReLU between: the task's network in PyTorch."""
+    import torch
+    layers = []
+    for i, (w, b) in enumerate(params):
+        lin = torch.nn.Linear(w.shape[1], w.shape[0])
+        with torch.no_grad():
+            lin.weight.copy_(torch.from_numpy(w))
+            lin.bias.copy_(torch.from_numpy(b))
+        layers.append(lin)
+        if i < len(params) - 1:
+            layers.append(torch.nn.ReLU())
+    return torch.nn.Sequential(*layers)
+
+
+def torch_state(model, optimizer):
+    """The (params, momentum) a PyTorch model's Linear layers and its
+    torch.optim.SGD hold, for Training.commit."""
+    import numpy as np
+    import torch
+    params, momentum = [], []
+    for lin in (m for m in model.modules() if isinstance(m, torch.nn.Linear)):
+        pair, bufs = [], []
+        for p in (lin.weight, lin.bias):
+            a = p.detach().cpu().numpy()
+            buf = optimizer.state.get(p, {}).get("momentum_buffer")
+            pair.append(a)
+            bufs.append(np.zeros_like(a) if buf is None else buf.detach().cpu().numpy())
+        params.append(tuple(pair))
+        momentum.append(tuple(bufs))
+    return params, momentum
+
+
+class _Bytes:
+    """A revealed state, which _audit writes with tobytes()."""
+
+    def __init__(self, b):
+        self.b = b
+
+    def tobytes(self):
+        return self.b

@@ -23,7 +23,11 @@ type Task struct {
 	Calls     int              `json:"calls,omitempty"` // timed calls per shape, after one warm-up
 	Layers    []int            `json:"layers,omitempty"`
 	Samples   int              `json:"samples,omitempty"`
-	BatchSize int              `json:"batch_size,omitempty"`
+	BatchSize int              `json:"batch_size,omitempty"` // a training task's is the global batch
+	Epochs    int              `json:"epochs,omitempty"`
+	LR        float64          `json:"lr,omitempty"`
+	Momentum  float64          `json:"momentum,omitempty"`
+	Target    float64          `json:"target,omitempty"` // the quality a training run's status is judged by
 
 	sections []section
 }
@@ -34,11 +38,19 @@ type section struct {
 	calls   int             // committed calls (a shape's warm-up included)
 	outSize func(i int) int // the bytes of call i's output
 	digest  func(out []byte) uint64
+	// challenge, where set, picks the calls to check (fresh: the run's
+	// seed is one the portal drew); else AuditsPerSection at random.
+	challenge func(fresh bool) []int
 	// check recomputes call i (its input made from the digests of the
-	// calls before it) with the runner's reference, and returns the
-	// revealed output's error against it; ok is false where it is out of
-	// the benchmark's tolerance.
-	check func(seed int64, i int, digests, out []byte) (rel, abs float64, ok bool)
+	// calls before it, or from the revealed output of another call) with
+	// the runner's reference, and returns the revealed output's error
+	// against it; ok is false where it is out of the benchmark's
+	// tolerance. A NaN error says the output was asked only as the base
+	// of another call's check (a training state before an audited epoch).
+	check func(seed int64, i int, digests, out []byte, revealed func(j int) ([]byte, bool)) (rel, abs float64, ok bool)
+	// final, where set, is the runner's measure of the quality of the
+	// last call's revealed output (a training run's test accuracy).
+	final func(out []byte) (float64, bool)
 }
 
 // JSON is the task as $D5_TASK carries it.
@@ -66,9 +78,11 @@ func For(bench *d5list.Benchmark, r *d5list.Recipe) (*Task, error) {
 		t, err = operatorTask(bench, r)
 	case KindMLPInference:
 		t, err = inferenceTask(bench, r)
+	case KindMLPTraining:
+		t, err = trainingTask(bench, r)
 	default:
-		return nil, d5list.Errorf(d5list.EINVALID, "benchmark %s: verify.harness %q is not one the runner has (%s, %s)",
-			bench.ID, bench.Verify.Harness, KindOperator, KindMLPInference)
+		return nil, d5list.Errorf(d5list.EINVALID, "benchmark %s: verify.harness %q is not one the runner has (%s, %s, %s)",
+			bench.ID, bench.Verify.Harness, KindOperator, KindMLPInference, KindMLPTraining)
 	}
 	if err != nil {
 		return nil, err
@@ -115,7 +129,7 @@ func operatorTask(bench *d5list.Benchmark, r *d5list.Recipe) (*Task, error) {
 func gemmSection(s workloads.GEMMShape, calls int, tolerance float64) section {
 	name := "gemm:" + s.String()
 	return section{name: name, calls: calls, outSize: fixedSize(s.M * s.N * 8), digest: fold,
-		check: func(seed int64, i int, digests, out []byte) (float64, float64, bool) {
+		check: func(seed int64, i int, digests, out []byte, _ func(int) ([]byte, bool)) (float64, float64, bool) {
 			a := signed(Uniform(StreamKey(seed, name, "A"), s.M*s.K))
 			b := signed(Uniform(StreamKey(seed, name, "B"), s.K*s.N))
 			d := Uniform(chainKey(seed, name, i, digests), s.K)
@@ -138,7 +152,7 @@ func conv2DSection(s workloads.Conv2DShape, calls int, tolerance float64) sectio
 	name := "conv2d:" + s.String()
 	p, q := s.OutSize()
 	return section{name: name, calls: calls, outSize: fixedSize(s.N * s.K * p * q * 8), digest: fold,
-		check: func(seed int64, i int, digests, out []byte) (float64, float64, bool) {
+		check: func(seed int64, i int, digests, out []byte, _ func(int) ([]byte, bool)) (float64, float64, bool) {
 			in := signed(Uniform(StreamKey(seed, name, "x"), s.N*s.C*s.H*s.W))
 			filt := signed(Uniform(StreamKey(seed, name, "w"), s.K*s.C*s.R*s.S))
 			for j, u := range Uniform(chainKey(seed, name, i, digests), len(filt)) {
@@ -163,21 +177,10 @@ const inferenceTolerance = 1e-3
 
 func inferenceTask(bench *d5list.Benchmark, r *d5list.Recipe) (*Task, error) {
 	dataset, _ := bench.Division.Fixed["dataset"].(string)
-	io, ok := inputsAndClasses[dataset]
-	if !ok {
-		return nil, d5list.Errorf(d5list.EINVALID, "benchmark %s: the inference harness knows no data set %q", bench.ID, dataset)
+	layers, err := mlpLayers(bench, dataset)
+	if err != nil {
+		return nil, err
 	}
-	kwargs, _ := bench.Division.Fixed["model_kwargs"].(map[string]any)
-	hidden, _ := kwargs["hidden"].([]any)
-	layers := []int{io[0]}
-	for _, h := range hidden {
-		n, ok := wholeNumber(h)
-		if !ok || n < 1 || n > 1<<14 {
-			return nil, d5list.Errorf(d5list.EINVALID, "benchmark %s: model_kwargs.hidden must list layer widths from 1 to 16384, not %v", bench.ID, h)
-		}
-		layers = append(layers, n)
-	}
-	layers = append(layers, io[1])
 	samples, ok := bench.FixedSamples()
 	if !ok || samples > 1e8 || samples != math.Trunc(samples) {
 		return nil, d5list.Errorf(d5list.EINVALID, "benchmark %s: the inference harness needs a fixed whole number of samples, at most 1e8", bench.ID)
@@ -203,7 +206,7 @@ func inferenceSection(layers []int, samples, batch int) section {
 	classes := layers[len(layers)-1]
 	return section{name: name, calls: batches, digest: shaDigest,
 		outSize: func(i int) int { return min(batch, samples-i*batch) * classes * 4 },
-		check: func(seed int64, i int, digests, out []byte) (float64, float64, bool) {
+		check: func(seed int64, i int, digests, out []byte, _ func(int) ([]byte, bool)) (float64, float64, bool) {
 			count := min(batch, samples-i*batch)
 			x := Uniform(chainKey(seed, name, i, digests), count*layers[0])
 			for j, v := range x {

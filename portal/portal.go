@@ -380,7 +380,7 @@ func (s *Service) Complete(ctx context.Context, jobID int64, secret string, logs
 	if err != nil {
 		return err
 	}
-	claimedSeeds := job.ClaimedSeedsToRun(sub.Seeds(), len(job.FreshSeeds))
+	claimedSeeds := job.ClaimedSeedsToRun(bench, sub.Seeds(), len(job.FreshSeeds))
 	if err := reportsTheLeasedRuns(claimedSeeds, job.FreshSeeds, logs); err != nil {
 		return err
 	}

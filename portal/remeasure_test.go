@@ -14,7 +14,8 @@ import (
 )
 
 // remeasureRig is the service on a real SQLite file whose clock the test
-// moves, with the digits benchmark, and two runners of the declared CPU.
+// moves, with a benchmark of the competitor's code (the digits one, re-run
+// by an entrypoint), whose re-measures time only fresh runs.
 type remeasureRig struct {
 	svc   *Service
 	db    *store.DB
@@ -22,7 +23,7 @@ type remeasureRig struct {
 	bench *d5list.Benchmark
 }
 
-var rigLabels = map[string]string{"runs": "builtin", "cpu_model": "Test CPU"}
+var rigLabels = map[string]string{"runs": "entrypoint", "cpu_model": "Test CPU"}
 
 func newRemeasureRig(t *testing.T) *remeasureRig {
 	t.Helper()
@@ -32,6 +33,7 @@ func newRemeasureRig(t *testing.T) *remeasureRig {
 	}
 	t.Cleanup(func() { db.Close() })
 	r := &remeasureRig{db: db, now: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC), bench: digits(t)}
+	r.bench.ID, r.bench.Workload, r.bench.Verify.FreshRuns = "t-digits-entrypoint", "", 0
 	db.Now = func() time.Time { return r.now }
 	if err := db.UpsertBenchmarks(context.Background(), []d5list.Benchmark{*r.bench}); err != nil {
 		t.Fatal(err)
@@ -109,7 +111,7 @@ func (r *remeasureRig) complete(t *testing.T, l *d5list.Lease, fresh ...float64)
 			k++
 		}
 		logs = append(logs, d5list.RunLog{Index: run.Index, Seed: run.Seed, Fresh: run.Fresh, Log: runLog(run.Seed, e),
-			Clock: &d5list.RunClock{WallS: 4*e + 0.1, CPUS: 4 * e}})
+			Clock: &d5list.RunClock{CompetitorLog: true, LogS: 4*e + 0.001, WallS: 4*e + 0.1, CPUS: 4 * e}})
 	}
 	if err := r.svc.Complete(context.Background(), l.Job.ID, l.Secret, logs, rigLabels); err != nil {
 		t.Fatalf("complete job %d: %v", l.Job.ID, err)

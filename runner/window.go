@@ -17,8 +17,8 @@ import (
 	"github.com/deep500/d5list/mllog"
 )
 
-// A run of the competitor's code talks to the runner through two FIFOs
-// that the runner makes in a folder of its own, which the sandbox sees
+// A run of the competitor's code talks to the runner through FIFOs that
+// the runner makes in a folder of its own, which the sandbox sees
 // read-only (the run can neither remove, replace nor chmod them):
 //
 //   - the gate ($D5_GATE): the run opens it when it is ready to start
@@ -64,7 +64,7 @@ func writeGateFile(path string, run int, seed int64) error {
 	return os.WriteFile(path, append(payload, '\n'), 0o644)
 }
 
-// window is one run's gate and result log.
+// window is one run's gate, result log and audit.
 type window struct {
 	dir        string
 	logR, logW *os.File
@@ -75,6 +75,7 @@ type window struct {
 	readDone   chan struct{} // read has returned
 
 	task      *harness.Task // nil: no audit
+	fresh     bool
 	auditDone chan struct{} // serveAudit has returned
 	stopped   chan struct{} // closed when the first run_stop arrives
 	over      chan struct{} // closed by close: the run's processes are gone
@@ -90,17 +91,29 @@ type window struct {
 	readErr       error
 }
 
-// openWindow makes run's FIFOs in dir (a folder it creates, which must not
-// exist), owned by the runner and readable by the sandbox user: the gate
-// for reading only, the log for writing only. It starts waiting at the
-// gate and reading the log; every complete line goes to onLine as it
-// arrives. onGate, if set, is called when the gate opens.
-func openWindow(dir string, run int, seed int64, task *harness.Task, maxBytes int64, onLine LineFunc, onGate func()) (*window, error) {
+// windowRun is the run a window serves.
+type windowRun struct {
+	index int
+	seed  int64
+	fresh bool          // a seed the portal drew: the audit checks more of it
+	task  *harness.Task // nil: a benchmark without the harness, no audit
+	// maxBytes bounds the log; onLine gets each complete line as it
+	// arrives, onGate is called when the gate opens (either may be nil).
+	maxBytes int64
+	onLine   LineFunc
+	onGate   func()
+}
+
+// openWindow makes the run's FIFOs in dir (a folder it creates, which must
+// not exist), owned by the runner and readable by the sandbox user: the
+// gate (and audit) for reading only, the log for writing only. It starts
+// waiting at the gate and reading the log.
+func openWindow(dir string, run windowRun) (*window, error) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, err
 	}
 	fifos := map[string]os.FileMode{windowLogName: 0o622, windowGateName: 0o444}
-	if task != nil {
+	if run.task != nil {
 		fifos[windowAuditName] = 0o444
 	}
 	// Mkfifo's mode passes through the umask; the final modes are set
@@ -114,7 +127,7 @@ func openWindow(dir string, run int, seed int64, task *harness.Task, maxBytes in
 			return nil, err
 		}
 	}
-	w := &window{dir: dir, maxBytes: maxBytes, onGate: onGate, task: task,
+	w := &window{dir: dir, maxBytes: run.maxBytes, onGate: run.onGate, task: run.task, fresh: run.fresh,
 		gateDone: make(chan struct{}), readDone: make(chan struct{}), auditDone: make(chan struct{}),
 		stopped: make(chan struct{}), over: make(chan struct{}), committed: map[string]string{}}
 	logPath := filepath.Join(dir, windowLogName)
@@ -129,16 +142,16 @@ func openWindow(dir string, run int, seed int64, task *harness.Task, maxBytes in
 		w.logR.Close()
 		return nil, err
 	}
-	w.log.max = maxBytes
-	w.lw = &lineWriter{w: &w.log, run: run, stream: d5list.StreamMLLOG, onLine: bothLines(w.arrived, onLine)}
-	payload, err := json.Marshal(gatePayload{Seed: seed, Run: run})
+	w.log.max = run.maxBytes
+	w.lw = &lineWriter{w: &w.log, run: run.index, stream: d5list.StreamMLLOG, onLine: bothLines(w.arrived, run.onLine)}
+	payload, err := json.Marshal(gatePayload{Seed: run.seed, Run: run.index})
 	if err != nil {
 		w.logR.Close()
 		w.logW.Close()
 		return nil, err
 	}
 	go w.serveGate(filepath.Join(dir, windowGateName), append(payload, '\n'))
-	if task != nil {
+	if run.task != nil {
 		go w.serveAudit(filepath.Join(dir, windowAuditName))
 	} else {
 		close(w.auditDone)
@@ -167,7 +180,7 @@ func (w *window) serveAudit(path string) {
 		w.mu.Unlock()
 		return
 	}
-	w.challenge = w.task.Challenge(w.committed)
+	w.challenge = w.task.Challenge(w.committed, w.fresh)
 	payload := w.challenge.JSON()
 	w.mu.Unlock()
 	_, _ = f.Write(payload)

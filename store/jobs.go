@@ -248,7 +248,7 @@ func (db *DB) LeaseJob(ctx context.Context, runnerID string, labels map[string]s
 				return err
 			}
 			spec := d5list.JobSpec{JobID: j.ID, SubmissionID: sub.ID, Benchmark: *bench,
-				Seeds: j.ClaimedSeedsToRun(sub.Seeds(), len(fresh)), FreshSeeds: fresh, BundleSHA256: sub.BundleSHA256}
+				Seeds: j.ClaimedSeedsToRun(bench, sub.Seeds(), len(fresh)), FreshSeeds: fresh, BundleSHA256: sub.BundleSHA256}
 			if sub.Recipe != nil {
 				spec.Recipe = *sub.Recipe
 			}

@@ -2,6 +2,7 @@ package verifier
 
 import (
 	"fmt"
+	"math"
 
 	d5list "github.com/deep500/d5list"
 )
@@ -33,6 +34,16 @@ func (c *comparison) judgeAudits(measured *d5list.Result) {
 		for _, f := range a.Failures {
 			c.discrepancy(d5list.Reason{Code: f.Code, Run: cmpIntPtr(r.Index),
 				Message: fmt.Sprintf("re-run %d: %s", r.Index, f.Message)})
+		}
+		for _, s := range a.Sections {
+			// The runner's own evaluation of the run's last weights must be
+			// what the run logged (a float32 mean, maybe rounded: hence a
+			// margin, far below one test sample's share).
+			if s.Accuracy != nil && math.Abs(*s.Accuracy-r.FinalAccuracy) > 1e-4 {
+				c.discrepancy(d5list.Reason{Code: d5list.AuditMismatch, Run: cmpIntPtr(r.Index),
+					Claimed: cmpFloatPtr(r.FinalAccuracy), Measured: cmpFloatPtr(*s.Accuracy),
+					Message: fmt.Sprintf("re-run %d: its last weights classify %.4f of the test split by the runner's own evaluation; its log says %.4f", r.Index, *s.Accuracy, r.FinalAccuracy)})
+			}
 		}
 	}
 }

@@ -81,7 +81,8 @@ func scaleTimes(r *d5list.RunMetrics, f float64, withStop bool) {
 // its times grow by f and its clock says it waited for the difference.
 func busy(r *d5list.RunMetrics, f float64) {
 	scaleTimes(r, f, true)
-	r.Clock = &d5list.RunClock{WallS: r.TimeToTrain, CPUS: r.TimeToTrain / f, WaitS: r.TimeToTrain * (1 - 1/f)}
+	r.Clock = &d5list.RunClock{WallS: r.TimeToTrain, CPUS: r.TimeToTrain / f, WaitS: r.TimeToTrain * (1 - 1/f),
+		CompetitorLog: r.Clock != nil && r.Clock.CompetitorLog}
 }
 
 type compareFinding struct {

@@ -6,11 +6,15 @@ import (
 	d5list "github.com/deep500/d5list"
 )
 
-// withFresh appends fresh-seed re-runs to a same-seed re-run: copies of
-// its runs with the seeds a lease drew, which the logs name unless ignore
-// says otherwise, converged unless failed says otherwise.
+// withFresh appends fresh-seed re-runs to a same-seed re-run of the
+// competitor's code: copies of its runs with the seeds a lease drew, which
+// the logs name unless ignore says otherwise, converged unless failed
+// says otherwise.
 func withFresh(measured *d5list.Result, seeds []int64, ignore map[int]bool, failed map[int]bool) *d5list.Result {
 	m := cloneResult(measured)
+	for i := range m.Runs {
+		m.Runs[i].Clock = &d5list.RunClock{CompetitorLog: true}
+	}
 	n := len(m.Runs)
 	for k, seed := range seeds {
 		r := m.Runs[k%n]

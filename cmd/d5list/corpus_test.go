@@ -417,11 +417,11 @@ func claimedPace(t *testing.T, s submissionJSON) float64 {
 func logRatios(t *testing.T, s submissionJSON) {
 	t.Helper()
 	timed := s.Measured.TimedRuns()
-	if s.Claimed == nil || len(s.Claimed.Runs) != len(timed) {
+	if s.Claimed == nil {
 		return
 	}
 	var parts []string
-	for i := range s.Claimed.Runs {
+	for i := range min(len(s.Claimed.Runs), len(timed)) {
 		c, m := s.Claimed.Runs[i].TimeToTrain, timed[i].TimeToTrain
 		parts = append(parts, fmt.Sprintf("%.2f/%.2f=%.2f", c, m, c/m))
 	}

@@ -138,8 +138,8 @@ type submissionJSON struct {
 // waitFinal polls the API until the submission reaches a final status.
 func (p *portalUnderTest) waitFinal(t *testing.T, id int64) submissionJSON {
 	t.Helper()
-	// A verdict may wait for two more measurements of the timed runs, and
-	// on a machine whose cores other work keeps busy runs take minutes.
+	// A job re-runs its claimed seeds and as many fresh ones, and a verdict
+	// may wait for two more measurements of its timed runs.
 	deadline := time.Now().Add(8 * time.Minute)
 	for time.Now().Before(deadline) {
 		var s submissionJSON

@@ -63,12 +63,16 @@ func runEntrypoint(ctx context.Context, dir string, b *d5list.Benchmark, recipe 
 	if err != nil {
 		return nil, err
 	}
-	// A run that breaks its window on this machine breaks it on a runner:
-	// say so now rather than after an upload and a re-run.
+	// A run that breaks its window, or fails its audit, on this machine
+	// does on a runner: say so now rather than after an upload and a re-run.
 	for _, l := range logs {
 		if l.Clock != nil && len(l.Clock.Breaches) > 0 {
 			return nil, fmt.Errorf("run %d (seed %d) broke its timed window, as a runner would find: %s (%s); docs/bundle-format.md says how a run takes its seed and logs its window",
 				l.Index, l.Seed, l.Clock.Breaches[0].Message, l.Clock.Breaches[0].Code)
+		}
+		if a := l.Clock.Audit; a != nil && len(a.Failures) > 0 {
+			return nil, fmt.Errorf("run %d (seed %d) failed the runner's audit of its outputs, as a runner would find: %s (%s); docs/bundle-format.md says what the harness checks",
+				l.Index, l.Seed, a.Failures[0].Message, a.Failures[0].Code)
 		}
 	}
 	resultsDir := filepath.Join(dir, "results")

@@ -127,10 +127,8 @@ type timedSample struct {
 // each run that has a value of it.
 func timedSampleOf(metric string, claimed, timed []d5list.RunMetrics) timedSample {
 	dir := d5list.TimingDirection(metric)
-	s := timedSample{metric: metric, rate: dir == d5list.HigherIsBetter, perEpoch: true}
-	if metric != d5list.MetricTimeToTrain && metric != d5list.MetricTTA {
-		s.perEpoch = false
-	}
+	s := timedSample{metric: metric, rate: dir == d5list.HigherIsBetter,
+		perEpoch: metric == d5list.MetricTimeToTrain || metric == d5list.MetricTTA}
 	for _, runs := range [][]d5list.RunMetrics{claimed, timed} {
 		for i := range runs {
 			if _, ok := timedOf(&runs[i], metric); ok && epochsOf(&runs[i], metric) <= 0 {
@@ -381,7 +379,7 @@ func (c *comparison) judgeTiming(s timedSample, noise timingNoise, who string) {
 	raw, fair := olympicMean(units(s.measured, false)), olympicMean(units(s.measured, true))
 	bound := noise.bound()
 	if r := s.ratio(cs, fair); r < bound-floatEps {
-		c.discrepancy(d5list.Reason{Code: CodeTimingMismatch, Claimed: cmpFloatPtr(s.claim), Measured: cmpFloatPtr(s.board),
+		c.discrepancy(d5list.Reason{Code: CodeTimingMismatch, Claimed: stated(s.claim), Measured: stated(s.board),
 			Message: fmt.Sprintf("%s: the logs' olympic mean is %s, %s; claims down to %.3g of the re-run pass (%s)%s",
 				timedWords(s.metric), s.val(cs), s.against(r, raw, fair, who), bound, noise.words(), s.boardWords())})
 	}
@@ -392,7 +390,7 @@ func (c *comparison) judgeTiming(s timedSample, noise timingNoise, who string) {
 	// re-run too, hence a review; and none for the portal's own workloads,
 	// whose re-runs cannot have skipped their work.
 	if r := s.ratio(cs, raw); r > maxRerunSpeedup && s.competitorCode() {
-		c.review(d5list.Reason{Code: CodeRerunMuchFaster, Claimed: cmpFloatPtr(s.claim), Measured: cmpFloatPtr(s.board),
+		c.review(d5list.Reason{Code: CodeRerunMuchFaster, Claimed: stated(s.claim), Measured: stated(s.board),
 			Message: fmt.Sprintf("%s: the re-run's olympic mean is %s as measured, %.3g times better than the logs' %s; a re-run more than %g times better than its claim ranks once an organiser has looked at it (a run that replays logs instead of training takes no time)%s",
 				timedWords(s.metric), s.val(raw), r, s.val(cs), maxRerunSpeedup, s.boardWords())})
 	}
@@ -406,10 +404,18 @@ func (c *comparison) judgeTiming(s timedSample, noise timingNoise, who string) {
 		}
 		idx := cr.run.Index
 		c.discrepancy(d5list.Reason{Code: CodeRunTimingMismatch, Run: cmpIntPtr(idx), File: cr.run.File,
-			Claimed: cmpFloatPtr(cr.value), Measured: cmpFloatPtr(s.board),
+			Claimed: cmpFloatPtr(cr.value), Measured: stated(s.board),
 			Message: fmt.Sprintf("run %d: the log claims %s %s%s, %s in its fastest run; one run may be down to %.3g of it (%s, the precision and the spread counted twice for one run)%s",
 				idx, timedWords(s.metric), timedValue(s.metric, cr.value), s.ownUnitWords(cr), s.against(r, best.unit, best.fair, who), runBound, noise.words(), s.boardOrMeasured())})
 	}
+}
+
+// stated is a finding's value, none where the olympic mean is not valid.
+func stated(v float64) *float64 {
+	if v == 0 {
+		return nil
+	}
+	return &v
 }
 
 // competitorCode reports whether the competitor's code wrote the timed

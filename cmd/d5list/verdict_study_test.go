@@ -29,7 +29,9 @@ import (
 //	D5LIST_VERDICT_STUDY=30 go test ./cmd/d5list -run TestVerdictStudy -v -timeout 3h
 //
 // (D5LIST_VERDICT_STUDY_BENCH=id,id limits the benchmarks to some of
-// l2-digits-mlp-cpu and l2-digits-mlp-torch-cpu).
+// l2-digits-mlp-cpu and l2-digits-mlp-torch-cpu, and
+// D5LIST_VERDICT_STUDY_CONDITION=quiet or loaded to one condition, so that
+// each can hold the machine's lock on its own).
 func TestVerdictStudy(t *testing.T) {
 	trials, _ := strconv.Atoi(os.Getenv("D5LIST_VERDICT_STUDY"))
 	if trials <= 0 {
@@ -65,7 +67,11 @@ func TestVerdictStudy(t *testing.T) {
 				claim(dir)
 				claims = append(claims, dir)
 			}
-			for _, loaded := range []bool{false, true} {
+			conditions := map[string][]bool{"": {false, true}, "quiet": {false}, "loaded": {true}}[os.Getenv("D5LIST_VERDICT_STUDY_CONDITION")]
+			if conditions == nil {
+				t.Fatalf("D5LIST_VERDICT_STUDY_CONDITION=%q: want quiet or loaded", os.Getenv("D5LIST_VERDICT_STUDY_CONDITION"))
+			}
+			for _, loaded := range conditions {
 				condition, stop := "quiet", func() {}
 				if loaded {
 					condition, stop = "busy loop on the other core", busyLoop(t)

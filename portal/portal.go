@@ -402,7 +402,7 @@ func (s *Service) Complete(ctx context.Context, jobID int64, secret string, logs
 		gapsSeen = gaps
 	}
 	status, reasons := verifier.Compare(bench, sub.Claimed, measured, bench.RemeasuredOn(sub, runner))
-	if why := remeasureWhy(bench, job, status, reasons, measured, gapsSeen); remeasures && why != "" {
+	if why := remeasureWhy(bench, job, sub.Claimed, measured, status, reasons, gapsSeen); remeasures && why != "" {
 		return s.remeasure(ctx, rs, job, secret, measured, status, reasons, why)
 	}
 	if err := s.store.CompleteJob(ctx, jobID, secret, measured, status, reasons); err != nil {

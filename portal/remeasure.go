@@ -94,10 +94,11 @@ func (s *Service) remeasure(ctx context.Context, rs RemeasureStore, job *d5list.
 	return nil
 }
 
-// remeasureWhy says why a verdict waits for another measurement, or "".
-func remeasureWhy(bench *d5list.Benchmark, job *d5list.Job, status d5list.Status, reasons []d5list.Reason, measured *d5list.Result, gapsSeen int) string {
+// remeasureWhy says why the verdict of job on claimed waits for another
+// measurement, or "".
+func remeasureWhy(bench *d5list.Benchmark, job *d5list.Job, claimed, measured *d5list.Result, status d5list.Status, reasons []d5list.Reason, gapsSeen int) string {
 	if job.Remeasure >= bench.Verify.RemeasureCount() {
 		return ""
 	}
-	return verifier.Remeasure(status, reasons, measured, gapsSeen)
+	return verifier.Remeasure(bench, claimed, measured, status, reasons, gapsSeen)
 }

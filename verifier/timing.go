@@ -499,11 +499,12 @@ func epochDurations(evals []d5list.EvalPoint) []float64 {
 // whose re-run was too noisy to judge (timing_too_noisy, and nothing else
 // for an organiser to look at), and a timing discrepancy (nothing
 // discrepant but the times) the first time a gap is seen (gapsSeen counts
-// the earlier measurements of this claim that found one) or whenever its
-// timed runs waited for a CPU. A discrepancy is thus only ever called on
-// a gap measured twice, the last time on a machine that did not wait. The
-// caller bounds how often a verdict waits (Verify.RemeasureCount).
-func Remeasure(st d5list.Status, reasons []d5list.Reason, measured *d5list.Result, gapsSeen int) string {
+// the earlier measurements of this claim that found one), or again where
+// the timed runs waited for a CPU and that load could have made the gap
+// (loadCouldClose). A discrepancy is thus only ever called on a gap
+// measured twice, the last time one no load explains. The caller bounds
+// how often a verdict waits (Verify.RemeasureCount).
+func Remeasure(bench *d5list.Benchmark, claimed, measured *d5list.Result, st d5list.Status, reasons []d5list.Reason, gapsSeen int) string {
 	switch st {
 	case d5list.StatusNeedsReview:
 		if onlyFindings(reasons, CodeTimingTooNoisy) {
@@ -516,11 +517,34 @@ func Remeasure(st d5list.Status, reasons []d5list.Reason, measured *d5list.Resul
 		if gapsSeen == 0 {
 			return "the claimed times are faster than the re-run's, seen once"
 		}
-		if w := waitedFor(measured.TimedRuns()); w > waitedShare {
-			return fmt.Sprintf("the claimed times are faster than the re-run's, whose runs waited for a CPU for up to %.0f %% of their time", w*100)
+		if w := waitedFor(measured.TimedRuns()); w > waitedShare && loadCouldClose(bench, claimed, measured) {
+			return fmt.Sprintf("the claimed times are faster than the re-run's, whose runs waited for a CPU for up to %.0f %% of their time, which could account for the gap", w*100)
 		}
 	}
 	return ""
+}
+
+// loadCouldClose reports whether the load the runner measured could also
+// account for the gap the verdict found: whether the claim passes, for
+// every timed metric, against the re-run with its waits taken off twice,
+// as if the machine had been as much faster again. A machine that busy
+// also slows a run in ways the runner does not see (caches and memory
+// bandwidth it shares), taken here to be at most as much as the wait it
+// does see; a claim that fails even so fails for no load's reason.
+func loadCouldClose(bench *d5list.Benchmark, claimed, measured *d5list.Result) bool {
+	c := &comparison{bench: bench}
+	for _, metric := range c.timedMetrics() {
+		s := timedSampleOf(metric, claimed.Runs, measured.TimedRuns())
+		if len(s.claimed) == 0 || len(s.measured) == 0 {
+			continue
+		}
+		cs := olympicMean(units(s.claimed, false))
+		raw, fair := olympicMean(units(s.measured, false)), olympicMean(units(s.measured, true))
+		if s.ratio(cs, fair*fair/raw) < c.measureNoise(s).bound()-floatEps {
+			return false
+		}
+	}
+	return true
 }
 
 // onlyFindings reports whether every finding of reasons is one of codes,

@@ -312,8 +312,18 @@ func TestTimingFindingsStateTheRankedValue(t *testing.T) {
 }
 
 func TestRemeasure(t *testing.T) {
-	quiet := timedRerun(baseResult(compareBench(0, 0.1).Quality))
-	loaded := timedRerun(baseResult(compareBench(0, 0.1).Quality))
+	bench := compareBench(0, 0.1)
+	honest := baseResult(bench.Quality)
+	at := func(f float64) *d5list.Result {
+		c := baseResult(bench.Quality)
+		for i := range c.Runs {
+			scaleTimes(&c.Runs[i], f, true)
+		}
+		return c
+	}
+	quiet := timedRerun(honest)
+	// A runner that waited for a CPU for a sixth of each run.
+	loaded := timedRerun(honest)
 	for i := range freshRuns(loaded) {
 		busy(&freshRuns(loaded)[i], 1.2)
 	}
@@ -325,25 +335,29 @@ func TestRemeasure(t *testing.T) {
 		return rs
 	}
 	cases := []struct {
-		name     string
-		status   d5list.Status
-		reasons  []d5list.Reason
-		measured *d5list.Result
-		gapsSeen int
-		want     bool
+		name              string
+		status            d5list.Status
+		reasons           []d5list.Reason
+		claimed, measured *d5list.Result
+		gapsSeen          int
+		want              bool
 	}{
-		{"too noisy to judge", d5list.StatusNeedsReview, finding(CodeTimingTooNoisy), quiet, 0, true},
-		{"too noisy, and another question for an organiser", d5list.StatusNeedsReview, finding(CodeConvergenceBorder, CodeTimingTooNoisy), quiet, 0, false},
-		{"much faster than claimed", d5list.StatusNeedsReview, finding(CodeRerunMuchFaster), quiet, 0, false},
-		{"a gap seen once", d5list.StatusDiscrepancy, finding(CodeTimingMismatch, CodeRunTimingMismatch, CodeEpochTimeMismatch), quiet, 0, true},
-		{"a gap seen again on a quiet runner", d5list.StatusDiscrepancy, finding(CodeTimingMismatch, CodeEnvironmentDiffers), quiet, 1, false},
-		{"a gap seen again on a runner that waited", d5list.StatusDiscrepancy, finding(CodeTimingMismatch), loaded, 2, true},
-		{"a gap and an edited accuracy", d5list.StatusDiscrepancy, finding(CodeAccuracyMismatch, CodeTimingMismatch), quiet, 0, false},
-		{"a replay", d5list.StatusDiscrepancy, finding(CodeFreshSeedIgnored, CodeTimingMismatch), loaded, 0, false},
-		{"verified", d5list.StatusVerified, nil, loaded, 0, false},
+		{"too noisy to judge", d5list.StatusNeedsReview, finding(CodeTimingTooNoisy), honest, quiet, 0, true},
+		{"too noisy, and another question for an organiser", d5list.StatusNeedsReview, finding(CodeConvergenceBorder, CodeTimingTooNoisy), honest, quiet, 0, false},
+		{"much faster than claimed", d5list.StatusNeedsReview, finding(CodeRerunMuchFaster), honest, quiet, 0, false},
+		{"a gap seen once", d5list.StatusDiscrepancy, finding(CodeTimingMismatch, CodeRunTimingMismatch, CodeEpochTimeMismatch), at(0.5), quiet, 0, true},
+		{"a gap seen again on a quiet runner", d5list.StatusDiscrepancy, finding(CodeTimingMismatch, CodeEnvironmentDiffers), at(0.7), quiet, 1, false},
+		// With the waits taken off twice the claim of 0.7 is 0.84 of the
+		// re-run, within the bound: the load could have made the gap.
+		{"a gap seen again on a runner that waited, as wide as its waits", d5list.StatusDiscrepancy, finding(CodeTimingMismatch), at(0.7), loaded, 2, true},
+		// ... that of 0.5 is 0.6 of it: no load of the kind it measured did.
+		{"a gap seen again on a runner that waited, wider than its waits", d5list.StatusDiscrepancy, finding(CodeTimingMismatch), at(0.5), loaded, 1, false},
+		{"a gap and an edited accuracy", d5list.StatusDiscrepancy, finding(CodeAccuracyMismatch, CodeTimingMismatch), at(0.5), quiet, 0, false},
+		{"a replay", d5list.StatusDiscrepancy, finding(CodeFreshSeedIgnored, CodeTimingMismatch), at(0.5), loaded, 0, false},
+		{"verified", d5list.StatusVerified, nil, honest, loaded, 0, false},
 	}
 	for _, c := range cases {
-		why := Remeasure(c.status, c.reasons, c.measured, c.gapsSeen)
+		why := Remeasure(bench, c.claimed, c.measured, c.status, c.reasons, c.gapsSeen)
 		if (why != "") != c.want {
 			t.Errorf("%s: Remeasure %q, want a re-measure %t", c.name, why, c.want)
 		}
@@ -367,7 +381,7 @@ func TestForgedClockIsConfirmedByRemeasuring(t *testing.T) {
 		if status != d5list.StatusDiscrepancy {
 			t.Fatalf("measurement %d: %s\n%s", attempt, status, reasonMessages(reasons))
 		}
-		why := Remeasure(status, reasons, measured, gaps)
+		why := Remeasure(bench, claimed, measured, status, reasons, gaps)
 		if why == "" {
 			break
 		}

@@ -34,11 +34,40 @@ type Job struct {
 	Requires map[string]string `json:"requires,omitempty"`
 	// FreshSeeds are the seeds the latest lease drew for the job's fresh
 	// runs (JobSpec.FreshSeeds); never published, so not in JSON.
-	FreshSeeds   []int64   `json:"-"`
+	FreshSeeds []int64 `json:"-"`
+	// Remeasure is 0 for a re-run of the whole claim, and n for the n-th
+	// measurement again of the timed runs of a verdict that rested on
+	// timing alone (VerifyPolicy.Remeasures).
+	Remeasure    int       `json:"remeasure,omitempty"`
 	LeaseExpires time.Time `json:"lease_expires,omitempty"`
 	Error        string    `json:"error,omitempty"`
 	CreatedAt    time.Time `json:"created_at"`
 	UpdatedAt    time.Time `json:"updated_at"`
+}
+
+// ClaimedSeedsToRun are the claimed seeds a lease of j for bench re-runs
+// beside freshRuns fresh ones: all of them, but none in a re-measure of
+// the competitor's code that has fresh runs, which times only those
+// (Result.TimedRuns; the job it repeats reproduced the claimed seeds'
+// runs).
+func (j *Job) ClaimedSeedsToRun(bench *Benchmark, claimed []int64, freshRuns int) []int64 {
+	if j.Remeasure > 0 && freshRuns > 0 && bench.ReRunBy() == RunsEntrypoint {
+		return nil
+	}
+	return claimed
+}
+
+// RemeasureRequest asks for the timed runs of a submission to be measured
+// again before its verdict stands.
+type RemeasureRequest struct {
+	// Why is what in the verdict asks for it, for the timeline.
+	Why string
+	// After is how long no runner may take the new job: a busy moment of
+	// a machine passes.
+	After time.Duration
+	// Elsewhere is how long after that only another runner than the last
+	// may take it, where one that can run it is online.
+	Elsewhere time.Duration
 }
 
 // Lease is what a runner holds while it works on a job. The secret proves

@@ -70,6 +70,11 @@ type Config struct {
 	// ScratchDir holds the folders a check unpacks (CheckMLPerf); "" is the
 	// system's temporary folder.
 	ScratchDir string
+	// RemeasureAfter is how long the timed runs of a verdict that rests on
+	// timing alone wait before they are measured again, and
+	// RemeasureElsewhere how long after that they wait for another runner
+	// than the last (remeasure.go); zero takes the defaults.
+	RemeasureAfter, RemeasureElsewhere time.Duration
 }
 
 // Service implements the portal's use cases.
@@ -95,6 +100,12 @@ func New(st Store, blobs Blobs, cfg Config, log *slog.Logger) *Service {
 	}
 	if cfg.LeaseTTL == 0 {
 		cfg.LeaseTTL = 2 * time.Minute
+	}
+	if cfg.RemeasureAfter == 0 {
+		cfg.RemeasureAfter = DefaultRemeasureAfter
+	}
+	if cfg.RemeasureElsewhere == 0 {
+		cfg.RemeasureElsewhere = DefaultRemeasureElsewhere
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -369,7 +380,8 @@ func (s *Service) Complete(ctx context.Context, jobID int64, secret string, logs
 	if err != nil {
 		return err
 	}
-	if err := reportsTheLeasedRuns(sub.Seeds(), job.FreshSeeds, logs); err != nil {
+	claimedSeeds := job.ClaimedSeedsToRun(bench, sub.Seeds(), len(job.FreshSeeds))
+	if err := reportsTheLeasedRuns(claimedSeeds, job.FreshSeeds, logs); err != nil {
 		return err
 	}
 	measured, err := Measure(bench, logs)
@@ -377,7 +389,22 @@ func (s *Service) Complete(ctx context.Context, jobID int64, secret string, logs
 		return err
 	}
 	measured.Runner = runner
+	rs, remeasures := s.store.(RemeasureStore)
+	gapsSeen := 0
+	if remeasures && job.Remeasure > 0 {
+		earlier, gaps, err := remeasureChain(ctx, rs, job)
+		if err != nil {
+			return err
+		}
+		if len(claimedSeeds) == 0 {
+			measured = withReproducedRuns(measured, earlier)
+		}
+		gapsSeen = gaps
+	}
 	status, reasons := verifier.Compare(bench, sub.Claimed, measured, bench.RemeasuredOn(sub, runner))
+	if why := remeasureWhy(bench, job, sub.Claimed, measured, status, reasons, gapsSeen); remeasures && why != "" {
+		return s.remeasure(ctx, rs, job, secret, measured, status, reasons, why)
+	}
 	if err := s.store.CompleteJob(ctx, jobID, secret, measured, status, reasons); err != nil {
 		return err
 	}
@@ -458,7 +485,7 @@ func Measure(bench *d5list.Benchmark, logs []d5list.RunLog) (*d5list.Result, err
 		if l.Index != i {
 			return nil, d5list.Errorf(d5list.EINVALID, "run logs out of order: position %d holds run %d", i, l.Index)
 		}
-		file := "rerun/result_" + itoa(l.Index) + ".txt"
+		file := rerunFile(l.Index)
 		events, err := mllog.Parse(bytesReader(l.Log), file)
 		if err != nil {
 			return nil, err
@@ -504,6 +531,9 @@ func Measure(bench *d5list.Benchmark, logs []d5list.RunLog) (*d5list.Result, err
 	res.Score = d5list.OlympicScore(res.TimedRuns(), bench.Ranking.Metric, bench.Ranking.Direction)
 	return res, nil
 }
+
+// rerunFile names a re-run's log in findings.
+func rerunFile(index int) string { return "rerun/result_" + itoa(index) + ".txt" }
 
 // checkBreaches bounds a run's reported breaches of its window: the
 // runner's codes only, each message a sentence, a handful at most (a run

@@ -48,20 +48,3 @@ func (c *comparison) judgeFresh(claimed, measured *d5list.Result) {
 				failed, len(fresh), c.metricWords(), len(claimed.Runs)-claimedFailed, len(claimed.Runs))})
 	}
 }
-
-// timingPairs are the runs whose times are compared: each claimed run with
-// its same-seed re-run where the re-run has no fresh runs, else the claimed
-// runs with the fresh runs, in order. A claimed seed's re-run is not timed
-// when fresh runs exist: the code knew that seed, and its work could have
-// been done before the clock started.
-func timingPairs(claimed, measured *d5list.Result, sameSeed []runPair) []runPair {
-	fresh := measured.TimedRuns()
-	if len(fresh) == 0 || !fresh[0].Fresh {
-		return sameSeed
-	}
-	pairs := make([]runPair, 0, min(len(claimed.Runs), len(fresh)))
-	for i := range min(len(claimed.Runs), len(fresh)) {
-		pairs = append(pairs, runPair{&claimed.Runs[i], &fresh[i]})
-	}
-	return pairs
-}

@@ -135,7 +135,8 @@ func (p *pool) startServer(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
-	cfg := serveConfig{Addr: p.addr, DataDir: p.data, MaxUpload: 1 << 20, LeaseTTL: p.ttl, Ready: func(a string) { ready <- a }}
+	cfg := serveConfig{Addr: p.addr, DataDir: p.data, MaxUpload: 1 << 20, LeaseTTL: p.ttl, Ready: func(a string) { ready <- a },
+		RemeasureAfter: 2 * time.Second, RemeasureElsewhere: 5 * time.Second}
 	go func() {
 		done <- serve(ctx, cfg, slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	}()
@@ -345,6 +346,69 @@ func TestRunnerKilledMidJobLosesItsLease(t *testing.T) {
 	jobs, _ := p.db.Jobs(context.Background(), job.SubmissionID)
 	if len(jobs) != 1 {
 		t.Errorf("submission has %d jobs, want 1", len(jobs))
+	}
+}
+
+// Three honest entries on a machine whose other core a busy loop keeps
+// busy, their runner killed with SIGKILL in the middle of the first: the
+// job it held goes to the next runner when its lease expires, and all
+// three are verified (a killed runner once left every entry of its queue
+// to an organiser).
+func TestHonestEntriesOutliveAKilledRunner(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three honest GEMM entries re-run beside a busy loop")
+	}
+	p := startPool(t, 3*time.Second)
+	competitor := p.admin(t, "token", "--user", "erin", "--role", "competitor")
+	dir := filepath.Join(t.TempDir(), "gemm")
+	for _, args := range [][]string{{"init", "l0-gemm-cpu", dir, "--submitter", "Erin Lab"}, {"run", dir}} {
+		if err := run(context.Background(), args, io.Discard, io.Discard); err != nil {
+			t.Fatalf("%s: %v", args[0], err)
+		}
+	}
+	defer busyLoop(t)()
+	var ids []int64
+	for range 3 {
+		var out bytes.Buffer
+		if err := run(context.Background(), []string{"submit", dir, "--server", p.url, "--token", competitor}, &out, io.Discard); err != nil {
+			t.Fatalf("submit: %v", err)
+		}
+		var id int64
+		if _, err := fmt.Sscanf(out.String(), "submission %d queued", &id); err != nil {
+			t.Fatalf("submit printed %q: %v", out.String(), err)
+		}
+		ids = append(ids, id)
+	}
+	jobs, err := p.db.Jobs(context.Background(), ids[0])
+	if err != nil || len(jobs) != 1 {
+		t.Fatalf("jobs of submission %d: %v, %v", ids[0], jobs, err)
+	}
+	a := p.startRunner(t, "a")
+	p.waitJob(t, jobs[0].ID, 30*time.Second, "lease by runner a", func(j *d5list.Job) bool { return j.State == d5list.JobLeased })
+	time.Sleep(time.Second) // into its runs
+	if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-a.done
+	p.startRunner(t, "b")
+	for _, id := range ids {
+		deadline := time.Now().Add(4 * time.Minute)
+		sub := p.submission(t, id)
+		for !sub.Status.Final() && time.Now().Before(deadline) {
+			time.Sleep(200 * time.Millisecond)
+			sub = p.submission(t, id)
+		}
+		attempts, err := p.db.Attempts(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range attempts[:len(attempts)-1] {
+			t.Logf("submission %d, job %d (leased %d times) held back: %s %s", id, a.Job.ID, a.Job.Attempts, a.Status, reasonsText(a.Reasons))
+		}
+		t.Logf("submission %d: %s after %d measurements %s", id, sub.Status, len(attempts), reasonsText(sub.Reasons))
+		if sub.Status != d5list.StatusVerified {
+			t.Errorf("submission %d ended %s, want verified: %s", id, sub.Status, reasonsText(sub.Reasons))
+		}
 	}
 }
 

@@ -35,6 +35,10 @@ type serveConfig struct {
 	// LeaseTTL is how long a runner holds a job without a heartbeat;
 	// 0 means the portal's default (2 min).
 	LeaseTTL time.Duration
+	// RemeasureAfter and RemeasureElsewhere: when a verdict that rests on
+	// timing alone has its timed runs measured again, and how long it
+	// waits for another runner (portal.Config); 0 takes the defaults.
+	RemeasureAfter, RemeasureElsewhere time.Duration
 	// Accounts (issue 7): sign-ups wait for an organiser when
 	// RequireApproval; SecureCookies marks the session cookie Secure
 	// behind a TLS proxy; Quota is uploads per user, benchmark and day
@@ -74,6 +78,8 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.BoolVar(&cfg.Demo, "demo", env.Bool("D5LIST_DEMO", false), "create a demo competitor and submit a demo entry through the normal pipeline")
 	fs.Int64Var(&cfg.MaxUpload, "max-upload", env.Int64("D5LIST_MAX_UPLOAD", 1<<30), "largest accepted bundle in bytes")
 	fs.DurationVar(&cfg.LeaseTTL, "lease-ttl", env.Duration("D5LIST_LEASE_TTL", 2*time.Minute), "how long a runner holds a job without a heartbeat; a crashed runner's job is handed out again after it")
+	fs.DurationVar(&cfg.RemeasureAfter, "remeasure-after", env.Duration("D5LIST_REMEASURE_AFTER", portal.DefaultRemeasureAfter), "a verdict that rests on timing alone has its timed runs measured again this long after (a busy moment of a runner passes)")
+	fs.DurationVar(&cfg.RemeasureElsewhere, "remeasure-elsewhere", env.Duration("D5LIST_REMEASURE_ELSEWHERE", portal.DefaultRemeasureElsewhere), "then, for this long, only another runner than the last may measure them, where one that can is online")
 	fs.BoolVar(&cfg.RequireApproval, "require-approval", env.Bool("D5LIST_REQUIRE_APPROVAL", false), "new sign-ups log in only once an organiser approved them")
 	fs.BoolVar(&cfg.SecureCookies, "secure-cookies", env.Bool("D5LIST_SECURE_COOKIES", false), "mark the session cookie Secure (set it when TLS ends at a proxy)")
 	fs.IntVar(&cfg.Quota, "quota", env.Int("D5LIST_QUOTA", 0), "submissions per user, benchmark and UTC day, e.g. 10; failed and rejected ones do not count (0: unlimited); a benchmark's daily_quota overrides it")
@@ -136,7 +142,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		log.Info("removed the bundles of uploads the portal stopped during", "bundles", n)
 	}
 	svc := portal.New(store.Quota{DB: db}, blobStore{db.Blobs()}, portal.Config{Limits: limits, LeaseTTL: cfg.LeaseTTL, OnJobEnd: metrics.JobFinished,
-		ReadRecipe: workloads.PlanRecipe, ScratchDir: scratch}, log)
+		ReadRecipe: workloads.PlanRecipe, ScratchDir: scratch, RemeasureAfter: cfg.RemeasureAfter, RemeasureElsewhere: cfg.RemeasureElsewhere}, log)
 
 	handler := web.New(web.Config{Addr: cfg.Addr, MaxUploadBytes: cfg.MaxUpload, Metrics: metrics, ScratchDir: scratch,
 		Browser: handlers.BrowserOptions{Accounts: db, RequireApproval: cfg.RequireApproval, SecureCookies: cfg.SecureCookies,

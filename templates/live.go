@@ -18,8 +18,9 @@ type SubmissionLive struct {
 	Attempt       int
 	MaxAttempts   int
 	QueuePosition int
-	// NextStep says what the competitor can do about the verdict.
-	NextStep string
+	// NextStep says what the viewer can do about the verdict (nothing for
+	// a visitor).
+	NextStep NextStep
 	// CanDownload: the viewer may download the bundle and the run logs.
 	CanDownload bool
 	// NoRunner, for a queued job, says that no online runner can take it

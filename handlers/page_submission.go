@@ -81,6 +81,9 @@ func (h *Handler) submissionLive(r *http.Request, sub *d5list.Submission, bench 
 	if live.Log, err = ps.SubmissionLog(ctx, sub.ID, -1, logTailLines); err != nil {
 		return live, err
 	}
+	if live.Progress, err = h.rerunProgress(ctx, sub); err != nil {
+		return live, err
+	}
 	if live.Timeline, err = ps.Timeline(ctx, sub.ID); err != nil {
 		return live, err
 	}

@@ -61,11 +61,7 @@ func (c Console) reviewFinding(s d5list.Submission) string {
 	if len(s.Reasons) == 0 {
 		return "—"
 	}
-	bench := c.benchmark(s.BenchmarkID)
-	if bench == nil {
-		return reasonSentence(DecisiveFinding(s.Reasons))
-	}
-	return leadSentence(s.Reasons, bench)
+	return leadSentence(s.Reasons, c.benchmark(s.BenchmarkID))
 }
 
 // reviewActionWords are the review actions' labels and what each does,

@@ -108,7 +108,7 @@ func ErrorPage(status int, code, message string, reasons []d5list.Reason) templ.
 }
 
 // reasonList lists findings or refusals, the decisive kinds first
-// (OrderedFindings): with the benchmark they were found against, each
+// (orderedFindings): with the benchmark they were found against, each
 // figure is named with its unit (findingValues). A timing finding reads in
 // plain words, its working folded under them.
 func reasonList(reasons []d5list.Reason, bench *d5list.Benchmark) templ.Component {
@@ -136,7 +136,7 @@ func reasonList(reasons []d5list.Reason, bench *d5list.Benchmark) templ.Componen
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		for _, r := range OrderedFindings(reasons) {
+		for _, r := range orderedFindings(reasons) {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "<li data-testid=\"reason\" data-code=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err

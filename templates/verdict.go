@@ -13,7 +13,7 @@ import (
 
 // VerdictSummary explains a final status in one or two plain sentences, so
 // a reader need not decode the findings table to know what happened: it
-// leads with the decisive finding (DecisiveFinding), in plain words where
+// leads with the decisive finding (decisiveFinding), in plain words where
 // the finding's own message is a measurement's working. Pending
 // submissions have no verdict yet and get "".
 func VerdictSummary(sub *d5list.Submission, bench *d5list.Benchmark) string {
@@ -47,7 +47,7 @@ func leadSentence(reasons []d5list.Reason, bench *d5list.Benchmark) string {
 	if len(reasons) == 0 {
 		return "no finding was recorded"
 	}
-	lead := DecisiveFinding(reasons)
+	lead := decisiveFinding(reasons)
 	s := findingHeadline(lead, bench)
 	same := 0
 	for _, r := range reasons {
@@ -90,22 +90,22 @@ func findingWeight(code string) int {
 	return 1
 }
 
-// OrderedFindings are reasons with the decisive kinds first, in the
+// orderedFindings are reasons with the decisive kinds first, in the
 // verifier's order (by run, then epoch) within a kind.
-func OrderedFindings(reasons []d5list.Reason) []d5list.Reason {
+func orderedFindings(reasons []d5list.Reason) []d5list.Reason {
 	out := slices.Clone(reasons)
 	slices.SortStableFunc(out, func(a, b d5list.Reason) int { return findingWeight(a.Code) - findingWeight(b.Code) })
 	return out
 }
 
-// DecisiveFinding is the finding a verdict turns on: a tampered entry's
+// decisiveFinding is the finding a verdict turns on: a tampered entry's
 // accuracy that the re-run did not reproduce, not the timing finding the
 // verifier lists first because it names no run.
-func DecisiveFinding(reasons []d5list.Reason) d5list.Reason {
+func decisiveFinding(reasons []d5list.Reason) d5list.Reason {
 	if len(reasons) == 0 {
 		return d5list.Reason{}
 	}
-	return OrderedFindings(reasons)[0]
+	return orderedFindings(reasons)[0]
 }
 
 // findingHeadline is a finding as a verdict's headline: its plain words
@@ -184,7 +184,11 @@ func findingValues(r d5list.Reason, bench *d5list.Benchmark) string {
 		parts = append(parts, "measured "+findingNumber(*r.Measured, unit))
 	}
 	s := strings.Join(parts, ", ")
-	if quantity != "" {
+	switch quantity {
+	case "":
+	case bench.Ranking.Metric:
+		s = RankedLabel(bench) + ": " + s // as the board names it
+	default:
 		s = MetricLabel(quantity) + ": " + s
 	}
 	return s

@@ -1,9 +1,12 @@
 package templates
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/PuerkitoBio/goquery"
 
 	d5list "github.com/deep500/d5list"
 )
@@ -63,5 +66,35 @@ func TestVerdictSummary(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The findings list leads with the decisive kind, and a timing finding
+// reads in plain words with the verifier's working folded under them.
+func TestReasonListFoldsTheWorking(t *testing.T) {
+	run := 0
+	noisy := d5list.Reason{Code: "timing_too_noisy", Message: "its runs' work took from 0.30 to 1.70 of their median (precision 10 % + spread 69.6 %)"}
+	mismatch := d5list.Reason{Code: "accuracy_mismatch", Run: &run, Message: "run 0, epoch 4: the log claims eval_accuracy 0.99 but the re-run measured 0.9"}
+	var b strings.Builder
+	if err := reasonList([]d5list.Reason{noisy, mismatch}, nil).Render(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := doc.Find(`[data-testid="reason"]`)
+	if items.Length() != 2 || items.First().AttrOr("data-code", "") != "accuracy_mismatch" {
+		t.Fatalf("findings in the order %v, want the accuracy first", items.Map(func(_ int, s *goquery.Selection) string { return s.AttrOr("data-code", "") }))
+	}
+	timing := items.Last()
+	if msg := timing.Find(`[data-testid="reason-message"]`).Text(); strings.Contains(msg, "%") || !strings.Contains(msg, "varied too much") {
+		t.Errorf("the timing finding reads %q, want plain words", msg)
+	}
+	if working := timing.Find(`details[data-testid="reason-working"]`); working.Length() != 1 || !strings.Contains(working.Text(), "69.6 %") || working.AttrOr("open", "none") != "none" {
+		t.Errorf("the working is not folded under the finding: %q", working.Text())
+	}
+	if items.First().Find(`[data-testid="reason-working"]`).Length() != 0 {
+		t.Error("a finding whose message is plain has a fold")
 	}
 }

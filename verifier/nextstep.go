@@ -73,7 +73,7 @@ func nextStep(status d5list.Status, reasons []d5list.Reason) string {
 }
 
 // FindingQuantity names what a finding's claimed and measured numbers are
-// (a quality metric's name is returned as its MLLOG key) and their unit, so
+// (a metric's name is returned as its MLLOG key) and their unit, so
 // that a page can print "time to train: claimed 12.5 s, measured 15.1 s"
 // rather than bare numbers. Both are "" where the code does not say.
 func FindingQuantity(code string, bench *d5list.Benchmark) (quantity, unit string) {
@@ -102,7 +102,7 @@ func FindingQuantity(code string, bench *d5list.Benchmark) (quantity, unit strin
 		if len(timed) > 1 {
 			return "", ""
 		}
-		return timedWords(timed[0]), timedUnit(timed[0])
+		return timed[0], timedUnit(timed[0])
 	}
 	return "", ""
 }

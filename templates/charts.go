@@ -24,7 +24,7 @@ func LeaderboardChart(board *d5list.Leaderboard) *charts.Bar {
 	for _, e := range board.Entries {
 		label := "#" + itoa(e.Rank) + " " + e.Submitter + " · " + e.SystemName
 		labels = append(labels, label)
-		data = append(data, opts.BarData{Name: label, Value: round4(e.Value)})
+		data = append(data, opts.BarData{Name: label, Value: asShown(e.Value)})
 	}
 	bar := charts.NewBar()
 	bar.SetGlobalOptions(
@@ -103,6 +103,16 @@ func targetLine(target float64) []charts.SeriesOpts {
 // exactNumber prints a number a benchmark states (a target, a tolerance)
 // with every digit it has: 0.945, 1e-12.
 func exactNumber(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// asShown is a ranked value rounded as the board prints it, so that a
+// chart's tooltip reads the board's figure (6.38 s, not 6.3833).
+func asShown(v float64) float64 {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return round4(v) // which JSON can carry
+	}
+	shown, _ := strconv.ParseFloat(formatNumber(v), 64) // its own output parses
+	return shown
+}
 
 // round4 keeps the JSON small, since a chart shows no more than four
 // decimals, and turns values JSON cannot carry (a run that never converged

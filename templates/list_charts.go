@@ -89,11 +89,12 @@ func RankingRangeChart(bench *d5list.Benchmark, top []d5list.Entry, total int) L
 		label := entryLabel(e)
 		labels = append(labels, "#"+itoa(e.Rank))
 		lo, hi := math.Min(e.Min, e.Value), math.Max(e.Max, e.Value)
-		bars = append(bars, opts.BarData{Name: label, Value: round4(e.Value)})
+		v := asShown(e.Value)
+		bars = append(bars, opts.BarData{Name: label, Value: v})
 		// A box collapsed onto the mean leaves the whiskers: min to max.
-		ranges = append(ranges, opts.BoxPlotData{Name: label, Value: []float64{round4(lo), round4(e.Value), round4(e.Value), round4(e.Value), round4(hi)}})
+		ranges = append(ranges, opts.BoxPlotData{Name: label, Value: []float64{asShown(lo), v, v, v, asShown(hi)}})
 		all = append(all, lo, hi, e.Value)
-		t.Rows = append(t.Rows, []string{itoa(e.Rank), label, num(e.Value), num(e.Min), num(e.Max), itoa(e.Runs)})
+		t.Rows = append(t.Rows, []string{itoa(e.Rank), label, formatNumber(e.Value), formatNumber(e.Min), formatNumber(e.Max), itoa(e.Runs)})
 	}
 	log := spansDecades(all...)
 	bar := charts.NewBar()

@@ -399,11 +399,3 @@ func bytesWords(n int64) string {
 	}
 	return strconv.FormatInt(n, 10) + " bytes"
 }
-
-// reviewScore is a result's ranked score for the review queue, or "—".
-func reviewScore(r *d5list.Result) string {
-	if r == nil || !r.Score.Valid {
-		return "—"
-	}
-	return formatNumber(r.Score.Value)
-}

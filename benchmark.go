@@ -219,6 +219,27 @@ type VerifyPolicy struct {
 	// follow each other in one process set a small bound, well below the
 	// duration of one run.
 	MaxRunGapSeconds float64 `json:"max_run_gap_s,omitempty" yaml:"max_run_gap_s"`
+	// FreshRuns is how many runs with seeds the portal draws at lease time
+	// every re-run adds to the claimed seeds' (JobSpec.FreshSeeds). Zero
+	// means as many as the benchmark's runs; negative means none, for a
+	// benchmark whose every run costs too much to run twice.
+	FreshRuns int `json:"fresh_runs,omitempty" yaml:"fresh_runs"`
+	// Harness names the runner's harness that runs the timed loop of a
+	// benchmark of the competitor's code and audits its outputs (harness
+	// package): "operator" (Level 0: the fixed op, shapes and repeats) or
+	// "mlp-inference" (Level 1). Empty: the competitor's code times itself.
+	Harness string `json:"harness,omitempty" yaml:"harness"`
+}
+
+// FreshRunCount is how many fresh-seed runs a re-run of bench makes.
+func (b *Benchmark) FreshRunCount() int {
+	switch n := b.Verify.FreshRuns; {
+	case n < 0:
+		return 0
+	case n > 0:
+		return n
+	}
+	return b.Runs
 }
 
 // DefaultTimingPrecision is the timing precision of a benchmark that

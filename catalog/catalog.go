@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/harness"
 )
 
 //go:embed benchmarks.yaml
@@ -175,6 +176,11 @@ func Validate(b *d5list.Benchmark) error {
 		if _, ok := b.Division.Mutable[k]; ok {
 			return d5list.Errorf(d5list.EINVALID, "division: key %q is both fixed and mutable", k)
 		}
+	}
+	// A harness benchmark's task is made from its own definition: one that
+	// makes none would fail every job at the runner.
+	if _, err := harness.For(b, &d5list.Recipe{Fixed: b.Division.Fixed, Mutable: b.Division.Mutable}); err != nil {
+		return d5list.Errorf(d5list.EINVALID, "verify.harness: %v", err)
 	}
 	return nil
 }

@@ -34,7 +34,7 @@ func TestTreeClockSeesForeignDelay(t *testing.T) {
 		if err := run.Wait(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(logClockPoll)
+		time.Sleep(20 * time.Millisecond)
 		s := c.foreignDelayShare()
 		return s, len(c.procs)
 	}

@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/subtle"
 	"database/sql"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,7 +21,7 @@ import (
 // given up after MaxAttempts leases, so nothing stays stuck.
 
 const jobColumns = `id, submission_id, benchmark_id, state, attempts, max_attempts, runner_id,
-	lease_expires, error, created_at, updated_at, secret_hash, requires FROM jobs`
+	lease_expires, error, created_at, updated_at, secret_hash, requires, fresh_seeds FROM jobs`
 
 // jobRequires is the requires column of a submission's first job.
 func jobRequires(r *d5list.Recipe) (string, error) {
@@ -42,15 +44,20 @@ type jobRow struct {
 func scanJob(row scanner) (*jobRow, error) {
 	var j jobRow
 	var created, updated int64
-	var requires string
+	var requires, fresh string
 	err := row.Scan(&j.ID, &j.SubmissionID, &j.BenchmarkID, &j.State, &j.Attempts, &j.MaxAttempts, &j.RunnerID,
-		&j.expires, &j.Error, &created, &updated, &j.secretHash, &requires)
+		&j.expires, &j.Error, &created, &updated, &j.secretHash, &requires, &fresh)
 	if err != nil {
 		return nil, err
 	}
 	if requires != "" {
 		if err := json.Unmarshal([]byte(requires), &j.Requires); err != nil {
 			return nil, fmt.Errorf("job %d: requires: %w", j.ID, err)
+		}
+	}
+	if fresh != "" {
+		if err := json.Unmarshal([]byte(fresh), &j.FreshSeeds); err != nil {
+			return nil, fmt.Errorf("job %d: fresh_seeds: %w", j.ID, err)
 		}
 	}
 	j.LeaseExpires = fromUnixNano(j.expires)
@@ -206,9 +213,14 @@ func (db *DB) LeaseJob(ctx context.Context, runnerID string, labels map[string]s
 				return err
 			}
 			secret := randomString()
+			fresh := freshSeeds(bench.FreshRunCount(), sub.Seeds())
+			freshJSON, err := json.Marshal(fresh)
+			if err != nil {
+				return err
+			}
 			_, err = tx.ExecContext(ctx, `UPDATE jobs SET state = ?, attempts = attempts + 1, runner_id = ?,
-				secret_hash = ?, lease_expires = ?, error = ?, updated_at = ? WHERE id = ?`,
-				string(d5list.JobLeased), runnerID, hashSecret(secret), now+int64(ttl), lastErr, now, j.ID)
+				secret_hash = ?, lease_expires = ?, error = ?, updated_at = ?, fresh_seeds = ? WHERE id = ?`,
+				string(d5list.JobLeased), runnerID, hashSecret(secret), now+int64(ttl), lastErr, now, string(freshJSON), j.ID)
 			if err != nil {
 				return err
 			}
@@ -224,7 +236,7 @@ func (db *DB) LeaseJob(ctx context.Context, runnerID string, labels map[string]s
 				return err
 			}
 			spec := d5list.JobSpec{JobID: j.ID, SubmissionID: sub.ID, Benchmark: *bench, Seeds: sub.Seeds(),
-				BundleSHA256: sub.BundleSHA256}
+				FreshSeeds: fresh, BundleSHA256: sub.BundleSHA256}
 			if sub.Recipe != nil {
 				spec.Recipe = *sub.Recipe
 			}
@@ -297,8 +309,8 @@ func (db *DB) HeartbeatJob(ctx context.Context, jobID int64, secret string, ttl 
 }
 
 // CheckLease returns the job if secret holds its live lease, or is the
-// lease whose report completed it, so that a runner may fetch the bundle
-// and a repeated report is recognised.
+// lease whose report completed it, so that a repeated report is
+// recognised (the caller tells the two apart by the job's state).
 func (db *DB) CheckLease(ctx context.Context, jobID int64, secret string) (*d5list.Job, error) {
 	var job *d5list.Job
 	err := db.readTx(ctx, func(tx *sql.Tx) error {
@@ -520,4 +532,30 @@ func requeueUncountedTx(ctx context.Context, tx *sql.Tx, j *jobRow, reason strin
 		return err
 	}
 	return syncBoardRowTx(ctx, tx, j.SubmissionID)
+}
+
+// freshSeeds draws n distinct seeds that no claimed run used, from the
+// operating system's random source: nothing the competitor's code can
+// predict. They are positive and below 2^31, which every framework's seed
+// setter takes (numpy's legacy seed wants under 2^32).
+func freshSeeds(n int, claimed []int64) []int64 {
+	if n <= 0 {
+		return nil
+	}
+	used := make(map[int64]bool, len(claimed)+n)
+	for _, s := range claimed {
+		used[s] = true
+	}
+	seeds := make([]int64, 0, n)
+	for len(seeds) < n {
+		var b [4]byte
+		rand.Read(b[:])
+		s := int64(binary.BigEndian.Uint32(b[:]) & 0x7fffffff)
+		if s == 0 || used[s] {
+			continue
+		}
+		used[s] = true
+		seeds = append(seeds, s)
+	}
+	return seeds
 }

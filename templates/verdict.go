@@ -67,14 +67,16 @@ func leadSentence(reasons []d5list.Reason, bench *d5list.Benchmark) string {
 }
 
 // findingWeight orders the kinds of finding by how much they decide a
-// verdict, the most first: runs the re-run could not pair with the claim,
-// then results it did not reproduce (which no timing can excuse), then
+// verdict, the most first: runs the re-run could not pair with the claim
+// or whose timed window the code broke, then results it did not reproduce
+// (which no timing can excuse), then
 // times the claim beat, then what an organiser must weigh, and last what
 // only explains the others (what differed between the machines).
 func findingWeight(code string) int {
 	switch code {
 	case verifier.CodeSeedMismatch, verifier.CodeRunMissing, verifier.CodeRunExtra, verifier.CodeRunDuplicate,
-		verifier.CodeNoMeasurement, verifier.CodeNoClaim:
+		verifier.CodeNoMeasurement, verifier.CodeNoClaim, verifier.CodeFreshSeedIgnored,
+		d5list.BreachGateNotOpened, d5list.BreachStartBeforeGate, d5list.BreachWindowMissing, d5list.BreachWindowRepeated:
 		return 0
 	case verifier.CodeTimingMismatch, verifier.CodeRunTimingMismatch, verifier.CodeEpochTimeMismatch:
 		return 2

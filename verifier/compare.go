@@ -41,6 +41,8 @@ const (
 	CodeMetricMismatch       = "metric_mismatch" // a Verify.Reproduce metric differs
 	CodeMetricMissing        = "metric_missing"  // ... or is absent on one side
 	CodeWorkersNotSeen       = "workers_not_seen"
+	CodeFreshSeedIgnored     = "fresh_seed_ignored"  // a fresh run logged another seed than it was given
+	CodeFreshNotConverged    = "fresh_not_converged" // the claim's quality does not hold with fresh seeds
 	timingNotReproducedWords = "timing not reproduced: no runner with the declared hardware"
 )
 
@@ -138,7 +140,10 @@ func Compare(bench *d5list.Benchmark, claimed, measured *d5list.Result, sameHard
 		c.review(d5list.Reason{Code: CodeNoMeasurement, Message: "the re-run produced no result to compare with"})
 		return c.verdict()
 	}
-	pairs := c.matchRuns(claimed.Runs, measured.Runs)
+	pairs := c.matchRuns(claimed.Runs, measured.ClaimedSeedRuns())
+	c.judgeFresh(claimed, measured)
+	c.judgeWindows(measured)
+	c.judgeAudits(measured)
 	for _, p := range pairs {
 		c.claimConsistency(p.claimed)
 		c.compareRun(p.claimed, p.measured)
@@ -151,7 +156,7 @@ func Compare(bench *d5list.Benchmark, claimed, measured *d5list.Result, sameHard
 		c.environmentNote(claimed.Runner, ranWith(measured))
 	}
 	if sameHardware {
-		c.compareTiming(pairs, measured.Runs)
+		c.compareTiming(timingPairs(claimed, measured, pairs), measured.TimedRuns())
 	} else if !c.discrepant {
 		c.review(d5list.Reason{Code: CodeTimingNotReproduced, Message: timingNotReproducedWords})
 	}

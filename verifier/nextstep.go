@@ -47,9 +47,16 @@ func nextStep(status d5list.Status, reasons []d5list.Reason) string {
 	case has("rerun_failed"):
 		return "The portal could not re-run your recipe: its reason is above, and your log tail (visible to you) shows where the run stopped. " +
 			"Run `d5list run` on your folder, which runs it the way a runner does, fix what breaks, and submit again."
-	case has(CodeSeedMismatch, CodeRunMissing, CodeRunExtra, CodeRunDuplicate):
-		return "The re-run did not run the same seeds as your logs: log each run's `seed` event with the seed the runner hands over ($D5_SEED), " +
+	case has(d5list.BreachGateNotOpened, d5list.BreachStartBeforeGate, d5list.BreachWindowMissing, d5list.BreachWindowRepeated):
+		return "Your code broke its timed window on the runner. Take the run's seed from $D5_GATE when you are ready to start timing (opening it starts the runner's clock), " +
+			"then write run_start, your run's events and one run_stop into $D5_RESULT_LOG, once each, as the examples do. " +
+			"`d5list run` runs your code the way a runner does and stops on the same breach, so you can check before you submit again."
+	case has(CodeSeedMismatch, CodeRunMissing, CodeRunExtra, CodeRunDuplicate, CodeFreshSeedIgnored):
+		return "The re-run did not run the seeds it was given: log each run's `seed` event with the seed $D5_GATE hands over, and use that seed for everything random, " +
 			"regenerate the logs with `d5list run`, and submit again."
+	case has(CodeFreshNotConverged):
+		return "With seeds the portal drew, your recipe reached the quality target less often than your logs do. Check that it converges for any seed, " +
+			"not only the seeds you ran (`d5list run` draws new ones each time), and submit again."
 	case has(CodeAccuracyMismatch, CodeFinalAccuracy, CodeEpochsToTarget, CodeConvergenceMismatch, CodeEpochMissing, CodeEpochExtra,
 		CodeMetricMismatch, CodeMetricMissing, CodeClaimTargetNotMet):
 		step := "The re-run with your seeds did not give your logs' values. Make each run deterministic for its seed (seed every random generator, " +

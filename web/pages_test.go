@@ -341,7 +341,7 @@ func TestSubmissionPageSaysWhatToDoNext(t *testing.T) {
 	}{
 		{"re-run failed", d5list.StatusFailed, "rerun_failed", "could not re-run your recipe"},
 		{"accuracies", d5list.StatusDiscrepancy, "accuracy_mismatch", "Make each run deterministic"},
-		{"seeds", d5list.StatusDiscrepancy, "seed_mismatch", "$D5_SEED"},
+		{"seeds", d5list.StatusDiscrepancy, "seed_mismatch", "$D5_GATE hands over"},
 		{"timing", d5list.StatusDiscrepancy, "timing_mismatch", "Measure again on that hardware"},
 		{"hardware", d5list.StatusNeedsReview, "timing_not_reproduced", "Declare the hardware you ran on"},
 		{"rejected", d5list.StatusRejected, "accuracy_mismatch", "An organiser rejected it"},

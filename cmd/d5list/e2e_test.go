@@ -134,7 +134,7 @@ type submissionJSON struct {
 // waitFinal polls the API until the submission reaches a final status.
 func (p *portalUnderTest) waitFinal(t *testing.T, id int64) submissionJSON {
 	t.Helper()
-	deadline := time.Now().Add(4 * time.Minute)
+	deadline := time.Now().Add(8 * time.Minute) // a job re-runs its claimed seeds and as many fresh ones
 	for time.Now().Before(deadline) {
 		var s submissionJSON
 		if code := p.getJSONAs(t, "/api/v1/submissions/"+strconv.FormatInt(id, 10), p.orgToken, &s); code != 200 {

@@ -346,8 +346,8 @@ func TestRunnerKilledMidJobLosesItsLease(t *testing.T) {
 		t.Errorf("runner b reported jobs %v done, want exactly [%d]", got, job.ID)
 	}
 	sub := p.submission(t, job.SubmissionID)
-	if !sub.Status.Final() || sub.Measured == nil || len(sub.Measured.Runs) != 1 {
-		t.Errorf("submission %+v: want a final status and one measured run", sub)
+	if !sub.Status.Final() || sub.Measured == nil || len(sub.Measured.ClaimedSeedRuns()) != 1 {
+		t.Errorf("submission %+v: want a final status and one measured run of the claimed seed", sub)
 	}
 	jobs, _ := p.db.Jobs(context.Background(), job.SubmissionID)
 	if len(jobs) != 1 {
@@ -389,7 +389,7 @@ func TestThreeRunnersThirtyJobs(t *testing.T) {
 		if reported[j.ID] != 1 {
 			t.Errorf("job %d was reported done %d times, want 1", j.ID, reported[j.ID])
 		}
-		if sub := p.submission(t, j.SubmissionID); sub.Measured == nil || len(sub.Measured.Runs) != 1 {
+		if sub := p.submission(t, j.SubmissionID); sub.Measured == nil || len(sub.Measured.ClaimedSeedRuns()) != 1 {
 			t.Errorf("submission %d has no measured result", j.SubmissionID)
 		}
 	}
@@ -502,6 +502,54 @@ func TestRunnerAPIRefusesStrangers(t *testing.T) {
 	// Only organisers cancel.
 	if code := p.api(t, http.MethodPost, fmt.Sprintf("/api/v1/jobs/%d/cancel", job1.ID), competitor, nil, nil); code != http.StatusForbidden {
 		t.Errorf("competitor's cancel: %d, want 403", code)
+	}
+}
+
+// Runner names and job bundles are for whom they concern: the queue names
+// the runner holding a job to organisers only, and a runner token fetches
+// a job's bundle only while it holds the job's live lease, not once the
+// job has ended.
+func TestRunnerNamesAndBundlesOnlyForWhomTheyConcern(t *testing.T) {
+	p := startPool(t, time.Minute)
+	competitor := p.admin(t, "token", "--user", "cleo", "--role", "competitor")
+	w, err := p.db.Blobs().Create()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte("pretend bundle bytes"))
+	sha, _, err := w.Commit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := p.queueJob(t, 1, sha)
+	ctx := context.Background()
+	mine := &runner.Client{Server: p.url, Token: p.runnerToken}
+	lease, err := mine.Lease(ctx, "m", nil)
+	if err != nil || lease == nil || lease.Job.ID != job.ID {
+		t.Fatalf("lease: %+v, %v; want job %d", lease, err, job.ID)
+	}
+
+	for who, token := range map[string]string{"a visitor": "", "a competitor": competitor, "an organiser": p.orgToken} {
+		var q struct {
+			Jobs []map[string]any `json:"jobs"`
+		}
+		if code := p.api(t, http.MethodGet, "/api/v1/queue", token, nil, &q); code != http.StatusOK || len(q.Jobs) != 1 {
+			t.Fatalf("the queue for %s: %d %+v", who, code, q)
+		}
+		runnerID, named := q.Jobs[0]["runner_id"]
+		if want := who == "an organiser"; named != want || (named && runnerID != "pool/m") {
+			t.Errorf("the queue for %s names the runner %v (%v), want named %v", who, runnerID, named, want)
+		}
+	}
+
+	if err := mine.Bundle(ctx, job.ID, lease.Secret, io.Discard); err != nil {
+		t.Fatalf("the holder's bundle fetch: %v", err)
+	}
+	if err := p.db.CompleteJob(ctx, job.ID, lease.Secret, &d5list.Result{Runs: []d5list.RunMetrics{{Index: 0, Seed: 7}}}, d5list.StatusVerified, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := mine.Bundle(ctx, job.ID, lease.Secret, io.Discard); d5list.ErrorCode(err) != d5list.ECONFLICT {
+		t.Errorf("the bundle of an ended job with its last lease's secret: %v, want a conflict (409)", err)
 	}
 }
 

@@ -53,6 +53,63 @@ func TestRunnerFlagsSetGPUsPerNodeAndImageLimits(t *testing.T) {
 	}
 }
 
+// The runner token comes from D5LIST_RUNNER_TOKEN or a file, where other
+// users of the machine cannot read it as they can a command line; --token
+// still works, with a warning.
+func TestRunnerTokenFromEnvironmentOrFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "token")
+	if err := os.WriteFile(file, []byte("d5r_from_file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	parse := func(args ...string) (runnerConfig, string, error) {
+		var stderr strings.Builder
+		cfg, err := parseRunnerFlags(args, &stderr)
+		return cfg, stderr.String(), err
+	}
+
+	t.Setenv("D5LIST_RUNNER_TOKEN_FILE", "")
+	t.Setenv("D5LIST_RUNNER_TOKEN", "d5r_from_env")
+	if cfg, warned, err := parse(); err != nil || cfg.Token != "d5r_from_env" || warned != "" {
+		t.Errorf("from the environment: token %q, warning %q, %v", cfg.Token, warned, err)
+	}
+	if cfg, warned, err := parse("--token-file", file); err != nil || cfg.Token != "d5r_from_file" || warned != "" {
+		t.Errorf("from a file: token %q, warning %q, %v", cfg.Token, warned, err)
+	}
+	t.Setenv("D5LIST_RUNNER_TOKEN_FILE", file)
+	if cfg, _, err := parse(); err != nil || cfg.Token != "d5r_from_file" {
+		t.Errorf("from the file D5LIST_RUNNER_TOKEN_FILE names: token %q, %v", cfg.Token, err)
+	}
+	t.Setenv("D5LIST_RUNNER_TOKEN_FILE", "")
+	cfg, warned, err := parse("--token", "d5r_on_the_line")
+	if err != nil || cfg.Token != "d5r_on_the_line" || !strings.Contains(warned, "visible to every user") {
+		t.Errorf("on the command line: token %q, warning %q, %v; want it used, with a warning", cfg.Token, warned, err)
+	}
+
+	if err := os.Chmod(file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, warned, err := parse("--token-file", file); err != nil || !strings.Contains(warned, "readable by other users") {
+		t.Errorf("a token file others may read: warning %q, %v", warned, err)
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, []byte(" \n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--token-file", empty}, empty + " is empty"},
+		{[]string{"--token-file", filepath.Join(dir, "missing")}, "missing: no such file"},
+		{[]string{"--token", "d5r_x", "--token-file", file}, "not both"},
+	} {
+		if _, _, err := parse(c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want an error naming %q", c.args, err, c.want)
+		}
+	}
+}
+
 // A process runner whose --work folder the sandbox user cannot enter
 // refuses to start, naming the folder, instead of leasing job after job
 // and failing each three times.

@@ -73,15 +73,20 @@ func TestTorchExamplesEndToEnd(t *testing.T) {
 			scaleLogged(t, filepath.Join(dir, "results", "result_"+strconv.Itoa(i)+".txt"), "throughput", 3)
 		}
 	}, []string{verifier.CodeTimingMismatch, verifier.CodeRunTimingMismatch}}
+	// The code-level cheats: honest claims, and code that does less work
+	// than they claim when the runner re-runs it.
+	cachedProduct := codeCheat("gemm.py", cachingGEMM, d5list.AuditMismatch)
+	replay := codeCheat("train.py", replayedTraining, d5list.AuditMissing)
+	shippedWeights := codeCheat("train.py", shippedTraining, d5list.AuditMismatch)
 	for _, ex := range []struct {
 		folder, benchmark string
-		forge             *forgery
+		forges            []forgery
 	}{
-		{"pytorch-gemm", "l0-gemm-torch-cpu", nil},
+		{"pytorch-gemm", "l0-gemm-torch-cpu", []forgery{cachedProduct}},
 		{"pytorch-conv2d", "l0-conv2d-torch-cpu", nil},
-		{"pytorch-digits-inference", "l1-digits-mlp-inference-torch-cpu", &throughput},
-		{"pytorch-digits-mlp", "l2-digits-mlp-torch-cpu", &accuracy},
-		{"pytorch-digits-mlp-ddp", "l3-digits-mlp-torch-ddp-cpu", &accuracy},
+		{"pytorch-digits-inference", "l1-digits-mlp-inference-torch-cpu", []forgery{throughput}},
+		{"pytorch-digits-mlp", "l2-digits-mlp-torch-cpu", []forgery{accuracy, replay, shippedWeights}},
+		{"pytorch-digits-mlp-ddp", "l3-digits-mlp-torch-ddp-cpu", []forgery{accuracy}},
 	} {
 		t.Run(ex.benchmark, func(t *testing.T) {
 			got, dir := claimUntilVerified(t, p, filepath.Join("../../examples", ex.folder), ex.benchmark, "run")
@@ -91,8 +96,8 @@ func TestTorchExamplesEndToEnd(t *testing.T) {
 					t.Fatalf("run %d: the runner counted %+v computing processes, want the 2 workers", j, r.Clock)
 				}
 			}
-			if ex.forge != nil {
-				forgedCopyIsADiscrepancy(t, p, dir, ex.benchmark, got.ID, *ex.forge)
+			for _, forge := range ex.forges {
+				forgedCopyIsADiscrepancy(t, p, dir, ex.benchmark, got.ID, forge)
 			}
 		})
 	}
@@ -124,10 +129,10 @@ func claimUntilVerified(t *testing.T, p *portalUnderTest, source, benchmark stri
 		if err := json.Unmarshal([]byte(getAs(t, p.url+"/api/v1/submissions/"+strconv.FormatInt(id, 10), p.token)), &owned); err != nil {
 			t.Fatal(err)
 		}
-		if got.Measured == nil || len(got.Measured.Runs) != len(got.Claimed.Runs) {
+		if got.Measured == nil || len(got.Measured.ClaimedSeedRuns()) != len(got.Claimed.Runs) {
 			t.Fatalf("measured %+v, want the re-run's %d runs; reasons %s", got.Measured, len(got.Claimed.Runs), reasonsText(owned.Reasons))
 		}
-		for j, r := range got.Measured.Runs {
+		for j, r := range got.Measured.ClaimedSeedRuns() {
 			c := got.Claimed.Runs[j]
 			if r.Seed != c.Seed || r.FinalAccuracy != c.FinalAccuracy || len(r.Evals) != len(c.Evals) {
 				t.Fatalf("run %d: re-run seed %d accuracy %v, claimed seed %d accuracy %v: want the same", j, r.Seed, r.FinalAccuracy, c.Seed, c.FinalAccuracy)
@@ -196,6 +201,85 @@ func forgedCopyIsADiscrepancy(t *testing.T, p *portalUnderTest, dir, benchmark s
 type forgery struct {
 	edit     func(t *testing.T, dir string)
 	caughtAs []string
+}
+
+// codeCheat is a forgery of the code: the honest claims, with file (of
+// code/) replaced by source, which does less work than the claims did.
+func codeCheat(file, source, caughtAs string) forgery {
+	return forgery{func(t *testing.T, dir string) {
+		if err := os.WriteFile(filepath.Join(dir, "code", file), []byte(source), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if file == "train.py" {
+			shipWeights(t, filepath.Join(dir, "code", "weights.npz"))
+		}
+	}, []string{caughtAs}}
+}
+
+// cachingGEMM makes one product per shape in its window and hands it back
+// for every call: the 300 calls' work, as if done up front.
+const cachingGEMM = `import torch
+import d5harness
+torch.set_num_threads(1)
+cache = {}
+def matmul(a, b, shape):
+    key = (shape["m"], shape["n"], shape["k"])
+    if key not in cache:
+        cache[key] = torch.matmul(a, b)
+    return cache[key]
+d5harness.run_operator(matmul, to_device=torch.from_numpy, from_device=lambda t: t.numpy())
+`
+
+// replayedTraining takes its seed and writes the claimed log of its run
+// back, with the seed it was given: a replay, no training.
+const replayedTraining = `import os, re
+import d5harness
+seed = d5harness.take_seed()
+claimed = os.path.join(os.environ["D5_BUNDLE"], "results", "result_%d.txt" % (int(os.environ["D5_RUN_INDEX"]) % 5))
+with open(os.environ["D5_RESULT_LOG"], "a") as out:
+    for line in open(claimed):
+        if '"key": "seed"' in line:
+            line = re.sub(r'"value": \d+', '"value": %d' % seed, line)
+        out.write(line)
+`
+
+// shippedTraining starts from the seed's weights, as the harness asks,
+// then commits weights it brought in its bundle for every epoch, and logs
+// the accuracy they would have.
+const shippedTraining = `import os
+import numpy as np
+import d5harness
+tr = d5harness.Training()
+tr.data()
+log = d5harness.MLLog()
+log.event("submission_benchmark", os.environ["D5_BENCHMARK"])
+log.event("global_batch_size", tr.batch_size)
+seed = tr.take_seed()
+log.event("seed", seed)
+log.start("run_start")
+tr.initial_params()
+shipped = np.load(os.path.join(os.environ["D5_BUNDLE"], "code", "weights.npz"))
+params = [(shipped["w%d" % i], shipped["b%d" % i]) for i in range(3)]
+zeros = [(np.zeros_like(w), np.zeros_like(b)) for w, b in params]
+for epoch in range(1, tr.epochs + 1):
+    tr.commit(epoch, params, zeros)
+    log.event("eval_accuracy", 0.98, {"epoch_num": epoch})
+log.end("run_stop", metadata={"status": "success"})
+log.close()
+tr.audit()
+`
+
+// shipWeights writes weights of the digits MLP's shapes into a bundle.
+func shipWeights(t *testing.T, path string) {
+	t.Helper()
+	out, err := exec.Command(runner.SandboxPython, "-c", `import sys, numpy as np
+r = np.random.RandomState(1)
+shapes = [(512, 64), (512, 512), (10, 512)]
+np.savez(sys.argv[1], **{k: v for i, (o, n) in enumerate(shapes) for k, v in (("w%d" % i, r.uniform(-0.1, 0.1, (o, n)).astype(np.float32)), ("b%d" % i, np.zeros(o, np.float32)))})
+`, path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("writing the shipped weights: %v\n%s", err, out)
+	}
 }
 
 // scaleLogged multiplies the value of every key event of an MLLOG file.

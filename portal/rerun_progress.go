@@ -56,9 +56,10 @@ func rerunProgress(bench *d5list.Benchmark, claimed *d5list.Result, lines []d5li
 		metric = mllog.KeyEvalAccuracy
 	}
 	runs := map[int]*runLines{}
-	total := bench.Runs
+	// The claimed seeds' runs, then the fresh seeds' the lease drew.
+	total := bench.Runs + bench.FreshRunCount()
 	if claimed != nil && len(claimed.Runs) > 0 {
-		total = len(claimed.Runs)
+		total = len(claimed.Runs) + bench.FreshRunCount()
 	}
 	for _, l := range lines {
 		if l.JobID != last.JobID || l.Attempt != last.Attempt {
@@ -113,10 +114,8 @@ func rerunProgress(bench *d5list.Benchmark, claimed *d5list.Result, lines []d5li
 		if len(done) > 0 {
 			return stats.Median(done), true
 		}
-		if claimed != nil && i < len(claimed.Runs) && claimed.Runs[i].TimeToTrain > 0 {
-			return claimed.Runs[i].TimeToTrain, true
-		}
-		return 0, false
+		seconds, _ := claimedRun(claimed, i)
+		return seconds, seconds > 0
 	}
 	if len(done) > 0 {
 		p.EstimatedFrom = d5list.EstimateFromRuns
@@ -145,7 +144,8 @@ func rerunProgress(bench *d5list.Benchmark, claimed *d5list.Result, lines []d5li
 			if p.Current == 0 {
 				p.Current = rp.Number
 			}
-			left, ok := runLeft(rp.Seconds, exp, expOK, r.epoch, claimedEpochs(claimed, i))
+			_, epochs := claimedRun(claimed, i)
+			left, ok := runLeft(rp.Seconds, exp, expOK, r.epoch, epochs)
 			if ok && rp.Seconds+left > 0 {
 				// A run is done only at its run_stop, however far its
 				// estimate says it got.
@@ -175,11 +175,27 @@ func runLeft(elapsed, expected float64, expectedOK bool, epoch *float64, epochs 
 	return 0, false
 }
 
-// claimedEpochs is the last epoch the claim's run i evaluated, 0 where it
-// logged no evaluation (an operator's or an inference run).
-func claimedEpochs(claimed *d5list.Result, i int) float64 {
-	if claimed == nil || i >= len(claimed.Runs) || len(claimed.Runs[i].Evals) == 0 {
-		return 0
+// claimedRun is what the claim says of run i of the re-run: its time and
+// the last epoch it evaluated (0 where it logged no evaluation, as an
+// operator's or an inference run). A fresh seed's run, after the claimed
+// ones, has no claim of its own: the claimed runs' medians stand for it.
+func claimedRun(claimed *d5list.Result, i int) (seconds, epochs float64) {
+	if claimed == nil || len(claimed.Runs) == 0 {
+		return 0, 0
 	}
-	return slices.MaxFunc(claimed.Runs[i].Evals, func(a, b d5list.EvalPoint) int { return cmp.Compare(a.Epoch, b.Epoch) }).Epoch
+	lastEpoch := func(r d5list.RunMetrics) float64 {
+		if len(r.Evals) == 0 {
+			return 0
+		}
+		return slices.MaxFunc(r.Evals, func(a, b d5list.EvalPoint) int { return cmp.Compare(a.Epoch, b.Epoch) }).Epoch
+	}
+	if i < len(claimed.Runs) {
+		return claimed.Runs[i].TimeToTrain, lastEpoch(claimed.Runs[i])
+	}
+	times := make([]float64, len(claimed.Runs))
+	lasts := make([]float64, len(claimed.Runs))
+	for j, r := range claimed.Runs {
+		times[j], lasts[j] = r.TimeToTrain, lastEpoch(r)
+	}
+	return stats.Median(times), stats.Median(lasts)
 }

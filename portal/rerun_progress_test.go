@@ -19,7 +19,8 @@ func mllogLine(attempt, run int, at time.Time, key string, value any, meta strin
 // runs done, the running one's epoch and accuracy, and the time left from
 // the finished runs' times, or from the claim's before any has finished.
 func TestRerunProgress(t *testing.T) {
-	bench := &d5list.Benchmark{Runs: 5, Quality: d5list.QualityTarget{Metric: "eval_accuracy"}}
+	// Five claimed runs, and two with fresh seeds after them.
+	bench := &d5list.Benchmark{Runs: 5, Quality: d5list.QualityTarget{Metric: "eval_accuracy"}, Verify: d5list.VerifyPolicy{FreshRuns: 2}}
 	claimed := &d5list.Result{}
 	for range 5 {
 		claimed.Runs = append(claimed.Runs, d5list.RunMetrics{TimeToTrain: 8,
@@ -43,15 +44,15 @@ func TestRerunProgress(t *testing.T) {
 		mllogLine(2, 2, at(27), "eval_accuracy", 0.91, `"epoch_num": 11`))
 
 	p := rerunProgress(bench, claimed, lines, at(28))
-	if p.Current != 3 || len(p.Runs) != 5 || p.EstimatedFrom != d5list.EstimateFromRuns {
-		t.Fatalf("progress %+v, want run 3 of 5 estimated from the finished runs", p)
+	if p.Current != 3 || len(p.Runs) != 7 || p.EstimatedFrom != d5list.EstimateFromRuns {
+		t.Fatalf("progress %+v, want run 3 of 7 estimated from the finished runs", p)
 	}
 	states := ""
 	for _, r := range p.Runs {
 		states += r.State[:1]
 	}
-	if states != "ddrww" {
-		t.Errorf("runs' states %q, want done, done, running, waiting, waiting", states)
+	if states != "ddrwwww" {
+		t.Errorf("runs' states %q, want done, done, running, then waiting", states)
 	}
 	run := p.Runs[2]
 	if run.Epoch == nil || *run.Epoch != 11 || run.Value == nil || *run.Value != 0.91 || run.Seconds != 6 || run.Fraction != 0.5 {
@@ -59,14 +60,15 @@ func TestRerunProgress(t *testing.T) {
 	}
 	// 6 s more for the running run (its 11 epochs took 6 s), 10 s for each
 	// run still waiting (the finished runs' median).
-	if p.SecondsLeft != 26 {
-		t.Errorf("time left %v s, want 26", p.SecondsLeft)
+	if p.SecondsLeft != 46 {
+		t.Errorf("time left %v s, want 46", p.SecondsLeft)
 	}
 
-	// Before a run has finished, the claim's times are all there is.
+	// Before a run has finished, the claim's times are all there is: a
+	// fresh seed's run is expected to take the claimed runs' median.
 	early := rerunProgress(bench, claimed, lines[:3], at(5))
-	if early.Current != 1 || early.EstimatedFrom != d5list.EstimateFromClaim || early.SecondsLeft != 3+4*8 {
-		t.Errorf("early progress %+v, want run 1, 35 s left as claimed", early)
+	if early.Current != 1 || early.EstimatedFrom != d5list.EstimateFromClaim || early.SecondsLeft != 3+6*8 {
+		t.Errorf("early progress %+v, want run 1, 51 s left as claimed", early)
 	}
 	// The store keeps a job's latest lines: a run none of whose lines is
 	// left is done where a later run has lines, its time unknown.

@@ -40,12 +40,12 @@ func TestRunningRerunPageShowsProgress(t *testing.T) {
 	path := "/submissions/" + strconv.FormatInt(id, 10)
 
 	doc := p.login(t, "competitor").doc(t, path)
-	if got := doc.Find(testid("progress-line")).Text(); got != "run 2 of 5 · epoch 11 · accuracy 0.9100" {
-		t.Errorf("progress %q, want run 2 of 5 at its epoch and accuracy", got)
+	if got := doc.Find(testid("progress-line")).Text(); got != "run 2 of 7 · epoch 11 · accuracy 0.9100" {
+		t.Errorf("progress %q, want run 2 of 7 (5 claimed, 2 fresh) at its epoch and accuracy", got)
 	}
 	var states []string
 	doc.Find(testid("run-bar")).Each(func(_ int, bar *goquery.Selection) { states = append(states, bar.AttrOr("data-state", "")) })
-	if strings.Join(states, " ") != "done running waiting waiting waiting" {
+	if strings.Join(states, " ") != "done running waiting waiting waiting waiting waiting" {
 		t.Errorf("bars %v, want one per run: done, running, then waiting", states)
 	}
 	raw := doc.Find(testid("raw-log"))
@@ -76,7 +76,7 @@ func TestRunningRerunPageShowsProgress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := section.Find(testid("progress-line")).Text(); got != "run 2 of 5 · epoch 11 · accuracy 0.9100" {
+	if got := section.Find(testid("progress-line")).Text(); got != "run 2 of 7 · epoch 11 · accuracy 0.9100" {
 		t.Errorf("the stream's progress reads %q", got)
 	}
 }

@@ -43,6 +43,10 @@ type RunnerTokens interface {
 // BrowserOptions tunes accounts, sessions and the browser pages.
 type BrowserOptions struct {
 	Accounts Accounts
+	// Workloads are the builtin workloads the portal's runners run
+	// (workloads.Names): the console refuses a benchmark that names
+	// another. Nil checks nothing.
+	Workloads []string
 	// RequireApproval keeps new sign-ups from logging in until an
 	// organiser approves them.
 	RequireApproval bool

@@ -138,6 +138,7 @@ func candidateOf(bench *d5list.Benchmark, s *d5list.Submission) (candidate, bool
 		CostPerHour:        s.CostPerHour,
 		CodeURL:            s.CodeURL,
 		Status:             s.Status,
+		Accepted:           s.Accepted(),
 		Flag:               s.Flag,
 		Metric:             metric,
 		Value:              score.Value,

@@ -347,3 +347,15 @@ func (e *Event) Meta(key string) any {
 	}
 	return e.Metadata[key]
 }
+
+// ParseLine reads the event of one log line, as Parse reads each line: ok
+// is false for a line without ":::MLLOG" or with a payload Parse would
+// refuse.
+func ParseLine(text string) (Event, bool) {
+	i := strings.Index(text, marker)
+	if i < 0 {
+		return Event{}, false
+	}
+	ev, err := decodePayload(bytes.TrimSpace([]byte(text[i+len(marker):])))
+	return ev, err == nil
+}

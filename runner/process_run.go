@@ -80,6 +80,17 @@ func newProcess(opts ProcessOptions) (*Process, error) {
 		}
 		p.prlimit = pl
 	}
+	if p.bwrap != "" && os.Geteuid() == 0 {
+		// Runs drop to the sandbox user, which must reach every job's
+		// folder: a work dir it cannot enter would fail every job, three
+		// times each, so the runner refuses to start instead.
+		if err := os.MkdirAll(opts.WorkDir, 0o755); err != nil {
+			return nil, d5list.Errorf(d5list.EUNAVAILABLE, "process executor: work dir %s: %v", opts.WorkDir, err)
+		}
+		if err := traversable(opts.WorkDir); err != nil {
+			return nil, err
+		}
+	}
 	return p, nil
 }
 
@@ -590,8 +601,8 @@ func traversable(dir string) error {
 			return err
 		}
 		if fi.Mode().Perm()&0o001 == 0 {
-			return d5list.Errorf(d5list.EUNAVAILABLE, "process executor: the sandbox user (uid %d) cannot enter %s (mode %v): "+
-				"choose a work dir whose parents are world-searchable (chmod o+x)", sandboxUID, d, fi.Mode().Perm())
+			return d5list.Errorf(d5list.EUNAVAILABLE, "process executor: the sandbox user (uid %d) cannot enter %s (mode %v), on the way to the work dir %s: "+
+				"choose a work dir (the runner's --work) whose parents are all world-searchable, or chmod o+x %s", sandboxUID, d, fi.Mode().Perm(), dir, d)
 		}
 		if d == filepath.Dir(d) {
 			return nil

@@ -339,17 +339,7 @@ func TestFaultKillDuringVerification(t *testing.T) {
 		t.Fatal(err)
 	}
 	queue := func(epochs int) d5list.Job {
-		sub := &d5list.Submission{
-			BenchmarkID: faultBenchmark, OwnerID: owner.ID, Status: d5list.StatusQueued,
-			Division: d5list.DivisionClosed, Availability: d5list.AvailabilityAvailable,
-			Submitter: "Carl", SystemName: "test", Framework: "go",
-			Recipe: &d5list.Recipe{
-				Fixed:   map[string]any{"epochs": epochs, "model_kwargs": map[string]any{"hidden": 8}},
-				Mutable: map[string]any{"optimizer": "sgd", "optimizer_args": map[string]any{"lr": 1e-6}},
-			},
-			Claimed: &d5list.Result{Runs: []d5list.RunMetrics{{Index: 0, Seed: 7}}},
-			Reasons: []d5list.Reason{},
-		}
+		sub := epochCapped(faultBenchmark, owner.ID, epochs, &d5list.Result{Runs: []d5list.RunMetrics{{Index: 0, Seed: 7}}})
 		if err := db.CreateSubmission(ctx, sub); err != nil {
 			t.Fatal(err)
 		}

@@ -182,6 +182,18 @@ func runRunner(ctx context.Context, cfg runnerConfig, log *slog.Logger) error {
 		return fmt.Errorf("runner: --id %q is the portal's in-process runners' (their jobs are requeued when the portal restarts): choose another", cfg.ID)
 	}
 	info := sysinfo.Detect()
+	if cfg.Executor == "process" {
+		cfg.GPUs, cfg.GPUsPerJob = shareGPUs(info.GPUCount, os.Getenv("CUDA_VISIBLE_DEVICES"), cfg.Concurrency)
+	}
+	client := &runner.Client{Server: cfg.Server, Token: cfg.Token, HTTP: &http.Client{Timeout: 2 * time.Minute}}
+	book := &leaseBook{client: client, secrets: map[int64]string{}, log: log}
+	// The executor first: one that cannot work here (no sandbox, a work
+	// dir the sandbox user cannot enter) stops the runner before the
+	// frameworks are probed, which takes seconds.
+	exec, err := newExecutor(cfg, book, log)
+	if err != nil {
+		return err
+	}
 	detected := info.Labels()
 	if cfg.Executor != "builtin" {
 		for k, v := range runner.FrameworkLabels(ctx) {
@@ -192,19 +204,12 @@ func runRunner(ctx context.Context, cfg runnerConfig, log *slog.Logger) error {
 		for k, v := range runner.RegistryLabels(cfg.Registries) {
 			detected[k] = v
 		}
-		cfg.GPUs, cfg.GPUsPerJob = shareGPUs(info.GPUCount, os.Getenv("CUDA_VISIBLE_DEVICES"), cfg.Concurrency)
 		if len(cfg.GPUs) > 0 {
 			// A job sees its own share; that is the hardware it runs on.
 			detected["accelerator_count"] = strconv.Itoa(cfg.GPUsPerJob)
 		}
 	}
 	labels, err := runnerLabels(detected, cfg.Datasets, cfg.Labels)
-	if err != nil {
-		return err
-	}
-	client := &runner.Client{Server: cfg.Server, Token: cfg.Token, HTTP: &http.Client{Timeout: 2 * time.Minute}}
-	book := &leaseBook{client: client, secrets: map[int64]string{}, log: log}
-	exec, err := newExecutor(cfg, book, log)
 	if err != nil {
 		return err
 	}

@@ -165,21 +165,28 @@ func (p *pool) startServer(t *testing.T) {
 	}
 }
 
-// queueJob queues a submission of the pool benchmark whose re-run trains
-// for epochs epochs, and returns its job.
-func (p *pool) queueJob(t *testing.T, epochs int, bundleSHA string) d5list.Job {
-	t.Helper()
-	sub := &d5list.Submission{
-		BenchmarkID: poolBenchmark, OwnerID: p.ownerID, Status: d5list.StatusQueued,
+// epochCapped is a queued submission of benchmark, by owner, whose re-run
+// trains a tiny network with a rate too small to reach any target, so that
+// each run lasts its epochs, the seeds those of claimed.
+func epochCapped(benchmark string, owner int64, epochs int, claimed *d5list.Result) *d5list.Submission {
+	return &d5list.Submission{
+		BenchmarkID: benchmark, OwnerID: owner, Status: d5list.StatusQueued,
 		Division: d5list.DivisionClosed, Availability: d5list.AvailabilityAvailable,
-		Submitter: "Carl", SystemName: "test", Framework: "go", BundleSHA256: bundleSHA,
+		Submitter: "Carl", SystemName: "test", Framework: "go",
 		Recipe: &d5list.Recipe{
 			Fixed:   map[string]any{"epochs": epochs, "model_kwargs": map[string]any{"hidden": 8}},
 			Mutable: map[string]any{"optimizer": "sgd", "optimizer_args": map[string]any{"lr": 1e-6}},
 		},
-		Claimed: &d5list.Result{Runs: []d5list.RunMetrics{{Index: 0, Seed: 7}}},
-		Reasons: []d5list.Reason{},
+		Claimed: claimed, Reasons: []d5list.Reason{},
 	}
+}
+
+// queueJob queues a submission of the pool benchmark whose re-run trains
+// for epochs epochs, and returns its job.
+func (p *pool) queueJob(t *testing.T, epochs int, bundleSHA string) d5list.Job {
+	t.Helper()
+	sub := epochCapped(poolBenchmark, p.ownerID, epochs, &d5list.Result{Runs: []d5list.RunMetrics{{Index: 0, Seed: 7}}})
+	sub.BundleSHA256 = bundleSHA
 	if err := p.db.CreateSubmission(context.Background(), sub); err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"io"
+	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -105,5 +107,31 @@ func TestRunnerTokenFromEnvironmentOrFile(t *testing.T) {
 		if _, _, err := parse(c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v, want an error naming %q", c.args, err, c.want)
 		}
+	}
+}
+
+// A process runner whose --work folder the sandbox user cannot enter
+// refuses to start, naming the folder, instead of leasing job after job
+// and failing each three times.
+func TestRunnerRefusesAWorkDirTheSandboxCannotEnter(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil || os.Geteuid() != 0 {
+		t.Skip("runs drop to the sandbox user only where bubblewrap runs as root")
+	}
+	closed := t.TempDir()
+	if err := os.Chmod(closed, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(closed, "work")
+	var logs strings.Builder
+	cfg, err := parseRunnerFlags([]string{"--server", "http://127.0.0.1:1", "--token", "d5r_x", "--executor", "process", "--work", work}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = runRunner(context.Background(), cfg, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err == nil || !strings.Contains(err.Error(), "cannot enter "+closed) || !strings.Contains(err.Error(), "--work") {
+		t.Fatalf("a runner with --work under a closed folder: %v, want a refusal naming %s", err, closed)
+	}
+	if strings.Contains(logs.String(), "runner starting") {
+		t.Error("the runner started before refusing its work dir")
 	}
 }

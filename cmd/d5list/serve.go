@@ -145,7 +145,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		ReadRecipe: workloads.PlanRecipe, ScratchDir: scratch, RemeasureAfter: cfg.RemeasureAfter, RemeasureElsewhere: cfg.RemeasureElsewhere}, log)
 
 	handler := web.New(web.Config{Addr: cfg.Addr, MaxUploadBytes: cfg.MaxUpload, Metrics: metrics, ScratchDir: scratch,
-		Browser: handlers.BrowserOptions{Accounts: db, RequireApproval: cfg.RequireApproval, SecureCookies: cfg.SecureCookies,
+		Browser: handlers.BrowserOptions{Accounts: db, Workloads: workloads.Names(), RequireApproval: cfg.RequireApproval, SecureCookies: cfg.SecureCookies,
 			UploadsPerDay: cfg.UploadsPerDay, UploadsInFlight: cfg.UploadsInFlight, ChecksInFlight: cfg.ChecksInFlight,
 			CheckMemory: cfg.CheckMemory}}, svc, log)
 	ln, err := net.Listen("tcp", cfg.Addr)

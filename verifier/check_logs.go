@@ -14,8 +14,6 @@ import (
 	"github.com/deep500/d5list/mllog"
 )
 
-// The checks of a bundle's result files: each log on its own, then across
-// runs (seeds, gaps, convergence), and an operator's shapes.
 // logs checks the result files one by one, then across runs, and derives
 // each run's metrics.
 func (c *checker) logs() []d5list.RunMetrics {

@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -79,6 +78,9 @@ func newProcess(opts ProcessOptions) (*Process, error) {
 		}
 		p.prlimit = pl
 	}
+	if err := p.readySandbox(); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -112,6 +114,11 @@ func (p *Process) Execute(ctx context.Context, spec d5list.JobSpec) ([]d5list.Ru
 		gpus.unmanaged = true
 	}
 	dropUID := p.bwrap != "" && os.Geteuid() == 0
+	jail, err := p.jobCgroup(spec)
+	if err != nil {
+		return nil, err
+	}
+	defer jail.remove()
 	// The recipe's image is pulled and unpacked once per job, before any
 	// run's clock starts: run 0's wall time is the run's alone, and a
 	// log that arrives all at once is timed by it.
@@ -133,7 +140,7 @@ func (p *Process) Execute(ctx context.Context, spec d5list.JobSpec) ([]d5list.Ru
 		return p.hostVersions.get(func() map[string]string { return p.probeEnvironment(ctx, spec, launch) })
 	}
 	return setup.execute(ctx, spec, func(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64) ([]byte, *d5list.RunClock, error) {
-		return p.run(ctx, spec, job, entry, mode, i, seed, gpus, img, dropUID, &launch)
+		return p.run(ctx, spec, job, entry, mode, i, seed, gpus, img, dropUID, jail, &launch)
 	})
 }
 
@@ -311,17 +318,23 @@ func hostLayout(job, dataDir string, i int) (layout, error) {
 	return l, os.MkdirAll(l.scratch, 0o755)
 }
 
-func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64, gpus gpuShare, img jobImage, dropUID bool, launch *sandboxLaunch) ([]byte, *d5list.RunClock, error) {
+func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64, gpus gpuShare, img jobImage, dropUID bool, jail *jobCgroup, launch *sandboxLaunch) ([]byte, *d5list.RunClock, error) {
 	host, err := hostLayout(job, p.opts.DataDir, i)
 	if err != nil {
 		return nil, nil, err
 	}
 	host.devices = gpuDevices("/", gpus, p.gpus.nodeMinors())
+	if p.bwrap != "" {
+		// The one file of the host a sandboxed run writes (workAreas).
+		if err := os.WriteFile(host.result, nil, 0o644); err != nil {
+			return nil, nil, err
+		}
+	}
 	if dropUID {
 		if err := traversable(job); err != nil {
 			return nil, nil, err
 		}
-		for _, d := range []string{host.run, host.scratch} {
+		for _, d := range []string{host.run, host.scratch, host.result} {
 			if err := os.Chown(d, sandboxUID, sandboxUID); err != nil {
 				return nil, nil, err
 			}
@@ -357,21 +370,11 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 		env = append(slices.Clone(img.env), env...)
 		// The image has no prlimit of its own: the limits are set on the
 		// sandbox from outside, bwrap and all, which they leave room for.
-		// The run's /tmp, a folder of its own beside its scratch folder.
-		tmp := filepath.Join(host.run, "tmp")
-		if err := os.MkdirAll(tmp, 0o755); err != nil {
-			return nil, nil, err
-		}
-		if dropUID {
-			if err := os.Chown(tmp, sandboxUID, sandboxUID); err != nil {
-				return nil, nil, err
-			}
-		}
-		argv = append(p.prlimitArgs(spec), append(p.bwrapImageArgs(img.rootfs, tmp, host, in, env), argv...)...)
+		argv = append(p.prlimitArgs(spec), append(p.bwrapImageArgs(img.rootfs, host, in, env, spec), argv...)...)
 	case p.bwrap != "":
 		argv = append(p.bwrapArgs(host, in, env, spec), append(p.prlimitArgs(spec), argv...)...)
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd, gate := jail.hold(argv)
 	if p.bwrap == "" {
 		cmd.Dir = host.bundle
 	}
@@ -386,7 +389,7 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	if i == 0 {
 		// The sandbox (or, unsandboxed, the plain start) of the job's runs,
 		// for probeEnvironment.
-		*launch = sandboxLaunch{started: true, argv: slices.Clone(argv[:len(argv)-entryArgs]), env: cmd.Env, dir: cmd.Dir, dropUID: dropUID}
+		*launch = sandboxLaunch{started: true, argv: slices.Clone(argv[:len(argv)-entryArgs]), env: cmd.Env, dir: cmd.Dir, dropUID: dropUID, jail: jail}
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if dropUID {
@@ -400,6 +403,7 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	stopMLLOG := tailFile(host.result, i, d5list.StreamMLLOG, bothLines(lc.line, LinesFrom(ctx)), logClockPoll)
 	tree := newTreeClock()
 	onStart := func(run, pid int) {
+		gate.open(pid)
 		tree.follow(pid)
 		if p.opts.OnStart != nil {
 			p.opts.OnStart(run, pid)
@@ -409,7 +413,7 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	err = runGroup(ctx, cmd, p.opts.KillGrace, i, tail, bothLines(p.opts.OnLine, LinesFrom(ctx)), onStart)
 	foreign, computing, treeCPU := tree.finish()
 	stopMLLOG()
-	if err != nil {
+	if err = gate.verdict(err); err != nil {
 		return nil, nil, fmt.Errorf("%w%s", err, tail.String())
 	}
 	// WaitS, as the builtin workloads report it: the share of the run
@@ -468,6 +472,7 @@ type sandboxLaunch struct {
 	env     []string
 	dir     string
 	dropUID bool
+	jail    *jobCgroup
 }
 
 // probeEnvironment asks the python3 on the job's sandbox PATH (an image's
@@ -482,7 +487,7 @@ func (p *Process) probeEnvironment(ctx context.Context, spec d5list.JobSpec, l s
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	argv := append(slices.Clone(l.argv), "python3", probeFlag, "-c", environmentProbe)
-	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd, gate := l.jail.hold(argv)
 	cmd.Dir = l.dir
 	cmd.Env = l.env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -497,7 +502,8 @@ func (p *Process) probeEnvironment(ctx context.Context, spec d5list.JobSpec, l s
 			size += len(line)
 		}
 	}
-	if err := runGroup(ctx, cmd, p.opts.KillGrace, 0, newTail(0), keep, nil); err != nil {
+	open := func(_, pid int) { gate.open(pid) }
+	if err := gate.verdict(runGroup(ctx, cmd, p.opts.KillGrace, 0, newTail(0), keep, open)); err != nil {
 		p.opts.Log.Info("the versions the job ran with were not recorded: no python3 in its sandbox answered the probe", "job", spec.JobID, "err", err)
 		return nil
 	}
@@ -760,55 +766,4 @@ func (t *lineTail) String() string {
 		return ""
 	}
 	return d5list.FailureOutputMarker + "\n" + strings.Join(t.lines, "\n")
-}
-
-// defaultRLimits derives limits from the job's time limit and the machine.
-func (p *Process) rlimits(spec d5list.JobSpec) ResourceLimits {
-	l := p.opts.RLimits
-	if l.CPUSeconds == 0 {
-		l.CPUSeconds = int64(jobTimeLimit(spec, p.opts.DefaultTimeLimit)/time.Second) * int64(runtime.NumCPU())
-	}
-	if l.MemoryBytes == 0 {
-		l.MemoryBytes = memTotal()
-	}
-	if l.Processes == 0 {
-		l.Processes = 1024
-	}
-	if l.FileBytes == 0 {
-		l.FileBytes = 16 << 30
-	}
-	return l
-}
-
-// prlimitArgs sets the rlimits inside the sandbox, after bwrap has set it
-// up (bwrap itself needs to fork). Memory is RLIMIT_DATA rather than
-// RLIMIT_AS: CUDA reserves terabytes of address space it never touches, so
-// an address-space limit would break every GPU run, while RLIMIT_DATA
-// counts only private writable memory.
-func (p *Process) prlimitArgs(spec d5list.JobSpec) []string {
-	l := p.rlimits(spec)
-	arg := func(name string, v int64) string {
-		if v < 0 {
-			return "--" + name + "=unlimited"
-		}
-		return "--" + name + "=" + strconv.FormatInt(v, 10)
-	}
-	return []string{p.prlimit,
-		arg("cpu", l.CPUSeconds), arg("data", l.MemoryBytes),
-		arg("nproc", l.Processes), arg("fsize", l.FileBytes), "--"}
-}
-
-func memTotal() int64 {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return -1
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemTotal:" {
-			if kb, err := strconv.ParseInt(f[1], 10, 64); err == nil {
-				return kb << 10
-			}
-		}
-	}
-	return -1
 }

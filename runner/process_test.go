@@ -22,17 +22,26 @@ import (
 )
 
 // needBwrap skips a sandbox test where bubblewrap is not installed (CI
-// installs it, see .ci/run).
+// installs it, see .ci/run) or where the kernel gives the test no cgroup
+// to cap its jobs in, without which the sandbox does not start.
 func needBwrap(t *testing.T) {
 	t.Helper()
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		t.Skip("bubblewrap (bwrap) is not installed: sandboxed process executor tests skipped (apt-get install bubblewrap)")
 	}
+	needCgroups(t)
 }
 
 // fixtureBundle packs runner/testdata/process-bundle with code/run.sh
 // replaced by script, and returns a Fetch that serves the archive.
 func fixtureBundle(t *testing.T, script string) FetchFunc {
+	t.Helper()
+	return fetchOf(packFixture(t, script))
+}
+
+// packFixture packs runner/testdata/process-bundle with code/run.sh
+// replaced by script (none: the fixture's own, a minimal valid run).
+func packFixture(t *testing.T, script string) []byte {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "bundle")
 	if err := os.CopyFS(dir, os.DirFS("testdata/process-bundle")); err != nil {
@@ -47,7 +56,7 @@ func fixtureBundle(t *testing.T, script string) FetchFunc {
 	if err := bundle.Pack(dir, &buf); err != nil {
 		t.Fatal(err)
 	}
-	return fetchOf(buf.Bytes())
+	return buf.Bytes()
 }
 
 // fetchOf provides the packed bundle data to every job.
@@ -415,11 +424,14 @@ func TestCheckEntrypoint(t *testing.T) {
 	}
 }
 
-// TestProcessReadsBackOnlyRegularFiles runs entrypoints that put something
-// other than a log where $D5_RESULT_LOG points: a link to a secret outside
-// the run, a link to /dev/zero, a FIFO. Each re-run fails at once with
-// what it found, and the secret appears nowhere; the honest entrypoint of
-// the same bundle passes (TestProcessRunsEntrypointPerSeed).
+// TestProcessReadsBackOnlyRegularFiles runs entrypoints that try to put
+// something other than a log where $D5_RESULT_LOG points: a link to a
+// secret outside the run, a link to /dev/zero, a FIFO. The log is a file
+// of the host bound into the sandbox, which no run can replace: each
+// re-run fails at once, on its own attempt, and the secret appears
+// nowhere; the honest entrypoint of the same bundle passes
+// (TestProcessRunsEntrypointPerSeed). What the runner would do with such a
+// file is TestOpenRunFile's.
 func TestProcessReadsBackOnlyRegularFiles(t *testing.T) {
 	needBwrap(t)
 	secretDir := workDir(t)
@@ -429,9 +441,9 @@ func TestProcessReadsBackOnlyRegularFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := []struct{ name, script, want string }{
-		{"a link to the runner's secret", "#!/bin/sh\nln -sf " + secret + " \"$D5_RESULT_LOG\"\n", "symbolic link"},
-		{"a link to /dev/zero", "#!/bin/sh\nln -sf /dev/zero \"$D5_RESULT_LOG\"\n", "symbolic link"},
-		{"a FIFO", "#!/bin/sh\nmkfifo \"$D5_RESULT_LOG\"\n", "a FIFO"},
+		{"a link to the runner's secret", "#!/bin/sh\nln -sf " + secret + " \"$D5_RESULT_LOG\"\n", "Device or resource busy"},
+		{"a link to /dev/zero", "#!/bin/sh\nln -sf /dev/zero \"$D5_RESULT_LOG\"\n", "Device or resource busy"},
+		{"a FIFO", "#!/bin/sh\nmkfifo \"$D5_RESULT_LOG\"\n", "File exists"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -448,7 +460,7 @@ func TestProcessReadsBackOnlyRegularFiles(t *testing.T) {
 			}
 			start := time.Now()
 			_, err = p.Execute(context.Background(), testSpec(1))
-			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "D5_RESULT_LOG") {
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "/d5/run/result.txt") {
 				t.Fatalf("got %v, want a failed re-run naming %q", err, c.want)
 			}
 			if d := time.Since(start); d > 30*time.Second {

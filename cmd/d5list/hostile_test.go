@@ -17,6 +17,7 @@ import (
 	"time"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/runner"
 	"github.com/deep500/d5list/store"
 )
 
@@ -53,9 +54,7 @@ log INTERVAL_END run_stop null '"status": "success"'
 // with its reason, no secret of the runner's host reaches a stored byte
 // or an API answer, and every job ends within its limit plus a grace.
 func TestHostileEntrypoints(t *testing.T) {
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("bubblewrap (bwrap) is not installed: the process executor runs nothing unsandboxed (CI installs it)")
-	}
+	needCappedSandbox(t)
 	// The runner host's secrets: a private file, and its environment.
 	secretDir := sandboxTraversable(t)
 	const fileSecret = "d5-host-secret-7f3a9c"
@@ -66,22 +65,8 @@ func TestHostileEntrypoints(t *testing.T) {
 	const envSecret = "d5-env-secret-41b7e2"
 	t.Setenv("D5_TEST_HOST_SECRET", envSecret)
 
-	data := t.TempDir()
-	db, err := store.Open(context.Background(), data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bench := d5list.Benchmark{ID: hostileBench, Name: "Shell entrypoint (tests)", Level: 2, Category: "training",
-		Runs:    3,
-		Quality: d5list.QualityTarget{Metric: "eval_accuracy", Target: 0.5, Mode: "first", Direction: d5list.HigherIsBetter},
-		Ranking: d5list.RankingRule{Metric: d5list.MetricTimeToTrain, Direction: d5list.LowerIsBetter, Unit: "s"},
-		Verify:  d5list.VerifyPolicy{TimeLimitSeconds: int(hostileTimeLimit / time.Second)}}
-	if err := db.UpsertBenchmarks(context.Background(), []d5list.Benchmark{bench}); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	p := startPortalIn(t, data, 0)
-	runnerToken := adminToken(t, "runner-token", "--data", data, "--name", "sandboxed")
+	p, runnerToken := shellPortal(t)
+	data := p.data
 	organiser := adminToken(t, "token", "--data", data, "--user", "olga", "--role", "organiser")
 
 	startProcessRunner(t, p, runnerToken, 2)
@@ -99,13 +84,13 @@ func TestHostileEntrypoints(t *testing.T) {
 	}{
 		{"honest", honestEntrypoint, d5list.StatusVerified, "", "", false},
 		{"a link to a private file of the runner's host", "#!/bin/sh\nln -sf " + secretFile + " \"$D5_RESULT_LOG\"\n",
-			d5list.StatusFailed, "rerun_failed", "symbolic link", false},
+			d5list.StatusFailed, "rerun_failed", "the entrypoint failed", false},
 		{"a link to the runner's environment", "#!/bin/sh\nln -sf /proc/" + strconv.Itoa(os.Getpid()) + "/environ \"$D5_RESULT_LOG\"\n",
-			d5list.StatusFailed, "rerun_failed", "symbolic link", false},
+			d5list.StatusFailed, "rerun_failed", "the entrypoint failed", false},
 		{"a link to a device", "#!/bin/sh\nln -sf /dev/zero \"$D5_RESULT_LOG\"\n",
-			d5list.StatusFailed, "rerun_failed", "symbolic link", false},
+			d5list.StatusFailed, "rerun_failed", "the entrypoint failed", false},
 		{"a FIFO", "#!/bin/sh\nmkfifo \"$D5_RESULT_LOG\"\n",
-			d5list.StatusFailed, "rerun_failed", "FIFO", false},
+			d5list.StatusFailed, "rerun_failed", "the entrypoint failed", false},
 		// The runs sleep as the honest ones do and log times at 0.6 of the
 		// clock's pace, on the host and on the runner alike.
 		{"a forged clock", strings.Replace(honestEntrypoint, "$(date +%s%3N)", "$(( $(date +%s%3N) * 3 / 5 ))", 1),
@@ -164,7 +149,7 @@ func TestHostileEntrypoints(t *testing.T) {
 
 	// No secret in any stored byte...
 	secrets := []string{fileSecret, envSecret, runnerToken}
-	err = filepath.WalkDir(data, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(data, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || !d.Type().IsRegular() {
 			return err
 		}
@@ -201,6 +186,39 @@ func TestHostileEntrypoints(t *testing.T) {
 	for i, c := range cases {
 		t.Logf("%s: %s in %v", c.name, results[i].sub.Status, results[i].elapsed.Round(100*time.Millisecond))
 	}
+}
+
+// needCappedSandbox skips where the process executor does not start: no
+// bubblewrap, or no cgroup to cap its jobs in (CI has both).
+func needCappedSandbox(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bubblewrap (bwrap) is not installed: the process executor runs nothing unsandboxed (CI installs it)")
+	}
+	if err := runner.JobCaps(); err != nil {
+		t.Skipf("no cgroup to cap the runner's jobs in (%v): the process executor runs nothing unbounded", err)
+	}
+}
+
+// shellPortal is a portal whose catalogue has the shell benchmark, and a
+// token for its runners.
+func shellPortal(t *testing.T) (*portalUnderTest, string) {
+	t.Helper()
+	data := t.TempDir()
+	db, err := store.Open(context.Background(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bench := d5list.Benchmark{ID: hostileBench, Name: "Shell entrypoint (tests)", Level: 2, Category: "training",
+		Runs:    3,
+		Quality: d5list.QualityTarget{Metric: "eval_accuracy", Target: 0.5, Mode: "first", Direction: d5list.HigherIsBetter},
+		Ranking: d5list.RankingRule{Metric: d5list.MetricTimeToTrain, Direction: d5list.LowerIsBetter, Unit: "s"},
+		Verify:  d5list.VerifyPolicy{TimeLimitSeconds: int(hostileTimeLimit / time.Second)}}
+	if err := db.UpsertBenchmarks(context.Background(), []d5list.Benchmark{bench}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	return startPortalIn(t, data, 0), adminToken(t, "runner-token", "--data", data, "--name", "sandboxed")
 }
 
 // hostileBundle is a submission folder for the shell benchmark whose

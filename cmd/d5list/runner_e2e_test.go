@@ -19,7 +19,7 @@ import (
 	"time"
 
 	d5list "github.com/deep500/d5list"
-	"github.com/deep500/d5list/catalog"
+	"github.com/deep500/d5list/internal/chaos"
 	"github.com/deep500/d5list/runner"
 	"github.com/deep500/d5list/store"
 	"github.com/deep500/d5list/workloads"
@@ -95,19 +95,10 @@ func startPool(t *testing.T, ttl time.Duration) *pool {
 	}
 	t.Cleanup(func() { db.Close() })
 	p.db = db
-	benches, err := catalog.Benchmarks()
+	bench, err := chaos.DigitsBenchmark(poolBenchmark)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var bench d5list.Benchmark
-	for _, b := range benches {
-		if b.Workload == "digits-mlp" {
-			bench = b
-		}
-	}
-	// One run per job, and a target no run reaches, so that a job's
-	// length is set by its epoch cap alone.
-	bench.ID, bench.Runs, bench.Quality.Target = poolBenchmark, 1, 1
 	if err := db.UpsertBenchmarks(context.Background(), []d5list.Benchmark{bench}); err != nil {
 		t.Fatal(err)
 	}
@@ -168,17 +159,8 @@ func (p *pool) startServer(t *testing.T) {
 // for epochs epochs, and returns its job.
 func (p *pool) queueJob(t *testing.T, epochs int, bundleSHA string) d5list.Job {
 	t.Helper()
-	sub := &d5list.Submission{
-		BenchmarkID: poolBenchmark, OwnerID: p.ownerID, Status: d5list.StatusQueued,
-		Division: d5list.DivisionClosed, Availability: d5list.AvailabilityAvailable,
-		Submitter: "Carl", SystemName: "test", Framework: "go", BundleSHA256: bundleSHA,
-		Recipe: &d5list.Recipe{
-			Fixed:   map[string]any{"epochs": epochs, "model_kwargs": map[string]any{"hidden": 8}},
-			Mutable: map[string]any{"optimizer": "sgd", "optimizer_args": map[string]any{"lr": 1e-6}},
-		},
-		Claimed: &d5list.Result{Runs: []d5list.RunMetrics{{Index: 0, Seed: 7}}},
-		Reasons: []d5list.Reason{},
-	}
+	sub := chaos.DigitsSubmission(poolBenchmark, p.ownerID, epochs)
+	sub.BundleSHA256 = bundleSHA
 	if err := p.db.CreateSubmission(context.Background(), sub); err != nil {
 		t.Fatal(err)
 	}

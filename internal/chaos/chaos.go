@@ -25,25 +25,50 @@ import (
 	"github.com/deep500/d5list/store"
 )
 
-// Benchmark is the chaos runs' benchmark: the builtin digits MLP, one run
-// a job, and a target no run reaches, so that a job lasts its epochs.
+// Benchmark is the chaos runs' benchmark (DigitsBenchmark).
 const Benchmark = "chaos-digits-mlp"
+
+// DigitsBenchmark is the catalogue's builtin digits MLP as benchmark id,
+// one run a job, with a target no run reaches, so that a job's length is
+// the epochs its recipe sets: the queue of the runner fault tests.
+func DigitsBenchmark(id string) (d5list.Benchmark, error) {
+	benches, err := catalog.Benchmarks()
+	if err != nil {
+		return d5list.Benchmark{}, err
+	}
+	for _, b := range benches {
+		if b.Workload == "digits-mlp" {
+			b.ID, b.Runs, b.Quality.Target = id, 1, 1
+			return b, nil
+		}
+	}
+	return d5list.Benchmark{}, fmt.Errorf("the catalogue has no digits-mlp benchmark")
+}
+
+// DigitsSubmission is a queued submission of a DigitsBenchmark by owner
+// whose re-run trains epochs epochs.
+func DigitsSubmission(benchmark string, owner int64, epochs int) *d5list.Submission {
+	return &d5list.Submission{
+		BenchmarkID: benchmark, OwnerID: owner, Status: d5list.StatusQueued,
+		Division: d5list.DivisionClosed, Availability: d5list.AvailabilityAvailable,
+		Submitter: "Carl", SystemName: "test", Framework: "go",
+		Recipe: &d5list.Recipe{
+			Fixed:   map[string]any{"epochs": epochs, "model_kwargs": map[string]any{"hidden": 8}},
+			Mutable: map[string]any{"optimizer": "sgd", "optimizer_args": map[string]any{"lr": 1e-6}},
+		},
+		Claimed: &d5list.Result{Runs: []d5list.RunMetrics{{Index: 0, Seed: 7}}},
+		Reasons: []d5list.Reason{},
+	}
+}
 
 // Queue makes n submissions of Benchmark, each with a job of epochs
 // epochs of training, owned by a competitor "chaos", and returns their
 // ids in order.
 func Queue(ctx context.Context, db *store.DB, n, epochs int) ([]int64, error) {
-	benches, err := catalog.Benchmarks()
+	bench, err := DigitsBenchmark(Benchmark)
 	if err != nil {
 		return nil, err
 	}
-	var bench d5list.Benchmark
-	for _, b := range benches {
-		if b.Workload == "digits-mlp" {
-			bench = b
-		}
-	}
-	bench.ID, bench.Runs, bench.Quality.Target = Benchmark, 1, 1
 	if err := db.UpsertBenchmarks(ctx, []d5list.Benchmark{bench}); err != nil {
 		return nil, err
 	}
@@ -53,17 +78,7 @@ func Queue(ctx context.Context, db *store.DB, n, epochs int) ([]int64, error) {
 	}
 	ids := make([]int64, 0, n)
 	for range n {
-		sub := &d5list.Submission{
-			BenchmarkID: Benchmark, OwnerID: owner.ID, Status: d5list.StatusQueued,
-			Division: d5list.DivisionClosed, Availability: d5list.AvailabilityAvailable,
-			Submitter: "Chaos", SystemName: "chaos", Framework: "go",
-			Recipe: &d5list.Recipe{
-				Fixed:   map[string]any{"epochs": epochs, "model_kwargs": map[string]any{"hidden": 8}},
-				Mutable: map[string]any{"optimizer": "sgd", "optimizer_args": map[string]any{"lr": 1e-6}},
-			},
-			Claimed: &d5list.Result{Runs: []d5list.RunMetrics{{Index: 0, Seed: 7}}},
-			Reasons: []d5list.Reason{},
-		}
+		sub := DigitsSubmission(Benchmark, owner.ID, epochs)
 		if err := db.CreateSubmission(ctx, sub); err != nil {
 			return nil, err
 		}

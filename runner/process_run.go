@@ -114,11 +114,11 @@ func (p *Process) Execute(ctx context.Context, spec d5list.JobSpec) ([]d5list.Ru
 		gpus.unmanaged = true
 	}
 	dropUID := p.bwrap != "" && os.Geteuid() == 0
-	jail, err := p.jobCgroup(spec)
+	cgroup, err := p.jobCgroup(spec)
 	if err != nil {
 		return nil, err
 	}
-	defer jail.remove()
+	defer cgroup.remove()
 	// The recipe's image is pulled and unpacked once per job, before any
 	// run's clock starts: run 0's wall time is the run's alone, and a
 	// log that arrives all at once is timed by it.
@@ -140,7 +140,7 @@ func (p *Process) Execute(ctx context.Context, spec d5list.JobSpec) ([]d5list.Ru
 		return p.hostVersions.get(func() map[string]string { return p.probeEnvironment(ctx, spec, launch) })
 	}
 	return setup.execute(ctx, spec, func(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64) ([]byte, *d5list.RunClock, error) {
-		return p.run(ctx, spec, job, entry, mode, i, seed, gpus, img, dropUID, jail, &launch)
+		return p.run(ctx, spec, job, entry, mode, i, seed, gpus, img, dropUID, cgroup, &launch)
 	})
 }
 
@@ -318,7 +318,7 @@ func hostLayout(job, dataDir string, i int) (layout, error) {
 	return l, os.MkdirAll(l.scratch, 0o755)
 }
 
-func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64, gpus gpuShare, img jobImage, dropUID bool, jail *jobCgroup, launch *sandboxLaunch) ([]byte, *d5list.RunClock, error) {
+func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64, gpus gpuShare, img jobImage, dropUID bool, cgroup *jobCgroup, launch *sandboxLaunch) ([]byte, *d5list.RunClock, error) {
 	host, err := hostLayout(job, p.opts.DataDir, i)
 	if err != nil {
 		return nil, nil, err
@@ -374,7 +374,7 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	case p.bwrap != "":
 		argv = append(p.bwrapArgs(host, in, env, spec), append(p.prlimitArgs(spec), argv...)...)
 	}
-	cmd, gate := jail.hold(argv)
+	cmd, gate := cgroup.hold(argv)
 	if p.bwrap == "" {
 		cmd.Dir = host.bundle
 	}
@@ -389,7 +389,7 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	if i == 0 {
 		// The sandbox (or, unsandboxed, the plain start) of the job's runs,
 		// for probeEnvironment.
-		*launch = sandboxLaunch{started: true, argv: slices.Clone(argv[:len(argv)-entryArgs]), env: cmd.Env, dir: cmd.Dir, dropUID: dropUID, jail: jail}
+		*launch = sandboxLaunch{started: true, argv: slices.Clone(argv[:len(argv)-entryArgs]), env: cmd.Env, dir: cmd.Dir, dropUID: dropUID, cgroup: cgroup}
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if dropUID {
@@ -465,14 +465,15 @@ func (c *versionCache) get(probe func() map[string]string) map[string]string {
 
 // sandboxLaunch is how a job's first run was started on the host: the
 // command line up to its entrypoint (prlimit, bwrap and their options;
-// nothing unsandboxed), and the environment and folder it started in.
+// nothing unsandboxed), the environment and folder it started in, and the
+// job's cgroup.
 type sandboxLaunch struct {
 	started bool
 	argv    []string
 	env     []string
 	dir     string
 	dropUID bool
-	jail    *jobCgroup
+	cgroup  *jobCgroup
 }
 
 // probeEnvironment asks the python3 on the job's sandbox PATH (an image's
@@ -487,7 +488,7 @@ func (p *Process) probeEnvironment(ctx context.Context, spec d5list.JobSpec, l s
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	argv := append(slices.Clone(l.argv), "python3", probeFlag, "-c", environmentProbe)
-	cmd, gate := l.jail.hold(argv)
+	cmd, gate := l.cgroup.hold(argv)
 	cmd.Dir = l.dir
 	cmd.Env = l.env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -146,6 +146,11 @@ func runRunner(ctx context.Context, cfg runnerConfig, log *slog.Logger) error {
 		return fmt.Errorf("runner: --image-max-bytes, --image-max-ratio, --image-floor-bytes and --image-max-entries must be positive")
 	case cfg.Jobs.MemoryBytes < 0 || cfg.Jobs.DiskBytes < 0 || cfg.Jobs.Processes <= 0:
 		return fmt.Errorf("runner: --job-memory and --job-disk must be 0 (the default) or more, and --job-processes positive")
+	case cfg.Executor == "slurm" && cfg.WorkDir == "":
+		return fmt.Errorf("runner: --executor slurm needs --work, a folder the compute nodes see at the same path")
+	case cfg.Executor == "slurm" && !cfg.AllowUnbounded:
+		return fmt.Errorf("runner: --executor slurm runs competitor code on the compute nodes, where the runner caps neither its memory, its processes nor its disk: " +
+			"confine the jobs in Slurm (TaskPlugin=task/cgroup, with ConstrainRAMSpace=yes in cgroup.conf) and start the runner with --allow-unbounded")
 	case cfg.Heartbeat <= 0:
 		return fmt.Errorf("runner: --heartbeat must be positive, got %s", cfg.Heartbeat)
 	case cfg.ID == "" || sanitizeID(cfg.ID) != cfg.ID:
@@ -212,13 +217,6 @@ func newExecutor(cfg runnerConfig, book *leaseBook, log *slog.Logger) (runner.Ex
 			Registries: cfg.Registries, ImageCache: cfg.Images, ImageLimits: cfg.ImageLimits,
 		})
 	case "slurm":
-		if cfg.WorkDir == "" {
-			return nil, fmt.Errorf("runner: --executor slurm needs --work, a folder the compute nodes see at the same path")
-		}
-		if !cfg.AllowUnbounded {
-			return nil, fmt.Errorf("runner: --executor slurm runs competitor code on the compute nodes, where the runner caps neither its memory, its processes nor its disk: " +
-				"confine the jobs in Slurm (TaskPlugin=task/cgroup, with ConstrainRAMSpace=yes in cgroup.conf) and start the runner with --allow-unbounded")
-		}
 		return runner.NewSlurm(runner.SlurmOptions{Fetch: book.fetch, SharedDir: cfg.WorkDir, DataDir: cfg.Datasets, Log: log,
 			Partition: cfg.Slurm.Partition, Account: cfg.Slurm.Account, TasksPerNode: cfg.Slurm.TasksPerNode, GPUsPerNode: cfg.Slurm.GPUsPerNode})
 	}

@@ -274,3 +274,37 @@ func TestProcessRefusesWithoutCaps(t *testing.T) {
 		t.Errorf("NewProcess told to run unbounded: %v", err)
 	}
 }
+
+// BenchmarkJobCaps is what a job's cgroup costs: a job of one run that
+// writes its log, with its cgroup (made with its caps, the run held at its
+// gate and let in, the cgroup emptied and removed) and without. Both have
+// their tmpfs work areas.
+func BenchmarkJobCaps(b *testing.B) {
+	needBwrap(b)
+	for _, capped := range []bool{true, false} {
+		b.Run(map[bool]string{true: "capped", false: "unbounded"}[capped], func(b *testing.B) {
+			if !capped {
+				found := processCgroups
+				defer func() { processCgroups = found }()
+				processCgroups = func() (*cgroups, error) { return nil, fmt.Errorf("left out") }
+			}
+			p, err := NewProcess(ProcessOptions{WorkDir: workDir(b), Fetch: fetchOf(packFixture(b, "")), AllowUnbounded: !capped})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if (p.cgroups != nil) != capped {
+				b.Fatalf("capped %v, cgroups %v", capped, p.cgroups)
+			}
+			// The first job probes the sandbox's Python, which the others
+			// reuse.
+			if _, err := p.Execute(context.Background(), testSpec(1)); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if _, err := p.Execute(context.Background(), testSpec(1)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -12,7 +12,7 @@ import (
 // needCgroups skips a test of the kernel's caps where this process has no
 // cgroup to make a job's in (CI runs as root on a host with cgroup v1
 // hierarchies, and has one).
-func needCgroups(t *testing.T) *cgroups {
+func needCgroups(t testing.TB) *cgroups {
 	t.Helper()
 	c, err := processCgroups()
 	if err != nil {

@@ -24,7 +24,7 @@ import (
 // needBwrap skips a sandbox test where bubblewrap is not installed (CI
 // installs it, see .ci/run) or where the kernel gives the test no cgroup
 // to cap its jobs in, without which the sandbox does not start.
-func needBwrap(t *testing.T) {
+func needBwrap(t testing.TB) {
 	t.Helper()
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		t.Skip("bubblewrap (bwrap) is not installed: sandboxed process executor tests skipped (apt-get install bubblewrap)")
@@ -41,7 +41,7 @@ func fixtureBundle(t *testing.T, script string) FetchFunc {
 
 // packFixture packs runner/testdata/process-bundle with code/run.sh
 // replaced by script (none: the fixture's own, a minimal valid run).
-func packFixture(t *testing.T, script string) []byte {
+func packFixture(t testing.TB, script string) []byte {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "bundle")
 	if err := os.CopyFS(dir, os.DirFS("testdata/process-bundle")); err != nil {
@@ -78,7 +78,7 @@ func testSpec(seeds ...int64) d5list.JobSpec {
 
 // workDir is a runner work folder the sandbox user can traverse, as the
 // default (the system temp dir) is; t.TempDir() is private to root.
-func workDir(t *testing.T) string {
+func workDir(t testing.TB) string {
 	t.Helper()
 	d := t.TempDir()
 	for _, dir := range []string{filepath.Dir(d), d} {

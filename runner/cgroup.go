@@ -188,14 +188,14 @@ func delegatedV2(own string) (*cgroups, error) {
 }
 
 // runnerFolder makes base/d5list-PID, the folder of this runner's jobs,
-// after removing the folders of runners that have died (with whatever of
-// their jobs is left).
+// after removing the empty folders of runners that have died (their jobs'
+// processes died with them: bwrap --die-with-parent).
 func runnerFolder(base string) (string, error) {
 	olds, _ := filepath.Glob(filepath.Join(base, "d5list-*"))
 	for _, old := range olds {
 		pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(old), "d5list-"))
 		if err == nil && pid != os.Getpid() && !processAlive(pid) {
-			_ = removeCgroup(old)
+			pruneCgroups(old)
 		}
 	}
 	dir := filepath.Join(base, "d5list-"+strconv.Itoa(os.Getpid()))
@@ -233,7 +233,7 @@ func (c *cgroups) job(name string, memory, processes int64) (*jobCgroup, error) 
 	}
 	type setting struct {
 		dir, file, value string
-		optional         bool // absent where the kernel does not account swap
+		optional         bool // absent where the kernel lacks it (no swap accounting, an old kernel)
 	}
 	mem, pids := j.dirs[0], j.dirs[len(j.dirs)-1]
 	var set []setting
@@ -295,16 +295,10 @@ func (j *jobCgroup) remove() {
 	}
 }
 
-// removeCgroup removes dir and the cgroups below it, killing what is
-// still in them: after a run the sandbox's processes die with its PID
-// namespace, but they may take a moment to leave.
+// removeCgroup removes a job's cgroup, killing what is still in it: after
+// a run the sandbox's processes die with its PID namespace, but they may
+// take a moment to leave.
 func removeCgroup(dir string) error {
-	subs, _ := os.ReadDir(dir)
-	for _, s := range subs {
-		if s.IsDir() {
-			_ = removeCgroup(filepath.Join(dir, s.Name()))
-		}
-	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		err := syscall.Rmdir(dir)
@@ -319,6 +313,17 @@ func removeCgroup(dir string) error {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// pruneCgroups removes dir and the cgroups below it that hold no process.
+func pruneCgroups(dir string) {
+	subs, _ := os.ReadDir(dir)
+	for _, s := range subs {
+		if s.IsDir() {
+			pruneCgroups(filepath.Join(dir, s.Name()))
+		}
+	}
+	_ = syscall.Rmdir(dir)
 }
 
 // cgroupProcs lists the processes in a cgroup.

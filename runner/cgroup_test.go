@@ -2,7 +2,9 @@ package runner
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -156,5 +158,38 @@ func TestGateRunsNothingOutsideTheJobsCgroup(t *testing.T) {
 	}
 	if _, err := os.Stat(marker); err != nil {
 		t.Fatalf("a run let in did not run: %v", err)
+	}
+}
+
+// A runner's start removes the empty cgroups of runners that have died,
+// and leaves those of live ones.
+func TestRunnerFolderPrunesDeadRunners(t *testing.T) {
+	c := needCgroups(t)
+	base := filepath.Dir(c.dirs[0])
+	done := exec.Command("true")
+	if err := done.Run(); err != nil {
+		t.Fatal(err)
+	}
+	live := exec.Command("sleep", "30")
+	if err := live.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { live.Process.Kill(); live.Wait() }()
+	dead := filepath.Join(base, fmt.Sprintf("d5list-%d", done.Process.Pid))
+	alive := filepath.Join(base, fmt.Sprintf("d5list-%d", live.Process.Pid))
+	for _, d := range []string{filepath.Join(dead, "job-1-1"), filepath.Join(alive, "job-1-1")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer pruneCgroups(alive)
+	if _, err := runnerFolder(base); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dead); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the dead runner's %s is still there (%v)", dead, err)
+	}
+	if _, err := os.Stat(filepath.Join(alive, "job-1-1")); err != nil {
+		t.Errorf("the live runner's job cgroup is gone: %v", err)
 	}
 }

@@ -127,7 +127,7 @@ func (p *Process) readySandbox() error {
 	case p.bwrap != "" && !p.opts.AllowUnbounded:
 		return d5list.Errorf(d5list.EUNAVAILABLE,
 			"process executor: the kernel cannot cap each job's memory and processes here (%v): competitor code runs only under those caps; "+
-				"delegate a cgroup to the runner (as root: %s; or Delegate=yes in its systemd unit), "+
+				"delegate a cgroup to the runner (%s, or Delegate=yes in its systemd unit; on a cgroup v1 host, run it as root), "+
 				"or start the runner with --allow-unbounded on a machine dedicated to trusted code", err, CgroupSetup)
 	default:
 		p.opts.Log.Warn("runs go without the kernel's caps on each job's memory and processes", "err", err)

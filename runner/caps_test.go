@@ -52,10 +52,10 @@ func (o *runOutput) all() []string {
 	return slices.Clone(o.lines)
 }
 
-// honestTail is the fixture's own run, after a hostile start: a job that
+// honestTail is an honest run's window, after a hostile start: a job that
 // got past its attack would end well.
-const honestTail = `t=$(date +%s%3N)
-echo ":::MLLOG {\"namespace\": \"\", \"time_ms\": $t, \"event_type\": \"INTERVAL_END\", \"key\": \"run_stop\", \"value\": null, \"metadata\": {\"status\": \"success\"}}" > "$D5_RESULT_LOG"
+const honestTail = takeSeed + `echo ':::MLLOG {"namespace": "", "time_ms": 1000, "event_type": "INTERVAL_START", "key": "run_start", "value": null, "metadata": {}}' >> "$D5_RESULT_LOG"
+echo ':::MLLOG {"namespace": "", "time_ms": 1010, "event_type": "INTERVAL_END", "key": "run_stop", "value": null, "metadata": {"status": "success"}}' >> "$D5_RESULT_LOG"
 `
 
 // A job that fills its memory (with files in memory, which no rlimit
@@ -276,8 +276,8 @@ func TestProcessRefusesWithoutCaps(t *testing.T) {
 }
 
 // BenchmarkJobCaps is what a job's cgroup costs: a job of one run that
-// writes its log, with its cgroup (made with its caps, the run held at its
-// gate and let in, the cgroup emptied and removed) and without. Both have
+// writes its log, with its cgroup (made with its caps, the run held until
+// admitted to it, the cgroup emptied and removed) and without. Both have
 // their tmpfs work areas.
 func BenchmarkJobCaps(b *testing.B) {
 	needBwrap(b)

@@ -338,45 +338,46 @@ func cgroupProcs(dir string) []int {
 	return pids
 }
 
-// gateScript holds a run at its start until the runner has put it into
+// admitScript holds a run at its start until the runner has put it into
 // its job's cgroup and says "go" on its stdin: it runs its arguments
 // (bwrap, prlimit) only then, so that nothing of the run, not even
 // bwrap's first fork, runs uncapped. A runner that dies first closes the
 // pipe, and the run never starts.
-const gateScript = `read -r word && [ "$word" = go ] && exec "$@" </dev/null; exit 125`
+const admitScript = `read -r word && [ "$word" = go ] && exec "$@" </dev/null; exit 125`
 
-// gate is one run held at gateScript.
-type gate struct {
+// admission is one run held at admitScript until it is in its job's
+// cgroup.
+type admission struct {
 	job    *jobCgroup
 	word   io.WriteCloser
 	err    error   // why the run was not let in
 	before capsMet // the job's count when the run started
 }
 
-// hold makes the command of a run of the job, held at its gate; without
-// a job cgroup, the plain command and a nil gate.
-func (j *jobCgroup) hold(argv []string) (*exec.Cmd, *gate) {
+// hold makes the command of a run of the job, held until it is admitted;
+// without a job cgroup, the plain command and a nil admission.
+func (j *jobCgroup) hold(argv []string) (*exec.Cmd, *admission) {
 	if j == nil {
 		return exec.Command(argv[0], argv[1:]...), nil
 	}
-	cmd := exec.Command("/bin/sh", append([]string{"-c", gateScript, "d5list-gate"}, argv...)...)
-	g := &gate{job: j}
-	g.word, g.err = cmd.StdinPipe()
-	return cmd, g
+	cmd := exec.Command("/bin/sh", append([]string{"-c", admitScript, "d5list-admit"}, argv...)...)
+	a := &admission{job: j}
+	a.word, a.err = cmd.StdinPipe()
+	return cmd, a
 }
 
 // open admits the started run (its leader, pid) into the job's cgroup and
 // lets it go; runGroup's onStart calls it first.
-func (g *gate) open(pid int) {
-	if g == nil || g.err != nil {
+func (a *admission) open(pid int) {
+	if a == nil || a.err != nil {
 		return
 	}
-	defer g.word.Close()
-	g.before = g.job.met()
-	if g.err = g.job.admit(pid); g.err != nil {
+	defer a.word.Close()
+	a.before = a.job.met()
+	if a.err = a.job.admit(pid); a.err != nil {
 		return
 	}
-	_, g.err = io.WriteString(g.word, "go\n")
+	_, a.err = io.WriteString(a.word, "go\n")
 }
 
 // verdict is the run's error (nil if it succeeded) told with the caps: a
@@ -384,20 +385,20 @@ func (g *gate) open(pid int) {
 // (the kernel killed a process at the memory cap, or refused a fork at
 // the process cap) failed for it, whatever its exit status: it did not
 // run as it meant to, and its operator learns which cap to raise.
-func (g *gate) verdict(err error) error {
-	if g == nil {
+func (a *admission) verdict(err error) error {
+	if a == nil {
 		return err
 	}
-	if g.err != nil {
-		return fmt.Errorf("the run could not be put in its job's cgroup: %w", g.err)
+	if a.err != nil {
+		return fmt.Errorf("the run could not be put in its job's cgroup: %w", a.err)
 	}
-	now := g.job.met()
+	now := a.job.met()
 	var met string
 	switch {
-	case now.oomKills > g.before.oomKills:
-		met = "the job reached its memory cap of " + mebibytes(g.job.memory) + " (files in its work areas count), and the kernel killed its processes"
-	case now.forksRefused > g.before.forksRefused:
-		met = fmt.Sprintf("the job reached its cap of %d processes and threads, and the kernel refused it more", g.job.processes)
+	case now.oomKills > a.before.oomKills:
+		met = "the job reached its memory cap of " + mebibytes(a.job.memory) + " (files in its work areas count), and the kernel killed its processes"
+	case now.forksRefused > a.before.forksRefused:
+		met = fmt.Sprintf("the job reached its cap of %d processes and threads, and the kernel refused it more", a.job.processes)
 	default:
 		return err
 	}

@@ -62,16 +62,16 @@ func TestOwnCgroups(t *testing.T) {
 	}
 }
 
-// runHeld runs argv held at its job's gate, lets it in, and returns the
-// gate's verdict on it.
+// runHeld runs argv held until it is in its job's cgroup, admits it, and
+// returns the admission's verdict on it.
 func runHeld(t *testing.T, j *jobCgroup, argv ...string) error {
 	t.Helper()
-	cmd, g := j.hold(argv)
+	cmd, a := j.hold(argv)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	g.open(cmd.Process.Pid)
-	return g.verdict(cmd.Wait())
+	a.open(cmd.Process.Pid)
+	return a.verdict(cmd.Wait())
 }
 
 // The kernel, not a hope: a job's processes that together take more than
@@ -120,23 +120,23 @@ func TestJobCgroupCapsMemoryAndProcesses(t *testing.T) {
 	}
 }
 
-// A run held at its gate runs nothing until the runner has put it in its
+// A held run runs nothing until the runner has put it in its
 // job's cgroup: a runner that dies first (its end of the pipe closed), or
 // that cannot put it there, never lets its command start.
-func TestGateRunsNothingOutsideTheJobsCgroup(t *testing.T) {
+func TestHeldRunRunsNothingOutsideTheJobsCgroup(t *testing.T) {
 	c := needCgroups(t)
-	j, err := c.job("test-gate", 64<<20, 64)
+	j, err := c.job("test-admit", 64<<20, 64)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer j.remove()
 	marker := filepath.Join(t.TempDir(), "ran")
 
-	cmd, g := j.hold([]string{"touch", marker})
+	cmd, a := j.hold([]string{"touch", marker})
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	g.word.Close() // the runner died before letting it in
+	a.word.Close() // the runner died before letting it in
 	if err := cmd.Wait(); err == nil {
 		t.Error("a run never let in exited 0")
 	}

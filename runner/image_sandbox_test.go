@@ -23,6 +23,7 @@ import (
 const probeSource = `package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -65,8 +66,12 @@ func main() {
 		tmpWrite = err.Error()
 	}
 	pci, _ := os.ReadDir("/sys/bus/pci/devices")
-	out := fmt.Sprintf("marker=%s\nhost-python-absent=%v\npath=%s\nseed=%s\nlinked=%s\ntmp-type=%s\ntmp-write=%s\nld-preload=%s\nsys-pci-devices=%d\n",
-		marker, os.IsNotExist(hostPython), os.Getenv("PATH"), os.Getenv("D5_SEED"), linked, tmpType, tmpWrite, os.Getenv("LD_PRELOAD"), len(pci))
+	var gate struct{ Seed int64 }
+	if b, err := os.ReadFile(os.Getenv("D5_GATE")); err == nil {
+		json.Unmarshal(b, &gate)
+	}
+	out := fmt.Sprintf("marker=%s\nhost-python-absent=%v\npath=%s\nseed=%d\nlinked=%s\ntmp-type=%s\ntmp-write=%s\nld-preload=%s\nsys-pci-devices=%d\n",
+		marker, os.IsNotExist(hostPython), os.Getenv("PATH"), gate.Seed, linked, tmpType, tmpWrite, os.Getenv("LD_PRELOAD"), len(pci))
 	if err := os.WriteFile(os.Getenv("D5_RESULT_LOG"), []byte(out), 0o644); err != nil {
 		os.Exit(1)
 	}
@@ -347,30 +352,34 @@ func TestImageSandboxMountsGPUPathsOnItsReadOnlyRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Mkdir(host.bundle, 0o755); err != nil {
-		t.Fatal(err)
+	for _, d := range []string{host.bundle, host.lib} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	host.devices = []string{"/dev/null"}
-	if err := os.WriteFile(host.result, nil, 0o644); err != nil {
+	win, err := openWindow(host.ctl, windowRun{seed: 1, maxBytes: 1 << 20})
+	if err != nil {
 		t.Fatal(err)
 	}
-	in := layout{bundle: "/d5/bundle", run: "/d5/run", result: "/d5/run/result.txt", scratch: "/d5/run/scratch"}
 	p, err := NewProcess(ProcessOptions{Fetch: fetchOf(nil), WorkDir: job})
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := p.bwrapImageArgs(rootfs, host, in, []string{"D5_RESULT_LOG=" + in.result}, testSpec(1))
+	in := sandboxLayout
+	args := p.bwrapImageArgs(rootfs, host, in, []string{"D5_RESULT_LOG=" + in.result, "D5_GATE=" + in.gate}, testSpec(1))
 	if !strings.Contains(strings.Join(args, " "), "--ro-bind-try /sys/bus/pci /sys/bus/pci") {
 		t.Fatalf("the sandbox's arguments leave /sys/bus/pci out: %q", args)
 	}
 	cmd := exec.Command(args[0], append(args[1:], "/usr/lib/probe/probe")...)
 	cmd.Env = hostEnv
-	if out, err := cmd.CombinedOutput(); err != nil {
+	out, err := cmd.CombinedOutput()
+	b, logErr := win.close(&d5list.RunClock{})
+	if err != nil {
 		t.Fatalf("the sandbox did not start: %v\n%s", err, out)
 	}
-	b, err := os.ReadFile(host.result)
-	if err != nil {
-		t.Fatal(err)
+	if logErr != nil {
+		t.Fatal(logErr)
 	}
 	got := string(b)
 	if !strings.Contains(got, "marker=from the image") || !strings.Contains(got, "tmp-write=ok") || strings.Contains(got, "sys-pci-devices=0\n") {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"maps"
 	"os"
@@ -20,6 +19,7 @@ import (
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/bundle"
+	"github.com/deep500/d5list/harness"
 )
 
 // sandboxUID is the user a root runner drops to before starting bwrap. The
@@ -78,6 +78,17 @@ func newProcess(opts ProcessOptions) (*Process, error) {
 		}
 		p.prlimit = pl
 	}
+	if p.bwrap != "" && os.Geteuid() == 0 {
+		// Runs drop to the sandbox user, which must reach every job's
+		// folder: a work dir it cannot enter would fail every job, three
+		// times each, so the runner refuses to start instead.
+		if err := os.MkdirAll(opts.WorkDir, 0o755); err != nil {
+			return nil, d5list.Errorf(d5list.EUNAVAILABLE, "process executor: work dir %s: %v", opts.WorkDir, err)
+		}
+		if err := traversable(opts.WorkDir); err != nil {
+			return nil, err
+		}
+	}
 	if err := p.readySandbox(); err != nil {
 		return nil, err
 	}
@@ -100,48 +111,60 @@ func (p *Process) Execute(ctx context.Context, spec d5list.JobSpec) ([]d5list.Ru
 	if p.bwrap == "" && !p.opts.AllowUnsandboxed {
 		return nil, errNoSandbox("bwrap", errors.New("not found"))
 	}
-	setup := jobSetup{fetch: p.opts.Fetch, dir: p.opts.WorkDir, limits: p.opts.Limits, keep: p.opts.KeepWork, timeLimit: p.opts.DefaultTimeLimit}
-	var gpus gpuShare // none, unless the benchmark runs on accelerators
-	switch {
-	case !needsGPUs(&spec.Benchmark):
-	case p.gpus != nil:
-		var err error
-		if gpus.ids, err = p.gpus.acquire(ctx); err != nil {
-			return nil, err
-		}
-		defer p.gpus.release(gpus.ids)
-	default:
-		gpus.unmanaged = true
-	}
-	dropUID := p.bwrap != "" && os.Geteuid() == 0
-	cgroup, err := p.jobCgroup(spec)
+	task, err := harness.For(&spec.Benchmark, &spec.Recipe)
 	if err != nil {
 		return nil, err
 	}
-	defer cgroup.remove()
+	setup := jobSetup{fetch: p.opts.Fetch, dir: p.opts.WorkDir, limits: p.opts.Limits, keep: p.opts.KeepWork, timeLimit: p.opts.DefaultTimeLimit}
+	pj := processJob{task: task, dropUID: p.bwrap != "" && os.Geteuid() == 0}
+	switch { // no GPUs, unless the benchmark runs on accelerators
+	case !needsGPUs(&spec.Benchmark):
+	case p.gpus != nil:
+		if pj.gpus.ids, err = p.gpus.acquire(ctx); err != nil {
+			return nil, err
+		}
+		defer p.gpus.release(pj.gpus.ids)
+	default:
+		pj.gpus.unmanaged = true
+	}
+	if pj.cgroup, err = p.jobCgroup(spec); err != nil {
+		return nil, err
+	}
+	defer pj.cgroup.remove()
 	// The recipe's image is pulled and unpacked once per job, before any
 	// run's clock starts: run 0's wall time is the run's alone, and a
 	// log that arrives all at once is timed by it.
-	var img jobImage
 	if spec.Recipe.Image != "" {
 		setup.prepare = func(ctx context.Context, job string) error {
 			var err error
-			img.rootfs, img.env, err = p.image(ctx, job, spec.Recipe.Image, dropUID)
+			pj.img.rootfs, pj.img.env, err = p.image(ctx, job, spec.Recipe.Image, pj.dropUID)
 			return err
 		}
 	}
 	// What the job's runs ran with is asked in their own sandbox, started
 	// as the first run's was, once the runs are done (off their clocks).
-	var launch sandboxLaunch
 	setup.record = func(ctx context.Context) map[string]string {
 		if spec.Recipe.Image != "" {
-			return p.probeEnvironment(ctx, spec, launch)
+			return p.probeEnvironment(ctx, spec, pj.launch)
 		}
-		return p.hostVersions.get(func() map[string]string { return p.probeEnvironment(ctx, spec, launch) })
+		return p.hostVersions.get(func() map[string]string { return p.probeEnvironment(ctx, spec, pj.launch) })
 	}
 	return setup.execute(ctx, spec, func(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64) ([]byte, *d5list.RunClock, error) {
-		return p.run(ctx, spec, job, entry, mode, i, seed, gpus, img, dropUID, cgroup, &launch)
+		return p.run(ctx, spec, job, entry, mode, i, seed, &pj)
 	})
+}
+
+// processJob is what every run of a job shares: its GPUs, its unpacked
+// image, whether the sandbox drops to its own user, its cgroup (nil: no
+// caps), its harness task, and how its first run's sandbox was started
+// (for probeEnvironment).
+type processJob struct {
+	gpus    gpuShare
+	img     jobImage
+	dropUID bool
+	cgroup  *jobCgroup
+	task    *harness.Task
+	launch  sandboxLaunch
 }
 
 // jobImage is a job's unpacked recipe image: its root filesystem and the
@@ -151,155 +174,12 @@ type jobImage struct {
 	env    []string
 }
 
-// jobSetup is what the bundle-running executors share: where a job's
-// bundle is extracted, and the time limit when its benchmark sets none.
-type jobSetup struct {
-	fetch     FetchFunc
-	dir       string
-	limits    bundle.Limits
-	keep      bool // keep the job folder after the job
-	timeLimit time.Duration
-	// prepare, when set, readies the extracted job folder for its runs
-	// (a recipe's image) before the first run's clock starts, so that
-	// no run is timed with it.
-	prepare func(ctx context.Context, job string) error
-	// record, when set, is asked after the runs, in the job folder still
-	// there, for what they ran with; its labels go into every run's
-	// RunClock.Environment.
-	record func(ctx context.Context) map[string]string
-}
-
-// runFunc runs one seed of the entrypoint (mode: its file mode) in job and
-// returns that run's MLLOG.
-type runFunc func(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64) ([]byte, *d5list.RunClock, error)
-
-// execute checks the entrypoint, extracts the bundle, and runs each seed in
-// order under the benchmark's time limit.
-func (s jobSetup) execute(ctx context.Context, spec d5list.JobSpec, run runFunc) ([]d5list.RunLog, error) {
-	entry, err := checkEntrypoint(spec.Recipe.Entrypoint)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeoutCause(ctx, jobTimeLimit(spec, s.timeLimit),
-		d5list.Errorf(d5list.ECONFLICT, "job %d exceeded the benchmark's time limit", spec.JobID))
-	defer cancel()
-
-	job, err := prepareJob(ctx, s.fetch, spec, s.dir, s.limits)
-	if err != nil {
-		return nil, err
-	}
-	if !s.keep {
-		defer os.RemoveAll(job)
-	}
-	info, err := os.Stat(filepath.Join(job, "bundle", filepath.FromSlash(entry)))
-	if err != nil || !info.Mode().IsRegular() {
-		return nil, d5list.Errorf(d5list.EINVALID, "recipe: entrypoint %q is not a file of the bundle", entry)
-	}
-	if s.prepare != nil {
-		if err := s.prepare(ctx, job); err != nil {
-			if c := context.Cause(ctx); c != nil {
-				return nil, c
-			}
-			return nil, err
-		}
-	}
-	logs := make([]d5list.RunLog, 0, len(spec.Seeds))
-	for i, seed := range spec.Seeds {
-		start := time.Now()
-		log, clock, err := run(ctx, spec, job, entry, info.Mode(), i, seed)
-		if err != nil {
-			if c := context.Cause(ctx); c != nil {
-				return nil, fmt.Errorf("run %d (seed %d): %w", i, seed, c)
-			}
-			return nil, fmt.Errorf("run %d (seed %d): %w", i, seed, err)
-		}
-		// The runner's clock, not the entrypoint's: the log's timestamps
-		// are the run's claim about itself.
-		if clock == nil {
-			clock = &d5list.RunClock{}
-		}
-		clock.WallS = time.Since(start).Seconds()
-		logs = append(logs, d5list.RunLog{Index: i, Seed: seed, Log: log, Clock: clock})
-	}
-	if s.record != nil {
-		versions := s.record(ctx)
-		for _, l := range logs {
-			if len(versions) > 0 && l.Clock.Environment == nil {
-				l.Clock.Environment = map[string]string{}
-			}
-			for k, v := range versions {
-				l.Clock.Environment[k] = v
-			}
-		}
-	}
-	return logs, nil
-}
-
-// jobTimeLimit is the benchmark's bound on one re-run job.
-func jobTimeLimit(spec d5list.JobSpec, def time.Duration) time.Duration {
-	if s := spec.Benchmark.Verify.TimeLimitSeconds; s > 0 {
-		return time.Duration(s) * time.Second
-	}
-	return def
-}
-
-// checkEntrypoint accepts only a clean path inside the bundle.
-func checkEntrypoint(e string) (string, error) {
-	if e == "" {
-		return "", d5list.Errorf(d5list.EINVALID, "recipe: entrypoint is empty; the process executor needs one (for example code/run.sh)")
-	}
-	if strings.Contains(e, `\`) || path.IsAbs(e) || path.Clean(e) != e || e == "." || e == ".." || strings.HasPrefix(e, "../") {
-		return "", d5list.Errorf(d5list.EINVALID, "recipe: entrypoint %q must be a relative path inside the bundle", e)
-	}
-	return e, nil
-}
-
-// prepareJob makes <work>/d5job-*/bundle with the extracted bundle. The job
-// folder is world-traversable so that the sandbox user can reach the bind
-// sources.
-func prepareJob(ctx context.Context, fetch FetchFunc, spec d5list.JobSpec, work string, lim bundle.Limits) (string, error) {
-	if err := os.MkdirAll(work, 0o755); err != nil {
-		return "", err
-	}
-	job, err := os.MkdirTemp(work, fmt.Sprintf("d5job-%d-", spec.JobID))
-	if err != nil {
-		return "", err
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			os.RemoveAll(job)
-		}
-	}()
-	if err := os.Chmod(job, 0o755); err != nil {
-		return "", err
-	}
-	archive := filepath.Join(job, "bundle.archive")
-	f, err := os.OpenFile(archive, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return "", err
-	}
-	err = fetch(ctx, spec, f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return "", fmt.Errorf("fetching the bundle of job %d: %w", spec.JobID, err)
-	}
-	if err := bundle.Extract(archive, filepath.Join(job, "bundle"), lim); err != nil {
-		return "", fmt.Errorf("extracting the bundle of job %d: %w", spec.JobID, err)
-	}
-	if err := os.Remove(archive); err != nil {
-		return "", err
-	}
-	ok = true
-	return job, nil
-}
-
 // layout is where a run sees its folders: the same paths as on the host
-// when unsandboxed, fixed paths under /d5 inside the sandbox.
+// when unsandboxed, fixed paths under /d5 inside the sandbox. ctl is the
+// runner's folder of the run's gate and result log (window.go), which the
+// sandbox sees read-only; lib holds the runner's harness (harness.go).
 type layout struct {
-	bundle, run, result, scratch, data string
+	bundle, run, result, gate, ctl, lib, scratch, data string
 	// devices are the GPU device nodes of the job's share, bound into the
 	// sandbox at the same paths (gpuDevices).
 	devices []string
@@ -308,41 +188,37 @@ type layout struct {
 // hostLayout is run i's folders on the host, with its scratch folder made.
 func hostLayout(job, dataDir string, i int) (layout, error) {
 	run := filepath.Join(job, fmt.Sprintf("run-%d", i))
+	ctl := filepath.Join(job, fmt.Sprintf("ctl-%d", i))
 	l := layout{
 		bundle:  filepath.Join(job, "bundle"),
 		run:     run,
-		result:  filepath.Join(run, "result.txt"),
+		ctl:     ctl,
+		lib:     filepath.Join(job, "lib"),
+		result:  filepath.Join(ctl, windowLogName),
+		gate:    filepath.Join(ctl, windowGateName),
 		scratch: filepath.Join(run, "scratch"),
 		data:    dataDir,
 	}
 	return l, os.MkdirAll(l.scratch, 0o755)
 }
 
-func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64, gpus gpuShare, img jobImage, dropUID bool, cgroup *jobCgroup, launch *sandboxLaunch) ([]byte, *d5list.RunClock, error) {
+func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64, pj *processJob) ([]byte, *d5list.RunClock, error) {
+	gpus, img, dropUID := pj.gpus, pj.img, pj.dropUID
 	host, err := hostLayout(job, p.opts.DataDir, i)
 	if err != nil {
 		return nil, nil, err
 	}
 	host.devices = gpuDevices("/", gpus, p.gpus.nodeMinors())
-	if p.bwrap != "" {
-		// The one file of the host a sandboxed run writes (workAreas).
-		if err := os.WriteFile(host.result, nil, 0o644); err != nil {
-			return nil, nil, err
-		}
-	}
 	if dropUID {
+		// The sandbox user reaches the bundle, the harness and the run's
+		// control folder on the host; what it writes is in its work areas.
 		if err := traversable(job); err != nil {
 			return nil, nil, err
-		}
-		for _, d := range []string{host.run, host.scratch, host.result} {
-			if err := os.Chown(d, sandboxUID, sandboxUID); err != nil {
-				return nil, nil, err
-			}
 		}
 	}
 	in := host
 	if p.bwrap != "" {
-		in = layout{bundle: "/d5/bundle", run: "/d5/run", result: "/d5/run/result.txt", scratch: "/d5/run/scratch"}
+		in = sandboxLayout
 		if p.opts.DataDir != "" {
 			in.data = "/d5/data"
 		}
@@ -352,7 +228,7 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 		return nil, nil, err
 	}
 	entryArgs := len(argv)
-	env := runEnv(spec, in, i, seed, gpus)
+	env := runEnv(spec, in, i, gpus, pj.task)
 	if len(p.opts.ExtraPath) > 0 {
 		env[0] = "PATH=" + strings.Join(p.opts.ExtraPath, ":") + ":" + strings.TrimPrefix(env[0], "PATH=")
 	}
@@ -374,7 +250,7 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	case p.bwrap != "":
 		argv = append(p.bwrapArgs(host, in, env, spec), append(p.prlimitArgs(spec), argv...)...)
 	}
-	cmd, gate := cgroup.hold(argv)
+	cmd, admission := pj.cgroup.hold(argv)
 	if p.bwrap == "" {
 		cmd.Dir = host.bundle
 	}
@@ -389,21 +265,25 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	if i == 0 {
 		// The sandbox (or, unsandboxed, the plain start) of the job's runs,
 		// for probeEnvironment.
-		*launch = sandboxLaunch{started: true, argv: slices.Clone(argv[:len(argv)-entryArgs]), env: cmd.Env, dir: cmd.Dir, dropUID: dropUID, cgroup: cgroup}
+		pj.launch = sandboxLaunch{started: true, argv: slices.Clone(argv[:len(argv)-entryArgs]), env: cmd.Env, dir: cmd.Dir, dropUID: dropUID, cgroup: pj.cgroup}
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if dropUID {
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: sandboxUID, Gid: sandboxUID}
 	}
 	tail := newTail(p.opts.TailLines)
-	// The run's MLLOG file is followed while it runs: the runner times
-	// its run_start and run_stop lines as they arrive (logClock), and live
-	// progress shows its events, so an entrypoint need not print them.
-	var lc logClock
-	stopMLLOG := tailFile(host.result, i, d5list.StreamMLLOG, bothLines(lc.line, LinesFrom(ctx)), logClockPoll)
 	tree := newTreeClock()
+	// The run's gate and result log: the runner times its window as the
+	// run takes its seed and its lines arrive, and live progress shows its
+	// events as they do, so an entrypoint need not print them.
+	var beforeWindow time.Duration
+	win, err := openWindow(host.ctl, windowRun{index: i, seed: seed, fresh: i >= len(spec.Seeds), task: pj.task,
+		maxBytes: p.opts.Limits.MaxResultBytes, onLine: LinesFrom(ctx), onGate: func() { beforeWindow = tree.cpuNow() }})
+	if err != nil {
+		return nil, nil, err
+	}
 	onStart := func(run, pid int) {
-		gate.open(pid)
+		admission.open(pid)
 		tree.follow(pid)
 		if p.opts.OnStart != nil {
 			p.opts.OnStart(run, pid)
@@ -412,9 +292,16 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	started := time.Now()
 	err = runGroup(ctx, cmd, p.opts.KillGrace, i, tail, bothLines(p.opts.OnLine, LinesFrom(ctx)), onStart)
 	foreign, computing, treeCPU := tree.finish()
-	stopMLLOG()
-	if err = gate.verdict(err); err != nil {
+	clock := &d5list.RunClock{}
+	log, logErr := win.close(clock)
+	if err = admission.verdict(err); err != nil {
 		return nil, nil, fmt.Errorf("%w%s", err, tail.String())
+	}
+	if logErr != nil {
+		return nil, nil, logErr
+	}
+	if len(log) == 0 {
+		return nil, nil, fmt.Errorf("the entrypoint wrote nothing to $D5_RESULT_LOG%s", tail.String())
 	}
 	// WaitS, as the builtin workloads report it: the share of the run
 	// that foreign work delayed its processes by, times its wall time.
@@ -424,12 +311,16 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	if treeCPU > 0 {
 		cpu = max(cpu, treeCPU.Seconds())
 	}
-	clock := &d5list.RunClock{CPUS: cpu, WaitS: foreign * time.Since(started).Seconds(), Processes: &computing,
-		Environment: envRecord(env)}
-	lc.measure(clock)
-	log, err := readResult(host.result, p.opts.Limits.MaxResultBytes, tail)
-	return log, clock, err
+	clock.CPUS, clock.WaitS, clock.Processes = cpu, foreign*time.Since(started).Seconds(), &computing
+	clock.BeforeWindowCPUS = beforeWindow.Seconds()
+	clock.Audit = win.audit(seed)
+	clock.Environment = envRecord(env)
+	return log, clock, nil
 }
+
+// sandboxLayout is where a sandboxed run sees its folders.
+var sandboxLayout = layout{bundle: "/d5/bundle", run: "/d5/run", ctl: "/d5/ctl", lib: "/d5/lib",
+	result: "/d5/ctl/" + windowLogName, gate: "/d5/ctl/" + windowGateName, scratch: "/d5/run/scratch"}
 
 // hostVersionsTTL is how long the runner reuses what its own sandbox's
 // python3 reported: a probe starts Python and imports torch (about a
@@ -488,7 +379,7 @@ func (p *Process) probeEnvironment(ctx context.Context, spec d5list.JobSpec, l s
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	argv := append(slices.Clone(l.argv), "python3", probeFlag, "-c", environmentProbe)
-	cmd, gate := l.cgroup.hold(argv)
+	cmd, admission := l.cgroup.hold(argv)
 	cmd.Dir = l.dir
 	cmd.Env = l.env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -503,8 +394,8 @@ func (p *Process) probeEnvironment(ctx context.Context, spec d5list.JobSpec, l s
 			size += len(line)
 		}
 	}
-	open := func(_, pid int) { gate.open(pid) }
-	if err := gate.verdict(runGroup(ctx, cmd, p.opts.KillGrace, 0, newTail(0), keep, open)); err != nil {
+	admit := func(_, pid int) { admission.open(pid) }
+	if err := admission.verdict(runGroup(ctx, cmd, p.opts.KillGrace, 0, newTail(0), keep, admit)); err != nil {
 		p.opts.Log.Info("the versions the job ran with were not recorded: no python3 in its sandbox answered the probe", "job", spec.JobID, "err", err)
 		return nil
 	}
@@ -558,8 +449,8 @@ func traversable(dir string) error {
 			return err
 		}
 		if fi.Mode().Perm()&0o001 == 0 {
-			return d5list.Errorf(d5list.EUNAVAILABLE, "process executor: the sandbox user (uid %d) cannot enter %s (mode %v): "+
-				"choose a work dir whose parents are world-searchable (chmod o+x)", sandboxUID, d, fi.Mode().Perm())
+			return d5list.Errorf(d5list.EUNAVAILABLE, "process executor: the sandbox user (uid %d) cannot enter %s (mode %v), on the way to the work dir %s: "+
+				"choose a work dir (the runner's --work) whose parents are all world-searchable, or chmod o+x %s", sandboxUID, d, fi.Mode().Perm(), dir, d)
 		}
 		if d == filepath.Dir(d) {
 			return nil
@@ -595,176 +486,24 @@ const (
 
 // runEnv is the whole environment of a run: nothing leaks from the runner
 // except the GPU selection.
-func runEnv(spec d5list.JobSpec, l layout, i int, seed int64, gpus gpuShare) []string {
+func runEnv(spec d5list.JobSpec, l layout, i int, gpus gpuShare, task *harness.Task) []string {
 	env := []string{
 		sandboxPath,
 		"HOME=" + l.scratch,
 		"TMPDIR=" + l.scratch,
 		sandboxLang,
 		"D5_RESULT_LOG=" + l.result,
-		"D5_SEED=" + strconv.FormatInt(seed, 10),
+		"D5_GATE=" + l.gate,
+		"PYTHONPATH=" + l.lib,
 		"D5_RUN_INDEX=" + strconv.Itoa(i),
-		"D5_RUNS=" + strconv.Itoa(len(spec.Seeds)),
+		"D5_RUNS=" + strconv.Itoa(len(spec.Seeds)+len(spec.FreshSeeds)),
 		"D5_DATA_DIR=" + l.data,
 		"D5_BENCHMARK=" + spec.Benchmark.ID,
 		"D5_SCRATCH=" + l.scratch,
 		"D5_BUNDLE=" + l.bundle,
 	}
+	if task != nil {
+		env = append(env, "D5_TASK="+task.JSON(), "D5_AUDIT="+filepath.Join(l.ctl, windowAuditName), "D5_REVEAL="+filepath.Join(l.ctl, windowRevealName))
+	}
 	return append(env, gpuEnv(gpus)...)
-}
-
-// readResult reads the MLLOG file a run wrote, through openRunFile: a link,
-// FIFO or device in its place fails the run, with what it was.
-func readResult(name string, max int64, tail *lineTail) ([]byte, error) {
-	f, err := openRunFile(name)
-	if errors.Is(err, errNotRegular) {
-		return nil, fmt.Errorf("$D5_RESULT_LOG: %v; the runner reads back only a regular file the run wrote%s", err, tail.String())
-	}
-	if err != nil {
-		return nil, fmt.Errorf("the entrypoint exited without writing $D5_RESULT_LOG%s", tail.String())
-	}
-	defer f.Close()
-	if max <= 0 {
-		max = bundle.DefaultLimits().MaxResultBytes
-	}
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > max {
-		return nil, d5list.Errorf(d5list.ETOOLARGE, "the result log is larger than %d bytes", max)
-	}
-	if len(b) == 0 {
-		return nil, fmt.Errorf("the entrypoint wrote an empty $D5_RESULT_LOG%s", tail.String())
-	}
-	return b, nil
-}
-
-// runGroup runs cmd as the leader of its own process group, feeds its
-// output to tail and onLine, and on ctx's end sends the group SIGTERM and,
-// grace later, SIGKILL. Whatever of the group outlives the leader is killed
-// as well, so that nothing a run started survives it.
-func runGroup(ctx context.Context, cmd *exec.Cmd, grace time.Duration, run int, tail *lineTail, onLine LineFunc, onStart func(int, int)) error {
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return err
-	}
-	// A grandchild holding the pipes must not keep Wait waiting.
-	cmd.WaitDelay = grace + time.Second
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting %s: %w", cmd.Path, err)
-	}
-	pgid := cmd.Process.Pid
-	if onStart != nil {
-		onStart(run, pgid)
-	}
-	var mu sync.Mutex // onLine is called one line at a time per run
-	var wg sync.WaitGroup
-	for _, s := range []struct {
-		name string
-		r    io.Reader
-	}{{"stdout", stdout}, {"stderr", stderr}} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			readLines(s.r, func(line string) {
-				mu.Lock()
-				defer mu.Unlock()
-				tail.add(s.name, line)
-				if onLine != nil {
-					onLine(run, s.name, line)
-				}
-			})
-		}()
-	}
-	done := make(chan struct{})
-	killed := make(chan struct{})
-	go func() {
-		defer close(killed)
-		select {
-		case <-done:
-			return
-		case <-ctx.Done():
-		}
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(grace):
-		}
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	}()
-	wg.Wait()
-	err = cmd.Wait()
-	close(done)
-	<-killed
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	if ctx.Err() != nil {
-		return context.Cause(ctx)
-	}
-	if err != nil {
-		return fmt.Errorf("the entrypoint failed: %w", err)
-	}
-	return nil
-}
-
-// readLines splits r into lines, cutting lines longer than 4 KiB so that a
-// run cannot make the runner hold unbounded text.
-func readLines(r io.Reader, fn func(string)) {
-	const maxLine = 4096
-	buf := make([]byte, 32<<10)
-	var line []byte
-	cut := false
-	for {
-		n, err := r.Read(buf)
-		for _, c := range buf[:n] {
-			if c == '\n' {
-				fn(strings.TrimSuffix(string(line), "\r"))
-				line, cut = line[:0], false
-				continue
-			}
-			if len(line) < maxLine {
-				line = append(line, c)
-			} else if !cut {
-				line = append(line, " [cut]"...)
-				cut = true
-			}
-		}
-		if err != nil {
-			if len(line) > 0 {
-				fn(string(line))
-			}
-			return
-		}
-	}
-}
-
-// lineTail keeps the last n output lines for error messages.
-type lineTail struct {
-	mu    sync.Mutex
-	n     int
-	lines []string
-}
-
-func newTail(n int) *lineTail { return &lineTail{n: n} }
-
-func (t *lineTail) add(stream, line string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.lines = append(t.lines, stream+": "+line)
-	if len(t.lines) > t.n {
-		t.lines = t.lines[len(t.lines)-t.n:]
-	}
-}
-
-func (t *lineTail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(t.lines) == 0 {
-		return ""
-	}
-	return d5list.FailureOutputMarker + "\n" + strings.Join(t.lines, "\n")
 }

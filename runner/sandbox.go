@@ -41,17 +41,9 @@ func (p *Process) bwrapArgs(host, in layout, env []string, spec d5list.JobSpec) 
 		a = append(a, "--ro-bind", d, d)
 	}
 	a = append(a, gpuSandboxArgs(host.devices, "")...)
-	a = append(a, "--ro-bind", host.bundle, in.bundle)
-	if host.data != "" {
-		a = append(a, "--ro-bind", host.data, in.data)
-	}
-	a = append(a, workAreas(p.rlimits(spec).DiskBytes, host, in)...)
-	a = append(a, "--chdir", in.bundle, "--remount-ro", "/")
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		a = append(a, "--setenv", k, v)
-	}
-	return append(a, "--")
+	a = append(a, runMounts(p.rlimits(spec).DiskBytes, host, in)...)
+	a = append(a, "--remount-ro", "/")
+	return append(a, sandboxEnv(in, env)...)
 }
 
 // bwrapImageArgs is bwrapArgs for a recipe with a container image: the
@@ -69,12 +61,29 @@ func (p *Process) bwrapImageArgs(rootfs string, host, in layout, env []string, s
 		"--proc", "/proc", "--dev", "/dev",
 	}
 	a = append(a, gpuSandboxArgs(host.devices, rootfs)...)
-	a = append(a, "--ro-bind", host.bundle, in.bundle)
+	a = append(a, runMounts(p.rlimits(spec).DiskBytes, host, in, "/tmp")...)
+	return append(a, sandboxEnv(in, env)...)
+}
+
+// runMounts are what a run sees of its job, read-only: the bundle, the
+// runner's control folder of the run (its FIFOs: window.go), the harness
+// and the data sets; and its work areas (workAreas).
+func runMounts(size int64, host, in layout, extra ...string) []string {
+	a := []string{
+		"--ro-bind", host.bundle, in.bundle,
+		"--ro-bind", host.ctl, in.ctl,
+		"--ro-bind", host.lib, in.lib,
+	}
 	if host.data != "" {
 		a = append(a, "--ro-bind", host.data, in.data)
 	}
-	a = append(a, workAreas(p.rlimits(spec).DiskBytes, host, in, "/tmp")...)
-	a = append(a, "--chdir", in.bundle)
+	return append(a, workAreas(size, in, extra...)...)
+}
+
+// sandboxEnv ends a bwrap command line: the run starts in its bundle with
+// env as its whole environment.
+func sandboxEnv(in layout, env []string) []string {
+	a := []string{"--chdir", in.bundle}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		a = append(a, "--setenv", k, v)
@@ -86,12 +95,13 @@ func (p *Process) bwrapImageArgs(rootfs string, host, in layout, env []string, s
 // (negative: bwrap's default, half the host's memory), which the kernel
 // charges to the job's memory cgroup, so that a run can fill neither the
 // runner's disk nor its memory: the run folder, holding its scratch
-// folder and the one file of the host it writes, its result log, bound
-// in; /dev/shm; and the extra folders (an image's /tmp). /dev itself is
-// made read-only (bwrap's --dev is a tmpfs of half the host's memory): its
-// device nodes still work. It comes after every other bind into /dev (the
-// GPUs'), which could not be made in a read-only /dev.
-func workAreas(size int64, host, in layout, extra ...string) []string {
+// folder; /dev/shm; and the extra folders (an image's /tmp). Nothing of
+// the host is writable: the run hands the runner its log through the
+// FIFOs of its read-only control folder. /dev itself is made read-only
+// (bwrap's --dev is a tmpfs of half the host's memory): its device nodes
+// still work. It comes after every other bind into /dev (the GPUs'),
+// which could not be made in a read-only /dev.
+func workAreas(size int64, in layout, extra ...string) []string {
 	var a []string
 	tmpfs := func(dir string) {
 		if size >= 0 {
@@ -100,7 +110,7 @@ func workAreas(size int64, host, in layout, extra ...string) []string {
 		a = append(a, "--tmpfs", dir)
 	}
 	tmpfs(in.run)
-	a = append(a, "--dir", in.scratch, "--bind", host.result, in.result)
+	a = append(a, "--dir", in.scratch)
 	for _, d := range append([]string{"/dev/shm"}, extra...) {
 		tmpfs(d)
 	}

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/deep500/d5list/runner"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
@@ -44,12 +43,7 @@ const imageBenchmark = `benchmarks:
 // the runner's own PATH has none: a run that did not have the image as its
 // / could not train at all.
 func TestImageSubmissionEndToEnd(t *testing.T) {
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("bubblewrap is not installed: a container image runs only in the sandbox (apt-get install bubblewrap)")
-	}
-	if err := runner.JobCaps(); err != nil {
-		t.Skipf("no cgroup to cap the runner's jobs in (%v): the process executor runs nothing unbounded", err)
-	}
+	needCappedSandbox(t) // a container image runs only in the sandbox
 	src := filepath.Join(t.TempDir(), "submission")
 	writeImageSubmission(t, src, "filled in by the test", "")
 

@@ -43,7 +43,7 @@ func (p *Process) bwrapArgs(host, in layout, env []string, spec d5list.JobSpec) 
 	a = append(a, gpuSandboxArgs(host.devices, "")...)
 	a = append(a, runMounts(p.rlimits(spec).DiskBytes, host, in)...)
 	a = append(a, "--remount-ro", "/")
-	return append(a, sandboxEnv(in, env)...)
+	return append(a, bwrapStart(in, env)...)
 }
 
 // bwrapImageArgs is bwrapArgs for a recipe with a container image: the
@@ -62,7 +62,7 @@ func (p *Process) bwrapImageArgs(rootfs string, host, in layout, env []string, s
 	}
 	a = append(a, gpuSandboxArgs(host.devices, rootfs)...)
 	a = append(a, runMounts(p.rlimits(spec).DiskBytes, host, in, "/tmp")...)
-	return append(a, sandboxEnv(in, env)...)
+	return append(a, bwrapStart(in, env)...)
 }
 
 // runMounts are what a run sees of its job, read-only: the bundle, the
@@ -80,9 +80,9 @@ func runMounts(size int64, host, in layout, extra ...string) []string {
 	return append(a, workAreas(size, in, extra...)...)
 }
 
-// sandboxEnv ends a bwrap command line: the run starts in its bundle with
+// bwrapStart ends a bwrap command line: the run starts in its bundle with
 // env as its whole environment.
-func sandboxEnv(in layout, env []string) []string {
+func bwrapStart(in layout, env []string) []string {
 	a := []string{"--chdir", in.bundle}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")

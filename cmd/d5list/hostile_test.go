@@ -17,6 +17,7 @@ import (
 	"time"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/internal/slowtest"
 	"github.com/deep500/d5list/runner"
 	"github.com/deep500/d5list/store"
 )
@@ -82,6 +83,7 @@ log INTERVAL_END run_stop null '"status": "success"'
 // its limit plus a grace. (The cheats that need real work to audit, a
 // replay and shipped weights, are TestTorchExamplesEndToEnd's.)
 func TestHostileEntrypoints(t *testing.T) {
+	slowtest.Require(t, "a minute and a half of hostile entrypoints, honest ones among them judged on their times")
 	needCappedSandbox(t)
 	// The runner host's secrets: a private file, and its environment.
 	secretDir := sandboxTraversable(t)

@@ -20,6 +20,7 @@ import (
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/internal/chaos"
+	"github.com/deep500/d5list/internal/slowtest"
 	"github.com/deep500/d5list/runner"
 	"github.com/deep500/d5list/store"
 	"github.com/deep500/d5list/workloads"
@@ -337,9 +338,7 @@ func TestRunnerKilledMidJobLosesItsLease(t *testing.T) {
 // three are verified (a killed runner once left every entry of its queue
 // to an organiser).
 func TestHonestEntriesOutliveAKilledRunner(t *testing.T) {
-	if testing.Short() {
-		t.Skip("three honest GEMM entries re-run beside a busy loop")
-	}
+	slowtest.Require(t, "three honest GEMM entries judged on their times, re-run beside a busy loop")
 	p := startPool(t, 3*time.Second)
 	competitor := p.admin(t, "token", "--user", "erin", "--role", "competitor")
 	dir := filepath.Join(t.TempDir(), "gemm")

@@ -13,9 +13,9 @@ import (
 
 // bwrapArgs builds the bubblewrap command line of one run: every namespace
 // unshared (no network: only a private loopback), a read-only root made of
-// /usr and a few files of /etc, the bundle and data sets read-only, and the
-// run's work areas (workAreas) as the only writable places. The root tmpfs
-// is remounted read-only last, so nothing else is writable even in memory.
+// /usr and a few files of /etc, the job's folders read-only and the run's
+// work areas the only writable places (runMounts). The root tmpfs is
+// remounted read-only last, so nothing else is writable even in memory.
 func (p *Process) bwrapArgs(host, in layout, env []string, spec d5list.JobSpec) []string {
 	a := []string{p.bwrap,
 		"--unshare-all", "--die-with-parent", "--new-session",

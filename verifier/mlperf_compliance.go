@@ -47,40 +47,44 @@ func (m *complianceMessages) warn(key string, r d5list.Reason) {
 	m.warnings[key] = r
 }
 
+// complianceRun is the compliance checker on one file.
+type complianceRun struct {
+	r        *MLPerfRound
+	file     string
+	run      int
+	lines    []ruleLine // an aggregate adds lines
+	lastLine int
+	queue    []string // the rules files still to check
+	m        complianceMessages
+}
+
+func (c *complianceRun) reason(line int, format string, args ...any) d5list.Reason {
+	i := c.run
+	return d5list.Reason{Code: CodeMLPerfCompliance, File: c.file, Line: line, Run: &i, Message: fmt.Sprintf(format, args...)}
+}
+
 // checkCompliance runs the round's compliance rules over one file's lines,
 // starting with the common rules file as MLCommons' checker does.
 // parseProblems are the lines that did not parse.
 func (r *MLPerfRound) checkCompliance(file string, run int, lines []ruleLine, parseProblems []d5list.Reason) complianceResult {
-	m := &complianceMessages{keyed: map[string]d5list.Reason{}, warnings: map[string]d5list.Reason{}}
-	reason := func(line int, format string, args ...any) d5list.Reason {
-		i := run
-		return d5list.Reason{Code: CodeMLPerfCompliance, File: file, Line: line, Run: &i, Message: fmt.Sprintf(format, args...)}
-	}
-	lastLine := 0
+	c := &complianceRun{r: r, file: file, run: run, lines: lines, queue: []string{firstConfigName},
+		m: complianceMessages{keyed: map[string]d5list.Reason{}, warnings: map[string]d5list.Reason{}}}
 	if n := len(lines); n > 0 {
-		lastLine = lines[n-1].Line
+		c.lastLine = lines[n-1].Line
 	}
-	if len(parseProblems) > 0 {
-		m.plain = append(m.plain, parseProblems...)
-	}
+	m := &c.m
+	m.plain = append(m.plain, parseProblems...)
 	if len(lines) == 0 {
-		m.plain = append(m.plain, reason(0, "No log lines detected"))
+		m.plain = append(m.plain, c.reason(0, "No log lines detected"))
 	}
 	res := complianceResult{}
-	queue := []string{firstConfigName}
-	for len(queue) > 0 {
-		name := queue[0]
-		queue = queue[1:]
-		cfg := r.Configs[name]
-		if cfg == nil {
+	for len(c.queue) > 0 && res.Stop == "" {
+		name := c.queue[0]
+		c.queue = c.queue[1:]
+		if cfg := r.Configs[name]; cfg != nil {
+			res.Stop = c.runConfig(name, cfg)
+		} else {
 			res.Stop = fmt.Sprintf("MLCommons' compliance checker has no rules file training_%s/%s.yaml and stops", r.Ruleset, name)
-			break
-		}
-		var stop string
-		lines, stop = r.runConfig(name, cfg, lines, m, reason, lastLine, &queue)
-		if stop != "" {
-			res.Stop = stop
-			break
 		}
 	}
 	for _, k := range m.order {
@@ -96,21 +100,20 @@ func (r *MLPerfRound) checkCompliance(file string, run int, lines []ruleLine, pa
 // runConfig is MLCommons' configured_checks for one rules file: its own
 // state, the key rules line by line in the log's order, then how often
 // each key was logged, the at-least-one checks and the end checks. It
-// returns the lines (an aggregate adds some) and why the checker stops,
-// if it does.
-func (r *MLPerfRound) runConfig(name string, cfg *ruleConfig, lines []ruleLine, m *complianceMessages,
-	reason func(int, string, ...any) d5list.Reason, lastLine int, queue *[]string) ([]ruleLine, string) {
+// says why the checker stops, if it does.
+func (c *complianceRun) runConfig(name string, cfg *ruleConfig) string {
+	m, reason := &c.m, c.reason
 	env := &ruleEnv{state: map[string]any{}}
-	where := fmt.Sprintf("training_%s/%s.yaml", r.Ruleset, name)
+	where := fmt.Sprintf("training_%s/%s.yaml", c.r.Ruleset, name)
 	for _, a := range cfg.Begin {
 		if err := a.apply(env); err != nil {
-			return lines, fmt.Sprintf("%s: %s cannot set %s: %v", where, name, a.name, err)
+			return fmt.Sprintf("%s: %s cannot set %s: %v", where, name, a.name, err)
 		}
 	}
 	if ag := cfg.Aggregate; ag != nil {
 		var err error
-		if lines, err = aggregateLines(lines, ag); err != nil {
-			return lines, fmt.Sprintf("%s: folding %s lines: %v", where, ag.Key, err)
+		if c.lines, err = aggregateLines(c.lines, ag); err != nil {
+			return fmt.Sprintf("%s: folding %s lines: %v", where, ag.Key, err)
 		}
 	}
 	for _, k := range cfg.Keys {
@@ -128,8 +131,8 @@ func (r *MLPerfRound) runConfig(name string, cfg *ruleConfig, lines []ruleLine, 
 	reported := map[string][]any{}
 	executed := map[string]bool{}
 	firstSeen := map[string]bool{}
-	for i := range lines {
-		ln := &lines[i]
+	for i := range c.lines {
+		ln := &c.lines[i]
 		k := cfg.byKey[ln.Key]
 		if k == nil {
 			continue
@@ -137,17 +140,17 @@ func (r *MLPerfRound) runConfig(name string, cfg *ruleConfig, lines []ruleLine, 
 		reported[k.Key] = append(reported[k.Key], ln.Value)
 		env.line = ln
 		if !executed[k.Key] {
-			for _, c := range k.Check {
-				ok, err := c.holds(env)
+			for _, chk := range k.Check {
+				ok, err := chk.holds(env)
 				switch {
 				case err != nil:
-					m.keyedMessage(k.Key, reason(ln.Line, "%s = %s: the check `%s` of %s cannot be evaluated (%v)", k.Key, pyRepr(ln.Value), c, where, err))
+					m.keyedMessage(k.Key, reason(ln.Line, "%s = %s: the check `%s` of %s cannot be evaluated (%v)", k.Key, pyRepr(ln.Value), chk, where, err))
 				case !ok:
-					m.keyedMessage(k.Key, reason(ln.Line, "CHECK for '%s' failed: %s = %s fails `%s` (%s)", k.Key, k.Key, pyRepr(ln.Value), c, where))
+					m.keyedMessage(k.Key, reason(ln.Line, "CHECK for '%s' failed: %s = %s fails `%s` (%s)", k.Key, k.Key, pyRepr(ln.Value), chk, where))
 				}
 			}
 			if k.Enqueue != "" {
-				*queue = append(*queue, strings.ReplaceAll(k.Enqueue, enqueueValueHole, pyStr(ln.Value)))
+				c.queue = append(c.queue, strings.ReplaceAll(k.Enqueue, enqueueValueHole, pyStr(ln.Value)))
 			}
 			for _, a := range k.Set {
 				if err := a.apply(env); err != nil {
@@ -173,7 +176,7 @@ func (r *MLPerfRound) runConfig(name string, cfg *ruleConfig, lines []ruleLine, 
 			if err != nil {
 				// MLCommons evaluates this check outside its guard: the
 				// checker stops.
-				return lines, fmt.Sprintf("line %d: %s = %s: MLCommons' compliance checker cannot evaluate `%s` (%s) and stops: %v", ln.Line, k.Key, pyRepr(ln.Value), k.AtLeastOne, where, err)
+				return fmt.Sprintf("line %d: %s = %s: MLCommons' compliance checker cannot evaluate `%s` (%s) and stops: %v", ln.Line, k.Key, pyRepr(ln.Value), k.AtLeastOne, where, err)
 			}
 			if ok {
 				al.n++
@@ -185,7 +188,7 @@ func (r *MLPerfRound) runConfig(name string, cfg *ruleConfig, lines []ruleLine, 
 	}
 	for _, key := range atLeastOrder {
 		if al := atLeasts[key]; al.n == 0 {
-			m.plain = append(m.plain, reason(lastLine, "Failed checks for %s : %s (no line meets it; %s)", key, al.rule.AtLeastOne, where))
+			m.plain = append(m.plain, reason(c.lastLine, "Failed checks for %s : %s (no line meets it; %s)", key, al.rule.AtLeastOne, where))
 		}
 	}
 	var alternatives [][]string
@@ -198,21 +201,21 @@ func (r *MLPerfRound) runConfig(name string, cfg *ruleConfig, lines []ruleLine, 
 				break
 			}
 			if len(got) > 0 && allEqual(got) {
-				m.warn(k.Key, reason(lastLine, "Required EXACTLY_ONE occurrence of '%s' but found %d (all %s: MLCommons warns and accepts)", k.Key, len(got), pyRepr(got[0])))
+				m.warn(k.Key, reason(c.lastLine, "Required EXACTLY_ONE occurrence of '%s' but found %d (all %s: MLCommons warns and accepts)", k.Key, len(got), pyRepr(got[0])))
 				break
 			}
 			msg := fmt.Sprintf("Required EXACTLY_ONE occurrence of '%s' but found %d", k.Key, len(got))
 			if len(got) > 0 {
 				msg += " with different values: " + distinctValues(got)
 			}
-			m.keyedMessage(k.Key, reason(lastLine, "%s (%s)", msg, where))
+			m.keyedMessage(k.Key, reason(c.lastLine, "%s (%s)", msg, where))
 		case reqAtLeastOne:
 			if len(got) == 0 {
-				m.keyedMessage(k.Key, reason(lastLine, "Required AT_LEAST_ONE occurrence of '%s' but found 0 (%s)", k.Key, where))
+				m.keyedMessage(k.Key, reason(c.lastLine, "Required AT_LEAST_ONE occurrence of '%s' but found 0 (%s)", k.Key, where))
 			}
 		case reqAtLeast:
 			if len(got) < k.N {
-				m.keyedMessage(k.Key, reason(lastLine, "Required AT_LEAST(%d) occurrence of '%s' but found %d (%s)", k.N, k.Key, len(got), where))
+				m.keyedMessage(k.Key, reason(c.lastLine, "Required AT_LEAST(%d) occurrence of '%s' but found %d (%s)", k.N, k.Key, len(got), where))
 			}
 		case reqAtLeastOneOr:
 			alts := append([]string{k.Key}, k.Or...)
@@ -228,16 +231,16 @@ func (r *MLPerfRound) runConfig(name string, cfg *ruleConfig, lines []ruleLine, 
 			for i, a := range alts {
 				quoted[i] = "'" + a + "'"
 			}
-			m.plain = append(m.plain, reason(lastLine, "Required AT_LEAST_ONE occurrence of %s (%s)", strings.Join(quoted, " or "), where))
+			m.plain = append(m.plain, reason(c.lastLine, "Required AT_LEAST_ONE occurrence of %s (%s)", strings.Join(quoted, " or "), where))
 		}
 	}
 	env.line = &ruleLine{}
-	for _, c := range cfg.End {
-		if ok, err := c.holds(env); err != nil || !ok {
-			m.plain = append(m.plain, reason(lastLine, "failed test: %s (%s, at the end of the file)", c, where))
+	for _, end := range cfg.End {
+		if ok, err := end.holds(env); err != nil || !ok {
+			m.plain = append(m.plain, reason(c.lastLine, "failed test: %s (%s, at the end of the file)", end, where))
 		}
 	}
-	return lines, ""
+	return ""
 }
 
 // aggregateLines adds, after the log's lines, one line of key ag.Into per

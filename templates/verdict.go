@@ -76,7 +76,7 @@ func findingWeight(code string) int {
 	switch code {
 	case verifier.CodeSeedMismatch, verifier.CodeRunMissing, verifier.CodeRunExtra, verifier.CodeRunDuplicate,
 		verifier.CodeNoMeasurement, verifier.CodeNoClaim, verifier.CodeFreshSeedIgnored,
-		d5list.BreachGateNotOpened, d5list.BreachStartBeforeGate, d5list.BreachWindowMissing, d5list.BreachWindowRepeated:
+		d5list.BreachGateNotOpened, d5list.BreachWindowMissing, d5list.BreachWindowRepeated:
 		return 0
 	case verifier.CodeTimingMismatch, verifier.CodeRunTimingMismatch, verifier.CodeEpochTimeMismatch:
 		return 2

@@ -20,6 +20,8 @@ type mlperfLog struct {
 	path  string
 	name  string // result_3.txt
 	lines []ruleLine
+	// decoded is the bytes of values and metadata its lines hold.
+	decoded int
 	// bad are the lines that do not parse: MLCommons' parser keeps the
 	// others and the compliance checker fails the file.
 	bad []d5list.Reason
@@ -51,6 +53,7 @@ func readMLPerfLog(path, format string) (*mlperfLog, error) {
 		scale = 1000 // the MLL format's timestamps are seconds
 	}
 	log.lines = make([]ruleLine, len(events))
+	log.decoded = mllog.DecodedBytes(events)
 	for i, e := range events {
 		log.lines[i] = ruleLine{Key: e.Key, Value: e.Value, Meta: e.Metadata, Time: float64(e.TimeMS) / scale, Line: e.Line}
 		if log.lines[i].Meta == nil {

@@ -24,6 +24,9 @@ func decodeFast(p []byte) (ev Event, ok bool) {
 	}
 	var timeText string
 	var haveKey, haveTime bool
+	// The text of the value and of the metadata, as decodeSlow counts it
+	// in Decoded: a field given twice counts its last text.
+	var valueBytes, metadataBytes int
 	for first := true; ; first = false {
 		d.space()
 		if d.byte('}') {
@@ -63,18 +66,20 @@ func decodeFast(p []byte) (ev Event, ok bool) {
 			}
 			timeText, haveTime = string(d.p[start:d.i]), true
 		case "value":
+			start := d.i
 			v, valid := d.value(0)
 			if !valid {
 				return Event{}, false
 			}
-			ev.Value = v
+			ev.Value, valueBytes = v, d.i-start
 		case "metadata":
+			start := d.i
 			v, valid := d.value(0)
 			m, isMap := v.(map[string]any)
 			if !valid || v != nil && !isMap {
 				return Event{}, false
 			}
-			ev.Metadata = m
+			ev.Metadata, metadataBytes = m, d.i-start
 		default:
 			for _, f := range []string{"namespace", "event_type", "key", "time_ms", "value", "metadata"} {
 				if strings.EqualFold(name, f) {
@@ -94,7 +99,7 @@ func decodeFast(p []byte) (ev Event, ok bool) {
 	if err != nil {
 		return Event{}, false
 	}
-	ev.TimeMS = ms
+	ev.TimeMS, ev.Decoded = ms, valueBytes+metadataBytes
 	return ev, true
 }
 

@@ -60,7 +60,8 @@ type MLPerfReport struct {
 	// checker's where it compared the runs with a reference, else the
 	// folder's scaling.json; 1 where neither gives one. Minutes is the
 	// published score, the olympic mean in minutes times the factor (null
-	// when invalid).
+	// when invalid, or where MLCommons' result summarizer stops before it
+	// publishes one).
 	ScalingFactor float64  `json:"scaling_factor"`
 	Minutes       *float64 `json:"minutes"`
 	// RCP is the RCP checker's verdict, where the package checker runs
@@ -70,6 +71,9 @@ type MLPerfReport struct {
 	Accepted bool            `json:"accepted"`
 	Reasons  []d5list.Reason `json:"reasons"`
 	Warnings []d5list.Reason `json:"warnings"`
+	// summarizerStops says why MLCommons' result summarizer stops on the
+	// folder, if it does: it then publishes no table for the tree.
+	summarizerStops string
 }
 
 // Codes of the MLPerf checks' reasons beyond the bundle checks' own.
@@ -235,6 +239,7 @@ func (r *MLPerfRound) checkFolder(f mlperfFolder) *MLPerfReport {
 	closed := f.division == divisionClosed
 	failed, nonCompliant := 0, 0
 	stopped := false
+	summarizerStops := "" // why MLCommons' result summarizer stops on the folder
 	var scored []scoredRun
 	for i, log := range f.logs {
 		c := r.checkCompliance(log.name, i, log.lines, log.bad)
@@ -244,6 +249,11 @@ func (r *MLPerfRound) checkFolder(f mlperfFolder) *MLPerfReport {
 			if !stopped { // MLCommons' package checker stops at the first
 				refuse(CodeMLPerfStops, "%s: %s", log.name, c.Stop)
 				stopped = true
+			}
+			// The summarizer runs the same checker on each file and catches
+			// only a ValueError, which no check that stops it raises.
+			if summarizerStops == "" {
+				summarizerStops = log.name + ": " + c.Stop
 			}
 		}
 		describeRun(&run, log.lines)
@@ -307,12 +317,22 @@ func (r *MLPerfRound) checkFolder(f mlperfFolder) *MLPerfReport {
 	rep.Score = mlperfOlympic(scored, failed, bench.MaxFailed)
 	if !rep.Score.Valid {
 		refuse(CodeTooManyUnconverged, "%s", rep.Score.Note)
-	} else {
+	}
+	switch {
+	case summarizerStops != "":
+		rep.unpublished(fmt.Sprintf("MLCommons' result summarizer stops on %s, and publishes nothing", summarizerStops))
+	case rep.Score.Valid:
 		m := rep.Score.Value / 60 * scaling
 		rep.Minutes = &m
 	}
 	rep.Accepted = len(rep.Reasons) == 0
 	return rep
+}
+
+// unpublished drops the folder's score where MLCommons' result
+// summarizer stops before it publishes one.
+func (rep *MLPerfReport) unpublished(why string) {
+	rep.Score, rep.Minutes, rep.summarizerStops = invalidScore(why), nil, why
 }
 
 // quality is the quality target of the benchmark's rules file in a

@@ -112,7 +112,7 @@ func CheckMLPerfTree(dir, round string) (*MLPerfTreeReport, error) {
 	for _, system := range systemDirs {
 		rep.checkSystemResults(rules, dir, system)
 	}
-	rep.Summary = rules.summarize(dir, systemDirs, rep.Benchmarks)
+	rep.summarize(rules, dir, systemDirs)
 	rep.Accepted = len(rep.Reasons) == 0
 	for _, s := range rep.Systems {
 		rep.Accepted = rep.Accepted && s.Accepted
@@ -278,19 +278,57 @@ func unknownFiles(dir string) []string {
 	return out
 }
 
+// summarizerFields are the system description's fields MLCommons' result
+// summarizer reads for its table.
+var summarizerFields = []string{"division", "status", "submitter", "system_name", "host_processor_model_name", "number_of_nodes",
+	"host_processor_core_count", "host_processors_per_node", "accelerator_model_name", "accelerators_per_node", "framework",
+	"hw_notes", "sw_notes"}
+
 // summarize is the result summarizer's table: a row per system folder
 // whose description it can read, with the score of each benchmark of the
-// round (null where the system has none, or no valid score).
-func (r *MLPerfRound) summarize(dir string, systems []string, reports []*MLPerfReport) []MLPerfSummaryRow {
+// round (null where the system has none, or no valid score). Where the
+// summarizer stops, it publishes no table, and a warning says why: a
+// description without one of summarizerFields (a FieldError, which it
+// then fails to print: a NameError; that system's benchmarks get no
+// score), a benchmark folder the package checker skips (the summarizer
+// scores it, and its compliance checker has no rules file for it), or a
+// folder on which it stops.
+func (rep *MLPerfTreeReport) summarize(r *MLPerfRound, dir string, systems []string) {
+	stop := func(file, why string) {
+		rep.Warnings = append(rep.Warnings, d5list.Reason{Code: CodeMLPerfStops, File: file, Message: why})
+	}
 	rows := []MLPerfSummaryRow{}
 	for _, system := range systems {
-		data, err := os.ReadFile(filepath.Join(dir, "systems", system+".json"))
+		file := filepath.Join("systems", system+".json")
+		data, err := os.ReadFile(filepath.Join(dir, file))
 		if err != nil {
 			continue
 		}
 		var desc map[string]any
 		if json.Unmarshal(data, &desc) != nil {
 			continue
+		}
+		if i := slices.IndexFunc(summarizerFields, func(k string) bool { _, ok := desc[k]; return !ok }); i >= 0 {
+			why := fmt.Sprintf("%s has no %s, which MLCommons' result summarizer reads for its table: it stops there (a FieldError it fails to print, NameError) and publishes nothing", file, summarizerFields[i])
+			for _, b := range rep.Benchmarks {
+				if b.System == system && b.Minutes != nil {
+					b.unpublished(why)
+				}
+			}
+			stop(file, why)
+			return
+		}
+		for _, w := range rep.Warnings {
+			if w.Code == CodeMLPerfSkipped && filepath.Dir(w.File) == filepath.Join("results", system) {
+				stop(w.File, "MLCommons' result summarizer scores the benchmark folder its package checker skips, and stops there: its compliance checker has no rules file for it")
+				return
+			}
+		}
+		for _, b := range rep.Benchmarks {
+			if b.System == system && b.summarizerStops != "" {
+				stop(b.Folder, b.summarizerStops)
+				return
+			}
 		}
 		field := func(k string) string {
 			if v, ok := desc[k]; ok {
@@ -314,9 +352,9 @@ func (r *MLPerfRound) summarize(dir string, systems []string, reports []*MLPerfR
 		for _, b := range r.BenchmarkNames() {
 			row.Scores[b] = nil
 		}
-		for _, rep := range reports {
-			if rep.System == system {
-				row.Scores[rep.Benchmark] = rep.Minutes
+		for _, b := range rep.Benchmarks {
+			if b.System == system {
+				row.Scores[b.Benchmark] = b.Minutes
 			}
 		}
 		rows = append(rows, row)
@@ -328,7 +366,7 @@ func (r *MLPerfRound) summarize(dir string, systems []string, reports []*MLPerfR
 		}
 		return a.SystemName < b.SystemName
 	})
-	return rows
+	rep.Summary = rows
 }
 
 // CheckMLPerfPath checks dir as a submission tree where it is one, else

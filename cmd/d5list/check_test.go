@@ -10,11 +10,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/verifier"
 )
 
 const deep500Recipes = "../../../shared/peer-data/deep500-recipes/"
@@ -407,6 +409,37 @@ func TestCheckMLPerfTree(t *testing.T) {
 				t.Errorf("summary %s: %v minutes, the folder's %v", row.System, row.Scores[b.Benchmark], b.Minutes)
 			}
 		}
+	}
+}
+
+// A published tree on which MLCommons' result summarizer stops (v3.1
+// Dell: its compliance checker stops on a stable_diffusion file that logs
+// a CLIP score without its FID) gets no summary table and no score, as
+// MLCommons publishes none, and a warning that says why.
+func TestCheckMLPerfTreeTheSummarizerStopsOn(t *testing.T) {
+	tree := filepath.Join(mlperfTestdata, "v3.1", "Dell")
+	var text bytes.Buffer
+	_ = run(context.Background(), []string{"check", "--mlperf", tree}, &text, io.Discard)
+	for _, want := range []string{"summary: none, as MLCommons' result summarizer publishes none for this tree", "MLCommons' result summarizer stops on result_"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, text.String())
+		}
+	}
+	var out bytes.Buffer
+	_ = run(context.Background(), []string{"check", "--mlperf", "--json", tree}, &out, io.Discard)
+	var rep struct {
+		Benchmarks []struct {
+			Minutes *float64 `json:"minutes"`
+		} `json:"benchmarks"`
+		Summary  []json.RawMessage `json:"summary"`
+		Warnings []d5list.Reason   `json:"warnings"`
+	}
+	if e := json.Unmarshal(out.Bytes(), &rep); e != nil {
+		t.Fatalf("not JSON (%v): %s", e, out.String())
+	}
+	stops := slices.IndexFunc(rep.Warnings, func(r d5list.Reason) bool { return r.Code == verifier.CodeMLPerfStops })
+	if rep.Summary == nil || len(rep.Summary) != 0 || len(rep.Benchmarks) != 1 || rep.Benchmarks[0].Minutes != nil || stops < 0 {
+		t.Errorf("summary %v, benchmarks %+v, warnings %v; want an empty summary, no score and the summarizer's stop", rep.Summary, rep.Benchmarks, rep.Warnings)
 	}
 }
 

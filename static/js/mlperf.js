@@ -91,7 +91,8 @@
         [r.system_name, r.division, r.accelerators_count === null ? '-' : String(r.accelerators_count)].concat(cols.map(function (c) { return minutes(r.scores[c]); })));
     });
     result.appendChild(el('h2', {}, 'Summary, minutes'));
-    result.appendChild(wrapped(summary));
+    result.appendChild(rep.summary.length ? wrapped(summary)
+      : el('p', { 'data-testid': 'mlperf-summary' }, "None: MLCommons' result summarizer publishes none for this tree."));
     if (rep.reasons.length) { result.appendChild(reasonList(rep.reasons, 'mlperf-reasons')); }
     if (rep.warnings.length) { result.appendChild(reasonList(rep.warnings, 'mlperf-warnings')); }
   }

@@ -14,6 +14,7 @@ import (
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/bundle"
 	"github.com/deep500/d5list/catalog"
+	"github.com/deep500/d5list/internal/slowtest"
 	"github.com/deep500/d5list/mllog"
 )
 
@@ -81,6 +82,7 @@ func TestSlurmStartsDataParallelWorkers(t *testing.T) {
 // as its workers, meeting through env://, as it would across two nodes.
 // Skipped where /usr/bin/python3 has no PyTorch (CI installs it).
 func TestSlurmTrainsTheTorchDistributedExample(t *testing.T) {
+	slowtest.Require(t, "a minute of PyTorch training on two Slurm workers")
 	needSlurm(t)
 	if err := exec.Command(SandboxPython, "-c", "import torch, sklearn").Run(); err != nil {
 		if os.Getenv("CI") != "" {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -20,34 +21,47 @@ import (
 // that cannot be read.
 const CodeMLPerfFolder = "mlperf_folder"
 
-// mlperfFolderFile matches the files of an MLPerf result folder that
-// MLPerf's checkers read: the run logs (result_<i>.txt, numbered from 0 or
-// 1, zero-padded or not), the system description, the review committee's
-// RCP scaling and the package checker's bypass file.
-var mlperfFolderFile = regexp.MustCompile(`^(result_[0-9]+\.txt|system\.json|scaling\.json|package_checker_params)$`)
+// The files of an MLPerf submission that MLPerf's checkers read. In one
+// benchmark's result folder: the run logs (result_<i>.txt, numbered from
+// 0 or 1, zero-padded or not), the system description, the review
+// committee's RCP scaling and the package checker's bypass file. In a
+// submission tree: systems/<system>.json, and under results/<system>/ the
+// system's bypass file and each benchmark folder's files.
+var (
+	mlperfFolderFile = regexp.MustCompile(`^(result_[0-9]+\.txt|system\.json|scaling\.json|package_checker_params)$`)
+	mlperfTreeFile   = regexp.MustCompile(`^(systems/[^/]+\.json|results/[^/]+/package_checker_params|results/[^/]+/[^/]+/(result_[^/]*\.txt|scaling\.json|package_checker_params))$`)
+)
 
-// ExtractMLPerfFolder unpacks an uploaded MLPerf result folder (a .tar.gz
-// or a .zip of result_*.txt and the rest, flat or in one folder) into dir,
-// which must be empty or absent. Only the files MLPerf's checkers read are
-// written; the names of the others come back in ignored. Every file goes
-// through os.Root and the limits of lim; links, devices and names that
-// could leave dir are refused, and a refused archive leaves dir empty.
-func ExtractMLPerfFolder(r io.Reader, dir string, lim Limits) (ignored []string, err error) {
+// maxIgnoredNames bounds the names an upload's answer lists as ignored: a
+// submission tree's archive may hold thousands of source files.
+const maxIgnoredNames = 50
+
+// ExtractMLPerf unpacks an uploaded MLPerf submission (a .tar.gz or a
+// .zip) into dir, which must be empty or absent: one benchmark's result
+// folder (result_*.txt and the rest, flat or in one folder), or a
+// submission tree (systems/ and results/, at the top or in one folder).
+// Only the files MLPerf's checkers read are written; the names of the
+// others come back in ignored (the first 50, then a count). root is
+// where the submission lies: dir, or the folder inside it that the
+// archive wraps it in, whose name the checks read the round from. Every
+// file goes through os.Root and the limits of lim; links, devices and
+// names that could leave dir are refused, and a refused archive leaves
+// dir empty.
+func ExtractMLPerf(r io.Reader, dir string, lim Limits) (root string, ignored []string, err error) {
 	lim = lim.withDefaults()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, d5list.Errorf(d5list.EINTERNAL, "creating %s: %v", dir, err)
+		return "", nil, d5list.Errorf(d5list.EINTERNAL, "creating %s: %v", dir, err)
 	}
-	root, err := os.OpenRoot(dir)
+	rt, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	defer root.Close()
-	x := &mlperfExtract{root: root, lim: lim, seen: map[string]bool{}}
+	defer rt.Close()
+	x := &mlperfExtract{root: rt, lim: lim, seen: map[string]bool{}}
 	defer func() {
 		if err != nil {
-			for name := range x.seen {
-				_ = root.Remove(name)
-			}
+			_ = os.RemoveAll(dir)
+			_ = os.MkdirAll(dir, 0o755)
 		}
 	}()
 	br := bufio.NewReader(io.LimitReader(r, lim.MaxArchiveBytes+1))
@@ -61,9 +75,12 @@ func ExtractMLPerfFolder(r io.Reader, dir string, lim Limits) (ignored []string,
 		err = d5list.Errorf(d5list.EINVALID, "the upload is neither a .tar.gz nor a .zip")
 	}
 	if err == nil && len(x.seen) == 0 {
-		err = d5list.Errorf(d5list.EINVALID, "the archive holds no result_<i>.txt, system.json or scaling.json")
+		err = d5list.Errorf(d5list.EINVALID, "the archive holds no result_<i>.txt, system.json or scaling.json, nor a submission tree's systems/ and results/")
 	}
-	return x.ignored, err
+	if x.dropped > 0 {
+		x.ignored = append(x.ignored, fmt.Sprintf("(and %d more)", x.dropped))
+	}
+	return filepath.Join(dir, filepath.FromSlash(strings.TrimSuffix(x.wrapper, "/"))), x.ignored, err
 }
 
 type mlperfExtract struct {
@@ -71,9 +88,29 @@ type mlperfExtract struct {
 	lim     Limits
 	seen    map[string]bool
 	ignored []string
+	dropped int
 	files   int
 	total   int64
-	wrapper string // the one folder the files sit in, if any
+	// wrapper is the folder the submission sits in ("" at the top),
+	// decided by the first of its files.
+	wrapper string
+	decided bool
+}
+
+// submissionRoot is the folder a file of a submission lies in, as its
+// archive packs it (training_results_v5.0/AMD/ of
+// training_results_v5.0/AMD/systems/x.json, or ssd/ of ssd/result_0.txt):
+// the shortest prefix that leaves a submission tree's file, else one
+// benchmark folder's; ok is false for a file of neither.
+func submissionRoot(name string) (root string, ok bool) {
+	for _, pattern := range []*regexp.Regexp{mlperfTreeFile, mlperfFolderFile} {
+		for i := 0; i <= len(name); i++ {
+			if (i == 0 || name[i-1] == '/') && pattern.MatchString(name[i:]) {
+				return name[:i], true
+			}
+		}
+	}
+	return "", false
 }
 
 func (x *mlperfExtract) refuse(name, format string, args ...any) error {
@@ -82,11 +119,19 @@ func (x *mlperfExtract) refuse(name, format string, args ...any) error {
 	return e
 }
 
+func (x *mlperfExtract) ignore(name string) {
+	if len(x.ignored) < maxIgnoredNames {
+		x.ignored = append(x.ignored, name)
+	} else {
+		x.dropped++
+	}
+}
+
 // entry writes one archive member, or ignores it.
 func (x *mlperfExtract) entry(raw string, regular bool, size int64, body io.Reader) error {
 	x.files++
 	if x.files > x.lim.MaxFiles {
-		return d5list.Errorf(d5list.ETOOLARGE, "more than %d entries in the archive", x.lim.MaxFiles)
+		return d5list.Errorf(d5list.ETOOLARGE, "more than %d entries in the archive; pack only systems/ and results/", x.lim.MaxFiles)
 	}
 	name, why := cleanName(strings.TrimPrefix(raw, "./"))
 	if why != "" {
@@ -95,31 +140,30 @@ func (x *mlperfExtract) entry(raw string, regular bool, size int64, body io.Read
 	if !regular {
 		return nil // folders are implied; links and devices are never written
 	}
-	dir, base := path.Split(name)
-	if dir != "" {
-		if x.wrapper == "" {
-			x.wrapper = dir
-		}
-		if dir != x.wrapper {
-			x.ignored = append(x.ignored, name)
-			return nil // a second folder: not part of one result folder
-		}
+	if !x.decided {
+		x.wrapper, x.decided = submissionRoot(name)
 	}
-	if !mlperfFolderFile.MatchString(base) {
-		x.ignored = append(x.ignored, name)
+	rel, inside := strings.CutPrefix(name, x.wrapper)
+	if !x.decided || !inside || !mlperfFolderFile.MatchString(rel) && !mlperfTreeFile.MatchString(rel) {
+		x.ignore(name)
 		return nil
 	}
-	if x.seen[base] {
-		return x.refuse(raw, "%s given twice", base)
+	if x.seen[rel] {
+		return x.refuse(raw, "%s given twice", rel)
 	}
 	if size > x.lim.MaxFileBytes {
 		return d5list.Errorf(d5list.ETOOLARGE, "%s is %d bytes; the limit is %d", raw, size, x.lim.MaxFileBytes)
 	}
-	f, err := x.root.OpenFile(base, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
+	if d := path.Dir(name); d != "." {
+		if err := x.root.MkdirAll(d, 0o755); err != nil {
+			return x.refuse(raw, "creating its folder: %v", err)
+		}
 	}
-	x.seen[base] = true
+	f, err := x.root.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return x.refuse(raw, "%v", err)
+	}
+	x.seen[rel] = true
 	n, err := io.Copy(f, io.LimitReader(body, x.lim.MaxFileBytes+1))
 	if cerr := f.Close(); err == nil {
 		err = cerr

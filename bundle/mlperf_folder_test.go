@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -79,7 +80,7 @@ func listDir(t *testing.T, dir string) []string {
 	return names
 }
 
-func TestExtractMLPerfFolder(t *testing.T) {
+func TestExtractMLPerf(t *testing.T) {
 	folder := []member{
 		{name: "ssd/result_0.txt", body: ":::MLLOG {}\n"},
 		{name: "ssd/result_1.txt", body: ":::MLLOG {}\n"},
@@ -94,11 +95,14 @@ func TestExtractMLPerfFolder(t *testing.T) {
 	}{{"tar.gz in a folder", tarGzOf(t, folder)}, {"zip in a folder", zipOf(t, folder)}} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			ignored, err := ExtractMLPerfFolder(bytes.NewReader(c.data), dir, DefaultLimits())
+			root, ignored, err := ExtractMLPerf(bytes.NewReader(c.data), dir, DefaultLimits())
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := listDir(t, dir); !slices.Equal(got, []string{"result_0.txt", "result_1.txt", "scaling.json", "system.json"}) {
+			if root != filepath.Join(dir, "ssd") {
+				t.Errorf("root %s", root)
+			}
+			if got := listDir(t, root); !slices.Equal(got, []string{"result_0.txt", "result_1.txt", "scaling.json", "system.json"}) {
 				t.Errorf("extracted %v", got)
 			}
 			if !slices.Equal(ignored, []string{"ssd/compliance_result.out", "other/result_2.txt"}) {
@@ -121,7 +125,7 @@ func TestExtractMLPerfFolder(t *testing.T) {
 	for _, c := range refused {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			_, err := ExtractMLPerfFolder(bytes.NewReader(c.data), dir, DefaultLimits())
+			_, _, err := ExtractMLPerf(bytes.NewReader(c.data), dir, DefaultLimits())
 			if d5list.ErrorCode(err) != d5list.EINVALID || !strings.Contains(err.Error(), c.msg) {
 				t.Fatalf("got %v, want %q", err, c.msg)
 			}
@@ -134,9 +138,56 @@ func TestExtractMLPerfFolder(t *testing.T) {
 	t.Run("over the file limit", func(t *testing.T) {
 		lim := DefaultLimits()
 		lim.MaxFileBytes = 10
-		_, err := ExtractMLPerfFolder(bytes.NewReader(tarGzOf(t, []member{{name: "result_0.txt", body: strings.Repeat("x", 11)}})), t.TempDir(), lim)
+		_, _, err := ExtractMLPerf(bytes.NewReader(tarGzOf(t, []member{{name: "result_0.txt", body: strings.Repeat("x", 11)}})), t.TempDir(), lim)
 		if d5list.ErrorCode(err) != d5list.ETOOLARGE {
 			t.Fatalf("got %v", err)
 		}
 	})
+}
+
+// A submission tree keeps its layout, in the folders it is packed in
+// (MLCommons' repository and the organisation): the system descriptions
+// and each benchmark folder's files, and nothing of the code beside them.
+func TestExtractMLPerfTree(t *testing.T) {
+	tree := []member{
+		{name: "training_results_v5.0/README.md", body: "x"},
+		{name: "training_results_v5.0/tinycorp/systems/tinybox_green.json", body: "{}"},
+		{name: "training_results_v5.0/tinycorp/results/tinybox_green/package_checker_params", body: "rcp-bypass"},
+		{name: "training_results_v5.0/tinycorp/results/tinybox_green/bert/result_0.txt", body: ":::MLLOG {}\n"},
+		{name: "training_results_v5.0/tinycorp/results/tinybox_green/bert/scaling.json", body: "{}"},
+		{name: "training_results_v5.0/tinycorp/results/tinybox_green/bert/result_a.txt", body: ":::MLLOG {}\n"},
+		{name: "training_results_v5.0/tinycorp/benchmarks/bert/implementations/tinybox/train.py", body: "print()"},
+		{name: "training_results_v5.0/tinycorp/systems/notes.txt", body: "x"},
+	}
+	for _, c := range []struct {
+		name string
+		data []byte
+	}{{"tar.gz", tarGzOf(t, tree)}, {"zip", zipOf(t, tree)}} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			root, ignored, err := ExtractMLPerf(bytes.NewReader(c.data), dir, DefaultLimits())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if root != filepath.Join(dir, "training_results_v5.0", "tinycorp") {
+				t.Fatalf("root %s", root)
+			}
+			var got []string
+			_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					rel, _ := filepath.Rel(root, p)
+					got = append(got, filepath.ToSlash(rel))
+				}
+				return err
+			})
+			want := []string{"results/tinybox_green/bert/result_0.txt", "results/tinybox_green/bert/result_a.txt", "results/tinybox_green/bert/scaling.json",
+				"results/tinybox_green/package_checker_params", "systems/tinybox_green.json"}
+			if !slices.Equal(got, want) {
+				t.Errorf("extracted %v, want %v", got, want)
+			}
+			if !slices.Equal(ignored, []string{"training_results_v5.0/README.md", "training_results_v5.0/tinycorp/benchmarks/bert/implementations/tinybox/train.py", "training_results_v5.0/tinycorp/systems/notes.txt"}) {
+				t.Errorf("ignored %v", ignored)
+			}
+		})
+	}
 }

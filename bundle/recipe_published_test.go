@@ -96,12 +96,14 @@ func TestPublishedDeep500Recipes(t *testing.T) {
 }
 
 // What a published recipe may also hold, each skipped as Python would
-// leave it to Deep500: annotated assignments, imports anywhere, classes,
+// leave it to Deep500: annotated assignments (any annotation, or one
+// without a value before the assignment), imports anywhere, classes,
 // decorators, other names, loops that leave the sections alone, and a main
 // guard with an else.
 func TestParseRecipeSkipsWhatIsNotASection(t *testing.T) {
 	src := `"""Doc."""
 from __future__ import annotations
+import typing
 import deep500 as d5
 
 BATCH: int = 64
@@ -120,7 +122,8 @@ for k in FIXED:
     print(k, FIXED[k])
 
 import deep500.frameworks.pytorch as d5fw
-MUTABLE = {'batch_size': 64, 'optimizer': d5fw.GradientDescent, 'sampler': Sampler}
+MUTABLE: typing.Dict[str, typing.Any] = {'batch_size': 64, 'optimizer': d5fw.GradientDescent, 'sampler': Sampler}
+METRICS: list[tuple]
 METRICS = [(d5.TestAccuracy(max_acc=True), 93.0), (d5.WallclockTime(), None)]
 
 if __name__ == '__main__':

@@ -545,9 +545,13 @@ func (pp *pyParser) statement(secs map[string]section, first bool) {
 		pp.skipStatement()
 	case t.kind == pyName && pySections[t.text] != "":
 		pp.next()
-		if pp.isOp(":") { // an annotation: FIXED: dict = {...}
+		if pp.isOp(":") { // an annotation: FIXED: dict = {...}, FIXED: Dict[str, Any] = {...}
 			pp.next()
-			pp.expr(0)
+			pp.skipAnnotation()
+			if end := pp.peek(); end.kind == pyNewline || end.kind == pyEOF {
+				pp.next()
+				return // an annotation alone (FIXED: dict) assigns nothing
+			}
 		}
 		if !pp.isOp("=") {
 			pp.fail(t.line, "%s is changed here after or instead of its assignment; recipe.py must assign it once, whole, for its value to be read without running Python", t.text)
@@ -569,6 +573,28 @@ func (pp *pyParser) statement(secs map[string]section, first bool) {
 		// long as it leaves the sections alone: a statement that assigns
 		// or changes one would need Python to evaluate the recipe.
 		pp.skipStatement()
+	}
+}
+
+// skipAnnotation moves past a type annotation to its "=" or the end of
+// its line: Python evaluates an annotation at the top level, but it is no
+// part of the section's value, and it may be any expression (a subscript
+// such as Dict[str, Any], a string) that a recipe's values never are.
+func (pp *pyParser) skipAnnotation() {
+	depth := 0
+	for {
+		t := pp.peek()
+		switch {
+		case t.kind == pyNewline || t.kind == pyEOF:
+			return
+		case t.kind == pyOp && strings.Contains("([{", t.text):
+			depth++
+		case t.kind == pyOp && strings.Contains(")]}", t.text):
+			depth--
+		case t.kind == pyOp && t.text == "=" && depth == 0:
+			return
+		}
+		pp.next()
 	}
 }
 

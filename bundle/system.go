@@ -3,7 +3,6 @@ package bundle
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -181,49 +180,35 @@ var mlperfSystemFields = []string{
 // requires, in the order its rules list them.
 func MLPerfSystemFields() []string { return slices.Clone(mlperfSystemFields) }
 
-// mlperfAvailability is the status a system description must have from
-// MLPerf Training 4.0 on.
-var mlperfAvailability = []string{"Available on-premise", "Available cloud", "Research, Development, or Internal (RDI)", "Preview"}
-
-// CheckMLPerfSystem applies MLPerf's system description checker for a
-// round ("3.1") on top of ParseSystem: every field it lists present, and
-// from round 4.1 on a status from its list. What MLPerf refuses is an
-// error naming the field; what it accepts comes back with ParseSystem's
-// warnings.
-func CheckMLPerfSystem(name string, data []byte, round string) (System, error) {
-	s, err := ParseSystem(name, data)
-	var rs reasons
+// CheckMLPerfSystem is MLPerf's system description checker
+// (mlcommons/logging system_desc_checker.py) on top of ParseSystem: every
+// field it lists present, empty or not, and where the round names the
+// statuses a description may have (statuses), one of them. What MLPerf
+// refuses is an error naming the field; ParseSystem's warnings come back
+// with s, and what only the portal's own reading would refuse (a field
+// that is not a string) is a warning here, since MLPerf accepts it.
+func CheckMLPerfSystem(name string, data []byte, statuses []string) (System, error) {
+	vals, lines, _, _, err := jsonTopKeysRepeated(name, data, true)
 	if err != nil {
-		de := &d5list.Error{}
-		if !errors.As(err, &de) {
-			return s, err
-		}
-		for _, r := range de.Reasons {
-			if strings.HasPrefix(r.Message, "missing field") {
-				continue // said again below, with MLPerf's whole list
-			}
-			rs.add(r.Code, r.File, r.Line, "%s", r.Message)
+		return System{}, retag(err, CodeSystem)
+	}
+	s, perr := ParseSystem(name, data)
+	for _, r := range d5list.ErrorReasons(perr) {
+		if !strings.HasPrefix(r.Message, "missing field") { // said below, with MLPerf's list
+			s.Warnings = append(s.Warnings, r)
 		}
 	}
-	vals, lines, _, _, jerr := jsonTopKeysRepeated(name, data, true)
-	if jerr != nil {
-		return s, retag(jerr, CodeSystem)
-	}
+	var rs reasons
 	for _, k := range mlperfSystemFields {
 		if _, ok := vals[k]; !ok {
-			rs.add(CodeSystem, name, 0, "missing field %q, which MLPerf's system description checker requires (empty is allowed)", k)
+			rs.add(CodeSystem, name, 0, "Missing field %s (MLPerf's system description checker requires it, empty or not)", k)
 		}
 	}
-	// From round 4.1 on, as mlcommons/logging 191ed2c says it meant ("start
-	// at v4.1 instead of v4.0"; its condition reads major >= 4, which
-	// would refuse the published v4.0 descriptions whose status is
-	// "available").
-	major, minor, _ := strings.Cut(round, ".")
-	ma, err1 := strconv.Atoi(major)
-	mi, err2 := strconv.Atoi(minor)
-	if err1 == nil && err2 == nil && (ma > 4 || ma == 4 && mi >= 1) {
-		if _, ok := vals["status"]; ok && !slices.Contains(mlperfAvailability, s.Status) {
-			rs.add(CodeSystem, name, lines["status"], "status %q is not one of MLPerf Training %s's: %s", s.Status, round, strings.Join(mlperfAvailability, "; "))
+	if raw, ok := vals["status"]; ok && len(statuses) > 0 {
+		var status any
+		_ = json.Unmarshal(raw, &status) // raw came out of a successful decode
+		if st, isString := status.(string); !isString || !slices.Contains(statuses, st) {
+			rs.add(CodeSystem, name, lines["status"], "Field status contains a non valid value: %s, must be one of %s", raw, strings.Join(statuses, "; "))
 		}
 	}
 	return s, rs.err("")

@@ -12,19 +12,20 @@ import (
 	"github.com/deep500/d5list/verifier"
 )
 
-// MLPerfChecker is the part of the service that checks MLPerf result
-// folders; a service without it answers 503.
+// MLPerfChecker is the part of the service that checks MLPerf
+// submissions; a service without it answers 503.
 type MLPerfChecker interface {
-	CheckMLPerf(ctx context.Context, body io.Reader, round string) (*verifier.MLPerfReport, error)
+	CheckMLPerf(ctx context.Context, body io.Reader, round string) (any, error)
 }
 
 var roundParam = regexp.MustCompile(`^[0-9]+\.[0-9]+$`)
 
 // CheckMLPerf is POST /api/v1/mlperf/check[?round=X.Y]: an MLPerf Training
-// result folder as a .tar.gz or .zip (the raw body, or the multipart field
-// "bundle"), answered with the report `d5list check --mlperf` prints as
-// JSON. A folder MLPerf would refuse is still a 200: "accepted" says the
-// verdict; 400 is for an upload that cannot be read.
+// submission tree or one benchmark's result folder as a .tar.gz or .zip
+// (the raw body, or the multipart field "bundle"), answered with the
+// report `d5list check --mlperf --json` prints. A submission MLPerf would
+// refuse is still a 200: "accepted" says the verdict; 400 is for an
+// upload that cannot be read.
 func (h *Handler) CheckMLPerf(w http.ResponseWriter, r *http.Request) {
 	checker, ok := h.svc.(MLPerfChecker)
 	if !ok {
@@ -89,14 +90,5 @@ func archiveBody(r *http.Request) (io.Reader, error) {
 // static/js/mlperf.js posts the archive to POST /api/v1/mlperf/check and
 // shows the report.
 func (h *Handler) MLPerfCheckPage(w http.ResponseWriter, r *http.Request) {
-	rounds, err := verifier.MLPerfRounds()
-	if err != nil {
-		h.Error(w, r, err)
-		return
-	}
-	names := make([]string, len(rounds))
-	for i, rd := range rounds {
-		names[i] = rd.Round
-	}
-	h.render(w, r, http.StatusOK, templates.MLPerfCheckPage(names, h.opts.MaxUploadBytes))
+	h.render(w, r, http.StatusOK, templates.MLPerfCheckPage(verifier.MLPerfRoundNames(), h.opts.MaxUploadBytes))
 }

@@ -128,7 +128,21 @@ func decodePayload(p []byte) (Event, error) {
 	if len(p) == 0 {
 		return Event{}, errors.New("nothing after :::MLLOG")
 	}
-	dec := json.NewDecoder(bytes.NewReader(pythonConstants(p)))
+	if len(p) <= maxCompositeValueBytes {
+		// Most lines, whatever their values. A line the fast path does
+		// not take goes the long way, which gives its reason.
+		if ev, ok := decodeFast(p); ok {
+			return ev, nil
+		}
+	}
+	return decodeSlow(p)
+}
+
+// decodeSlow reads a payload with encoding/json, its value and metadata
+// apart so that a long one is not decoded.
+func decodeSlow(p []byte) (Event, error) {
+	p = pythonConstants(p)
+	dec := json.NewDecoder(bytes.NewReader(p))
 	dec.UseNumber()
 	var raw rawEvent
 	if err := dec.Decode(&raw); err != nil {

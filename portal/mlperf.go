@@ -10,39 +10,51 @@ import (
 	"github.com/deep500/d5list/verifier"
 )
 
-// CheckMLPerf checks an uploaded MLPerf Training result folder (a .tar.gz
-// or .zip) with the rules `d5list check --mlperf` applies, so that the
-// browser and the command line give the same answer. Nothing is stored:
-// the folder is unpacked into a scratch folder that is removed after.
-func (s *Service) CheckMLPerf(ctx context.Context, body io.Reader, round string) (*verifier.MLPerfReport, error) {
+// CheckMLPerf checks an uploaded MLPerf Training submission (a .tar.gz or
+// .zip of one benchmark's result folder, or of a whole submission tree)
+// with the rules `d5list check --mlperf` applies, so that the browser and
+// the command line give the same answer: a *verifier.MLPerfReport or a
+// *verifier.MLPerfTreeReport. Nothing is stored: the upload is unpacked
+// into a scratch folder that is removed after.
+func (s *Service) CheckMLPerf(ctx context.Context, body io.Reader, round string) (any, error) {
 	dir, err := os.MkdirTemp(s.cfg.ScratchDir, "d5list-mlperf-")
 	if err != nil {
 		return nil, d5list.Errorf(d5list.EINTERNAL, "scratch folder: %v", err)
 	}
 	defer os.RemoveAll(dir)
-	ignored, err := bundle.ExtractMLPerfFolder(body, dir, s.cfg.Limits)
+	root, ignored, err := bundle.ExtractMLPerf(body, dir, s.cfg.Limits)
 	if err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	rep, err := verifier.CheckMLPerfRound(dir, round)
+	rep, _, err := verifier.CheckMLPerfPath(root, round)
 	if err != nil {
 		return nil, err
 	}
-	for _, name := range ignored {
-		rep.Warnings = append(rep.Warnings, d5list.Reason{Code: bundle.CodeMLPerfFolder, File: name,
-			Message: "ignored: not a file MLPerf's checkers read (result_<i>.txt, system.json, scaling.json, package_checker_params)"})
+	var warnings *[]d5list.Reason
+	switch r := rep.(type) {
+	case *verifier.MLPerfReport:
+		nameUpload(r.Reasons, root)
+		nameUpload(r.Warnings, root)
+		warnings = &r.Warnings
+	case *verifier.MLPerfTreeReport:
+		warnings = &r.Warnings
 	}
-	// The scratch folder's name is no use to the reader: folder-level
-	// reasons name the upload instead.
-	for _, list := range [][]d5list.Reason{rep.Reasons, rep.Warnings} {
-		for i := range list {
-			if list[i].File == dir {
-				list[i].File = "(the folder)"
-			}
-		}
+	for _, name := range ignored {
+		*warnings = append(*warnings, d5list.Reason{Code: bundle.CodeMLPerfFolder, File: name,
+			Message: "ignored: not a file MLPerf's checkers read (result_*.txt, system.json or systems/*.json, scaling.json, package_checker_params)"})
 	}
 	return rep, nil
+}
+
+// nameUpload names the upload where a reason names the scratch folder it
+// was unpacked into, whose name is no use to the reader.
+func nameUpload(list []d5list.Reason, root string) {
+	for i := range list {
+		if list[i].File == root {
+			list[i].File = "(the folder)"
+		}
+	}
 }

@@ -10,9 +10,10 @@ import templruntime "github.com/a-h/templ/runtime"
 
 import "strings"
 
-// MLPerfCheckPage checks an MLPerf Training result folder in the browser
-// with the rules of `d5list check --mlperf`; /static/js/mlperf.js posts the
-// archive to the API and shows the report.
+// MLPerfCheckPage checks an MLPerf Training submission in the browser with
+// the rules of `d5list check --mlperf`: one benchmark's result folder or a
+// whole submission tree. /static/js/mlperf.js posts the archive to the API
+// and shows the report.
 func MLPerfCheckPage(rounds []string, maxBytes int64) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
@@ -46,14 +47,14 @@ func MLPerfCheckPage(rounds []string, maxBytes int64) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section data-testid=\"mlperf-check\"><h1>Check an MLPerf Training result folder</h1><p class=\"muted\">The <code>.tar.gz</code> or <code>.zip</code> of one benchmark's result folder: its <code>result_*.txt</code>, and <code>system.json</code> and <code>scaling.json</code> where it has them. The portal checks each file against its round's compliance rules, says whether MLPerf's package checker would accept the folder, and computes the score MLPerf publishes, exactly as <code>d5list check --mlperf</code> does on the command line. Nothing is stored.</p><form id=\"mlperf-form\" class=\"upload\" data-endpoint=\"/api/v1/mlperf/check\" data-max-bytes=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section data-testid=\"mlperf-check\"><h1>Check an MLPerf Training submission</h1><p class=\"muted\">The <code>.tar.gz</code> or <code>.zip</code> of a whole submission tree (an organisation's <code>systems/*.json</code> and <code>results/&lt;system&gt;/&lt;benchmark&gt;/</code>; the code beside them is not read), or of one benchmark's result folder (its <code>result_*.txt</code>, and <code>system.json</code> and <code>scaling.json</code> where it has them). The portal checks each file against its round's compliance rules, each system description as MLCommons' checker does, the seeds and the reference convergence points, says whether MLCommons' package checker would accept each benchmark and the whole, and computes the scores the result summarizer publishes, exactly as <code>d5list check --mlperf</code> does on the command line. Nothing is stored.</p><form id=\"mlperf-form\" class=\"upload\" data-endpoint=\"/api/v1/mlperf/check\" data-max-bytes=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var3 string
 			templ_7745c5c3_Var3, templ_7745c5c3_Err = templ.JoinStringErrs(i64toa(maxBytes))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/mlperf_check.templ`, Line: 13, Col: 111}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/mlperf_check.templ`, Line: 14, Col: 111}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var3))
 			if templ_7745c5c3_Err != nil {
@@ -71,7 +72,7 @@ func MLPerfCheckPage(rounds []string, maxBytes int64) templ.Component {
 				var templ_7745c5c3_Var4 string
 				templ_7745c5c3_Var4, templ_7745c5c3_Err = templ.JoinStringErrs(r)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/mlperf_check.templ`, Line: 18, Col: 24}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/mlperf_check.templ`, Line: 19, Col: 24}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var4))
 				if templ_7745c5c3_Err != nil {
@@ -84,7 +85,7 @@ func MLPerfCheckPage(rounds []string, maxBytes int64) templ.Component {
 				var templ_7745c5c3_Var5 string
 				templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(r)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/mlperf_check.templ`, Line: 18, Col: 30}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/mlperf_check.templ`, Line: 19, Col: 30}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var5))
 				if templ_7745c5c3_Err != nil {
@@ -102,7 +103,7 @@ func MLPerfCheckPage(rounds []string, maxBytes int64) templ.Component {
 			var templ_7745c5c3_Var6 string
 			templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(strings.Join(rounds, ", "))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/mlperf_check.templ`, Line: 26, Col: 84}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/mlperf_check.templ`, Line: 27, Col: 84}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
 			if templ_7745c5c3_Err != nil {
@@ -114,7 +115,7 @@ func MLPerfCheckPage(rounds []string, maxBytes int64) templ.Component {
 			}
 			return nil
 		})
-		templ_7745c5c3_Err = Layout("Check an MLPerf folder", []string{"/static/js/mlperf.js"}).Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = Layout("Check an MLPerf submission", []string{"/static/js/mlperf.js"}).Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -9,75 +9,94 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/bundle"
-	"github.com/deep500/d5list/mllog"
 )
 
-// MLPerfRun is the verdict on one result_<i>.txt of an MLPerf submission:
-// Compliant is what MLPerf's compliance checker would say of the file
-// (SUCCESS), Problems why not.
+// MLPerfRun is the verdict on one result file of an MLPerf submission:
+// Compliant is what MLPerf's compliance checker says of the file
+// (SUCCESS), Problems why not; Warnings are what it lets through.
 type MLPerfRun struct {
-	File           string          `json:"file"`
-	Seed           int64           `json:"seed"`
-	Status         string          `json:"status"`
-	Compliant      bool            `json:"compliant"`
-	Converged      bool            `json:"converged"`
-	Seconds        float64         `json:"seconds"`
-	EpochsToTarget float64         `json:"epochs_to_target"`
-	FinalAccuracy  float64         `json:"final_accuracy"`
-	Problems       []d5list.Reason `json:"problems"`
+	File      string  `json:"file"`
+	Seed      int64   `json:"seed"`
+	Status    string  `json:"status"`
+	Compliant bool    `json:"compliant"`
+	Seconds   float64 `json:"seconds"`
+	// Converged: run_stop's status is success. ConvergencePoint is what
+	// the RCP checker reads of the run (epochs or samples to converge);
+	// null for a run that did not converge.
+	Converged        bool            `json:"converged"`
+	ConvergencePoint *float64        `json:"convergence_point"`
+	FinalAccuracy    float64         `json:"final_accuracy"`
+	Problems         []d5list.Reason `json:"problems"`
+	Warnings         []d5list.Reason `json:"warnings"`
 }
 
-// MLPerfReport is CheckMLPerf's answer for one benchmark folder: the runs,
-// the score MLPerf publishes, and whether MLPerf's package checker would
-// accept the folder.
+// MLPerfReport is the verdict on one benchmark folder: the runs, the
+// package checker's verdict and the score the result summarizer
+// publishes.
 type MLPerfReport struct {
-	Round     string      `json:"round"`
-	Benchmark string      `json:"benchmark"`
-	Division  string      `json:"division"`
-	Quality   string      `json:"quality"`
-	Runs      []MLPerfRun `json:"runs"`
+	Round     string `json:"round"`
+	Ruleset   string `json:"ruleset"`
+	Benchmark string `json:"benchmark"`
+	// System and Folder name the folder in a submission tree.
+	System   string      `json:"system,omitempty"`
+	Folder   string      `json:"folder,omitempty"`
+	Division string      `json:"division"`
+	Quality  string      `json:"quality"`
+	Runs     []MLPerfRun `json:"runs"`
 	// Score is the olympic mean in seconds of the compliant runs, MLPerf's
 	// way: as many fastest runs dropped as may fail (1, or 4 for unet3d),
 	// and as many slowest as are left after the failed runs.
 	Score d5list.Score `json:"score"`
-	// ScalingFactor is the review committee's RCP scaling (scaling.json),
-	// 1 where the folder has none; Minutes is the published score, the
-	// olympic mean in minutes times the factor (null when invalid).
+	// ScalingFactor is the RCP normalisation of the score: the RCP
+	// checker's where it compared the runs with a reference, else the
+	// folder's scaling.json; 1 where neither gives one. Minutes is the
+	// published score, the olympic mean in minutes times the factor (null
+	// when invalid, or where MLCommons' result summarizer stops before it
+	// publishes one).
 	ScalingFactor float64  `json:"scaling_factor"`
 	Minutes       *float64 `json:"minutes"`
-	// Accepted is the package checker's verdict; Reasons say why not, and
-	// hold the folder-level notes.
+	// RCP is the RCP checker's verdict, where the package checker runs
+	// it (the closed division from round 1.0).
+	RCP *MLPerfRCP `json:"rcp,omitempty"`
+	// Accepted is the package checker's verdict; Reasons say why not.
 	Accepted bool            `json:"accepted"`
 	Reasons  []d5list.Reason `json:"reasons"`
-	// Warnings are what MLPerf lets through but a reader should see (an
-	// empty field of system.json, a count that is not a number).
 	Warnings []d5list.Reason `json:"warnings"`
+	// summarizerStops says why MLCommons' result summarizer stops on the
+	// folder, if it does: it then publishes no table for the tree.
+	summarizerStops string
 }
 
-// Codes of CheckMLPerf's reasons beyond the bundle checks' own.
+// Codes of the MLPerf checks' reasons beyond the bundle checks' own.
 const (
-	CodeMLPerfMissingKey  = "mlperf_missing_key"
-	CodeMLPerfRepeatedKey = "mlperf_repeated_key"
-	CodeMLPerfValue       = "mlperf_value_out_of_rule"
-	CodeMLPerfTarget      = "target_not_reached"
-	CodeMLPerfNoStatus    = "missing_run_status"
-	CodeMLPerfInitTooLong = "init_too_long"
+	CodeMLPerfCompliance  = "mlperf_compliance"
 	CodeMLPerfFailedFiles = "too_many_failed_files"
+	CodeMLPerfRCP         = "mlperf_rcp"
+	// CodeMLPerfStops: MLCommons' own tool would stop with an exception
+	// here, which refuses the package.
+	CodeMLPerfStops     = "mlperf_checker_stops"
+	CodeMLPerfSkipped   = "mlperf_benchmark_skipped"
+	CodeMLPerfParams    = "package_checker_params"
+	CodeMLPerfExtraFile = "mlperf_extra_file"
 )
 
 // CheckMLPerf checks an MLPerf Training result folder (result_*.txt, and
-// system.json and scaling.json where present) as MLPerf's own tools would:
-// each file against its round's compliance rules, the folder against the
-// package checker's, and the score as the result summarizer computes it.
-// The round is the one a folder name such as "v3.1-dell-resnet" starts
-// with, else the newest round that has the folder's benchmark.
+// system.json, scaling.json and package_checker_params where present) as
+// MLPerf's own tools would: each file against its round's compliance
+// rules, the folder against the package checker's (file count, failed
+// files, seeds and RCP in the closed division), and the score as the
+// result summarizer computes it. The round is the one a folder name such
+// as "v3.1-dell-resnet" starts with, else the newest round that has the
+// folder's benchmark.
 func CheckMLPerf(dir string) (*MLPerfReport, error) {
 	return CheckMLPerfRound(dir, "")
 }
@@ -86,7 +105,7 @@ var reRoundPrefix = regexp.MustCompile(`^v(\d+\.\d+)[-_]`)
 
 // CheckMLPerfRound is CheckMLPerf for a given round ("3.1"; "" to infer it).
 func CheckMLPerfRound(dir, round string) (*MLPerfReport, error) {
-	rounds, err := MLPerfRounds()
+	rules, err := namedRound(dir, round)
 	if err != nil {
 		return nil, err
 	}
@@ -94,165 +113,365 @@ func CheckMLPerfRound(dir, round string) (*MLPerfReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	logs := make([][]mllog.Event, len(files))
-	parseErr := make([]error, len(files))
-	events, decoded := 0, 0
-	for i, f := range files {
-		logs[i], parseErr[i], err = parseMLPerfFile(f.path)
-		if err != nil {
-			return nil, err
-		}
-		events, decoded = events+len(logs[i]), decoded+mllog.DecodedBytes(logs[i])
-		if tooMuch := readTooMuch(events, decoded); tooMuch != "" {
-			return nil, d5list.Errorf(d5list.ETOOLARGE, "%s: the result files up to %s hold %s together (MLPerf's largest published folder, unet3d's 40 runs, some 26,000 events and 2.9 MB); the rest is not read", dir, filepath.Base(f.path), tooMuch)
-		}
+	if len(files) == 0 {
+		return nil, d5list.Errorf(d5list.EINVALID, "%s: no result_<i>.txt files", dir)
+	}
+	format := formatMLLOG
+	if rules != nil {
+		format = rules.Format
+	}
+	logs, err := readMLPerfLogs(dir, files, format)
+	if err != nil {
+		return nil, err
 	}
 	benchmark := folderBenchmark(logs)
+	if benchmark == "" && rules == nil {
+		// Round 0.6's own format, which only round 0.6's rules read.
+		if rules, err = loadMLPerfRound("0.6"); err != nil {
+			return nil, err
+		}
+		if logs, err = readMLPerfLogs(dir, files, rules.Format); err != nil {
+			return nil, err
+		}
+		benchmark = folderBenchmark(logs)
+	}
 	if benchmark == "" {
 		return nil, d5list.Errorf(d5list.EINVALID, "%s: no result file logs submission_benchmark", dir)
 	}
-	rep := &MLPerfReport{Benchmark: benchmark, ScalingFactor: 1, Reasons: []d5list.Reason{}, Warnings: []d5list.Reason{}}
-
-	if round == "" {
-		if m := reRoundPrefix.FindStringSubmatch(filepath.Base(filepath.Clean(dir))); m != nil {
-			round = m[1]
-		}
-	}
-	var rules *MLPerfRound
-	if round != "" {
-		for _, r := range rounds {
-			if r.Round == round {
-				rules = r
-			}
+	if rules == nil {
+		if rules, err = newestRound(func(r *MLPerfRound) bool { _, ok := r.Benchmarks[benchmark]; return ok }); err != nil {
+			return nil, err
 		}
 		if rules == nil {
-			return nil, d5list.Errorf(d5list.EINVALID, "%s: MLPerf Training round %s is not one d5list knows (%s)", dir, round, knownRounds(rounds))
-		}
-	} else {
-		for _, r := range rounds {
-			if _, ok := r.Benchmarks[benchmark]; ok {
-				rules = r // the newest that has it
-			}
-		}
-		if rules == nil {
-			return nil, d5list.Errorf(d5list.EINVALID, "%s: submission_benchmark %q is in no MLPerf Training round d5list knows (%s)", dir, benchmark, knownRounds(rounds))
+			return nil, d5list.Errorf(d5list.EINVALID, "%s: submission_benchmark %q is in no MLPerf Training round d5list knows (%s)", dir, benchmark, knownRounds())
 		}
 	}
-	bench, ok := rules.Benchmarks[benchmark]
-	if !ok {
-		known := slices.Sorted(maps.Keys(rules.Benchmarks))
-		return nil, d5list.Errorf(d5list.EINVALID, "%s: submission_benchmark %q is not a benchmark of MLPerf Training %s (%s)", dir, benchmark, rules.Round, strings.Join(known, ", "))
+	if _, ok := rules.Benchmarks[benchmark]; !ok {
+		return nil, d5list.Errorf(d5list.EINVALID, "%s: submission_benchmark %q is not a benchmark of MLPerf Training %s (%s)", dir, benchmark, rules.Round, strings.Join(rules.BenchmarkNames(), ", "))
 	}
-	rep.Round = rules.Round
-	var q []string
-	for _, b := range bench.Quality {
-		q = append(q, b.String())
-	}
-	rep.Quality = mllog.KeyEvalAccuracy + ": " + strings.Join(q, ", ")
-	rep.Division = folderDivision(dir, logs)
-
-	seeds := map[seedSite]string{}
-	// The package checker's own escape, granted by MLPerf's review: a
-	// package_checker_params file with the line seed-checker-bypass.
-	bypassSeeds := false
-	if data, err := os.ReadFile(filepath.Join(dir, "package_checker_params")); err == nil {
-		bypassSeeds = slices.Contains(strings.Split(strings.ReplaceAll(string(data), "\r", ""), "\n"), "seed-checker-bypass")
-	}
-	failed := 0
-	var scored []scoredRun
-	for i, f := range files {
-		file := filepath.Base(f.path)
-		run := checkMLPerfFile(rules, benchmark, bench, rep.Division, file, f.idx, logs[i], parseErr[i])
-		if rep.Division == "closed" && !bypassSeeds {
-			rep.Reasons = append(rep.Reasons, checkSeeds(bench, file, f.idx, logs[i], parseErr[i], seeds)...)
-		}
-		if run.Compliant {
-			scored = append(scored, scoredRun{idx: f.idx, seconds: run.Seconds})
-		} else {
-			failed++
-		}
-		rep.Runs = append(rep.Runs, run)
-	}
-
-	if len(files) != bench.Runs {
-		rep.Reasons = append(rep.Reasons, d5list.Reason{Code: CodeRunCount, File: dir,
-			Message: fmt.Sprintf("MLPerf Training %s %s needs exactly %d result files; the folder has %d", rules.Round, benchmark, bench.Runs, len(files))})
-	}
-	if failed > bench.MaxFailed {
-		rep.Reasons = append(rep.Reasons, d5list.Reason{Code: CodeMLPerfFailedFiles, File: dir,
-			Message: fmt.Sprintf("%d files do not comply; olympic scoring accepts at most %d for %s", failed, bench.MaxFailed, benchmark)})
-	}
-	rep.Score = mlperfOlympic(scored, failed, bench.MaxFailed)
-	if !rep.Score.Valid {
-		rep.Reasons = append(rep.Reasons, d5list.Reason{Code: CodeTooManyUnconverged, File: dir, Message: rep.Score.Note})
-	}
+	f := mlperfFolder{dir: dir, benchmark: benchmark, logs: logs, division: folderDivision(dir, logs)}
+	var sysWarnings []d5list.Reason
+	var sysReasons []d5list.Reason
 	if data, err := os.ReadFile(filepath.Join(dir, "system.json")); err == nil {
-		sys, err := bundle.CheckMLPerfSystem("system.json", data, rules.Round)
-		rep.Warnings = append(rep.Warnings, sys.Warnings...)
-		if err != nil {
-			rep.Reasons = append(rep.Reasons, d5list.ErrorReasons(err)...)
+		sys, err := bundle.CheckMLPerfSystem("system.json", data, rules.SystemStatus)
+		sysWarnings = sys.Warnings
+		if err != nil && rules.runs(packageSystems) {
+			sysReasons = d5list.ErrorReasons(err)
 		}
 	}
-	if factor, ok, err := readScalingFactor(dir); err != nil {
-		rep.Reasons = append(rep.Reasons, d5list.Reason{Code: "scaling_json", File: "scaling.json", Message: err.Error()})
-	} else if ok {
-		rep.ScalingFactor = factor
+	if data, err := os.ReadFile(filepath.Join(dir, packageParamsFile)); err == nil {
+		f.params = readPackageParams(packageParamsFile, data)
 	}
-	if rep.Score.Valid {
-		m := rep.Score.Value / 60 * rep.ScalingFactor
-		rep.Minutes = &m
-	}
+	rep := rules.checkFolder(f)
+	rep.Reasons = append(rep.Reasons, sysReasons...)
+	rep.Warnings = append(rep.Warnings, sysWarnings...)
 	rep.Accepted = len(rep.Reasons) == 0
 	return rep, nil
 }
 
-type indexedFile struct {
-	path string
-	idx  int
+// reRoundFolder matches a folder holding a round's submissions, as
+// MLCommons' repositories name them (training_results_v5.0) or v5.0.
+var reRoundFolder = regexp.MustCompile(`(?:^|[_-])v(\d+\.\d+)$`)
+
+// namedRound is the round given, else the one dir's name starts with
+// (v3.1-...), else the one its parent folder names (v5.0/AMD,
+// training_results_v5.0/AMD); nil when none names one.
+func namedRound(dir, round string) (*MLPerfRound, error) {
+	abs, _ := filepath.Abs(dir)
+	if m := reRoundPrefix.FindStringSubmatch(filepath.Base(abs)); round == "" && m != nil {
+		round = m[1]
+	}
+	if m := reRoundFolder.FindStringSubmatch(filepath.Base(filepath.Dir(abs))); round == "" && m != nil {
+		round = m[1]
+	}
+	if round == "" {
+		return nil, nil
+	}
+	if !slices.Contains(MLPerfRoundNames(), round) {
+		return nil, d5list.Errorf(d5list.EINVALID, "%s: MLPerf Training round %s is not one d5list knows (%s)", dir, round, knownRounds())
+	}
+	return loadMLPerfRound(round)
 }
 
-func mlperfResultFiles(dir string) ([]indexedFile, error) {
+// newestRound is the newest round that satisfies ok, or nil.
+func newestRound(ok func(*MLPerfRound) bool) (*MLPerfRound, error) {
+	names := MLPerfRoundNames()
+	for i := len(names) - 1; i >= 0; i-- {
+		r, err := loadMLPerfRound(names[i])
+		if err != nil {
+			return nil, err
+		}
+		if ok(r) {
+			return r, nil
+		}
+	}
+	return nil, nil
+}
+
+// mlperfFolder is one benchmark folder as the package checker meets it.
+type mlperfFolder struct {
+	dir       string
+	benchmark string
+	system    string
+	rel       string // the folder's path in its tree
+	division  string
+	logs      []*mlperfLog
+	params    packageParams
+}
+
+// checkFolder is the package checker and the result summarizer on one
+// benchmark folder whose logs are read.
+func (r *MLPerfRound) checkFolder(f mlperfFolder) *MLPerfReport {
+	bench := r.Benchmarks[f.benchmark]
+	rep := &MLPerfReport{Round: r.Round, Ruleset: r.Ruleset, Benchmark: f.benchmark, System: f.system, Folder: f.rel,
+		Division: f.division, Quality: r.quality(f.benchmark, f.division), ScalingFactor: 1,
+		Runs: []MLPerfRun{}, Reasons: []d5list.Reason{}, Warnings: nonNilReasons(slices.Clone(f.params.warnings))}
+	where := f.rel
+	if where == "" {
+		where = f.dir
+	}
+	refuse := func(code, format string, args ...any) {
+		rep.Reasons = append(rep.Reasons, d5list.Reason{Code: code, File: where, Message: fmt.Sprintf(format, args...)})
+	}
+	if len(f.logs) != bench.Runs {
+		refuse(CodeRunCount, "Incorrect number of files in dir, or wrong file names in directory, found %d, expected %d (MLPerf Training %s %s)", len(f.logs), bench.Runs, r.Round, f.benchmark)
+	}
+	closed := f.division == divisionClosed
+	failed, nonCompliant := 0, 0
+	stopped := false
+	summarizerStops := "" // why MLCommons' result summarizer stops on the folder
+	var scored []scoredRun
+	for i, log := range f.logs {
+		c := r.checkCompliance(log.name, i, log.lines, log.bad)
+		run := MLPerfRun{File: log.name, Compliant: c.valid(), Problems: nonNilReasons(c.Problems), Warnings: nonNilReasons(c.Warnings)}
+		if c.Stop != "" {
+			run.Problems = append(run.Problems, d5list.Reason{Code: CodeMLPerfStops, File: log.name, Run: &i, Message: c.Stop})
+			if !stopped { // MLCommons' package checker stops at the first
+				refuse(CodeMLPerfStops, "%s: %s", log.name, c.Stop)
+				stopped = true
+			}
+			// The summarizer runs the same checker on each file and catches
+			// only a ValueError, which no check that stops it raises.
+			if summarizerStops == "" {
+				summarizerStops = log.name + ": " + c.Stop
+			}
+		}
+		describeRun(&run, log.lines)
+		start, stop, timed := runStartStop(log.lines)
+		if timed {
+			run.Seconds = (stop - start) * r.secondsPerTimeUnit()
+		}
+		if run.Compliant && timed {
+			scored = append(scored, scoredRun{idx: i, seconds: run.Seconds})
+		} else {
+			failed++
+		}
+		if !run.Compliant {
+			nonCompliant++
+		}
+		rep.Runs = append(rep.Runs, run)
+	}
+	switch n := nonCompliant; {
+	case n > bench.MaxFailed:
+		refuse(CodeMLPerfFailedFiles, "%d files do not comply, directory cannot be accepted (at most %d may, for olympic scoring)", n, bench.MaxFailed)
+	case n > 0:
+		rep.Warnings = append(rep.Warnings, d5list.Reason{Code: CodeMLPerfFailedFiles, File: where, Message: fmt.Sprintf("%d file(s) do not comply, accepting this under olympic scoring", n)})
+	}
+	if closed && r.runs(packageSeeds) && !f.params.seedBypass {
+		if seeds := checkSeeds(f.logs); len(seeds) > 0 {
+			rep.Reasons = append(rep.Reasons, seeds...)
+			refuse(CodeMissingSeed, "Seed checker failed")
+		}
+	}
+	scaling, fromRCP := 1.0, false
+	if closed && r.runs(packageRCP) && !(bench.RCP != nil && bench.RCP.Skip) {
+		runs := make([]rcpRun, len(f.logs))
+		for i, log := range f.logs {
+			runs[i] = r.readRCPRun(log.lines)
+			if runs[i].converged {
+				p := runs[i].point
+				rep.Runs[i].ConvergencePoint = &p
+			}
+		}
+		res := r.checkRCP(runs, f.params.rcpBypass)
+		rep.RCP = &res
+		switch {
+		case res.stop != "":
+			res.Message = res.stop
+			refuse(CodeMLPerfStops, "%s", res.stop)
+		case !res.Passed:
+			refuse(CodeMLPerfRCP, "RCP Test Failed: %s", res.Message)
+		}
+		scaling, fromRCP = res.Scaling, res.compared
+	}
+	if !fromRCP {
+		factor, ok, err := readScalingFactor(f.dir)
+		switch {
+		case err != nil:
+			refuse("scaling_json", "scaling.json: %v", err)
+		case ok:
+			scaling = factor
+		}
+	}
+	rep.ScalingFactor = scaling
+	rep.Score = mlperfOlympic(scored, failed, bench.MaxFailed)
+	if !rep.Score.Valid {
+		refuse(CodeTooManyUnconverged, "%s", rep.Score.Note)
+	}
+	switch {
+	case summarizerStops != "":
+		rep.unpublished(fmt.Sprintf("MLCommons' result summarizer stops on %s, and publishes nothing", summarizerStops))
+	case rep.Score.Valid:
+		m := rep.Score.Value / 60 * scaling
+		rep.Minutes = &m
+	}
+	rep.Accepted = len(rep.Reasons) == 0
+	return rep
+}
+
+// unpublished drops the folder's score where MLCommons' result
+// summarizer stops before it publishes one.
+func (rep *MLPerfReport) unpublished(why string) {
+	rep.Score, rep.Minutes, rep.summarizerStops = invalidScore(why), nil, why
+}
+
+// quality is the quality target of the benchmark's rules file in a
+// division: the at-least-one checks it makes.
+func (r *MLPerfRound) quality(benchmark, division string) string {
+	var q []string
+	for _, name := range []string{division + "_" + benchmark, benchmark} {
+		cfg := r.Configs[name]
+		if cfg == nil {
+			continue
+		}
+		for _, k := range cfg.Keys {
+			if k.AtLeastOne != nil {
+				q = append(q, k.Key+": "+k.AtLeastOne.String())
+			}
+		}
+		break
+	}
+	return strings.Join(q, "; ")
+}
+
+// describeRun fills in what the report shows of a run besides its
+// verdict: the first seed, run_stop's status and the last accuracy.
+func describeRun(run *MLPerfRun, lines []ruleLine) {
+	seeded := false
+	for _, ln := range lines {
+		switch ln.Key {
+		case "seed":
+			if s, why := pyInt(ln.Value); why == "" && !seeded {
+				run.Seed, seeded = s, true
+			}
+		case "run_stop":
+			if st, ok := ln.Meta["status"].(string); ok && run.Status == "" {
+				run.Status = st
+				run.Converged = st == "success"
+			}
+		case "eval_accuracy":
+			if x, ok := pyFloat(ln.Value); ok {
+				run.FinalAccuracy = x
+			}
+		}
+	}
+}
+
+// runStartStop is the result summarizer's reading of a run's time: the
+// first run_start and the first run_stop, in the logs' time unit.
+func runStartStop(lines []ruleLine) (start, stop float64, ok bool) {
+	var haveStart, haveStop bool
+	for _, ln := range lines {
+		switch {
+		case ln.Key == "run_start" && !haveStart:
+			start, haveStart = ln.Time, true
+		case ln.Key == "run_stop" && !haveStop:
+			stop, haveStop = ln.Time, true
+		}
+		if haveStart && haveStop {
+			break
+		}
+	}
+	return start, stop, haveStart && haveStop
+}
+
+// secondsPerTimeUnit converts the logs' timestamps: milliseconds in the
+// MLLOG format, seconds in the MLL format.
+func (r *MLPerfRound) secondsPerTimeUnit() float64 {
+	if r.Format == formatMLL {
+		return 1
+	}
+	return 0.001
+}
+
+// mlperfResultFiles are the folder's result_*.txt, sorted by name as the
+// package checker sorts them.
+func mlperfResultFiles(dir string) ([]string, error) {
 	paths, err := filepath.Glob(filepath.Join(dir, "result_*.txt"))
 	if err != nil {
 		return nil, err
 	}
-	var files []indexedFile
+	var files []string
 	for _, p := range paths {
-		n := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(p), "result_"), ".txt")
-		i, err := strconv.Atoi(n)
-		if err != nil {
-			continue
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			files = append(files, p)
 		}
-		files = append(files, indexedFile{p, i})
 	}
-	if len(files) == 0 {
-		return nil, d5list.Errorf(d5list.EINVALID, "%s: no result_<i>.txt files", dir)
-	}
-	sort.Slice(files, func(i, j int) bool { return files[i].idx < files[j].idx })
+	sort.Strings(files)
 	return files, nil
 }
 
-// parseMLPerfFile streams one result file through the parser, which keeps
-// its events and not its bytes: a file may be as large as the upload's
-// file limit.
-func parseMLPerfFile(path string) (events []mllog.Event, parseErr, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, err
+// readMLPerfLogs reads a folder's result files, as many at once as there
+// are processors (parsing is most of a check's time), and stops starting
+// files once they hold more events together than an upload may.
+func readMLPerfLogs(dir string, files []string, format string) ([]*mlperfLog, error) {
+	logs := make([]*mlperfLog, len(files))
+	errs := make([]error, len(files))
+	var events atomic.Int64
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, f := range files {
+		slots <- struct{}{}
+		if events.Load() > int64(maxUploadEvents) {
+			<-slots
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			logs[i], errs[i] = readMLPerfLog(f, format)
+			if errs[i] == nil {
+				events.Add(int64(len(logs[i].lines)))
+			}
+		}()
 	}
-	defer f.Close()
-	events, parseErr = mllog.Parse(f, filepath.Base(path))
-	return events, parseErr, nil
+	wg.Wait()
+	total, decoded := 0, 0
+	for i, log := range logs {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		if log == nil {
+			total = maxUploadEvents + 1
+		} else {
+			total, decoded = total+len(log.lines), decoded+log.decoded
+		}
+		if tooMuch := readTooMuch(total, decoded); tooMuch != "" {
+			return nil, d5list.Errorf(d5list.ETOOLARGE, "%s: the result files up to %s hold %s together (MLPerf's largest published folder, unet3d's 40 runs, some 26,000 events and 2.9 MB); the rest is not read", dir, filepath.Base(files[i]), tooMuch)
+		}
+	}
+	return logs, nil
 }
 
-// folderBenchmark is the submission_benchmark most files log: the
-// folder's benchmark, as MLPerf's tools take it from the folder's name.
-func folderBenchmark(logs [][]mllog.Event) string {
+// folderBenchmark is the submission_benchmark most files log first: a
+// lone folder's benchmark, which a submission tree gives by its name.
+func folderBenchmark(logs []*mlperfLog) string {
 	votes := map[string]int{}
-	for _, evs := range logs {
-		for _, e := range evs {
-			if e.Key == mllog.KeySubmissionBenchmark {
-				if s, ok := e.Value.(string); ok {
+	for _, log := range logs {
+		for _, ln := range log.lines {
+			if ln.Key == "submission_benchmark" {
+				if s, ok := ln.Value.(string); ok {
 					votes[s]++
 				}
 				break
@@ -270,260 +489,61 @@ func folderBenchmark(logs [][]mllog.Event) string {
 
 // folderDivision is system.json's division, as the package checker reads
 // it, else what the logs' submission_division says.
-func folderDivision(dir string, logs [][]mllog.Event) string {
+func folderDivision(dir string, logs []*mlperfLog) string {
 	if data, err := os.ReadFile(filepath.Join(dir, "system.json")); err == nil {
 		var sys struct {
-			Division string `json:"division"`
+			Division any `json:"division"`
 		}
-		if json.Unmarshal(data, &sys) == nil && sys.Division != "" {
-			return sys.Division
+		if json.Unmarshal(data, &sys) == nil && sys.Division != nil {
+			return pyStr(sys.Division)
 		}
 	}
-	for _, evs := range logs {
-		for _, e := range evs {
-			if e.Key == "submission_division" {
-				if s, ok := e.Value.(string); ok {
-					return s
-				}
+	for _, log := range logs {
+		for _, ln := range log.lines {
+			if ln.Key == "submission_division" {
+				return pyStr(ln.Value)
 			}
 		}
 	}
 	return ""
 }
 
-func knownRounds(rounds []*MLPerfRound) string {
-	names := make([]string, len(rounds))
-	for i, r := range rounds {
-		names[i] = r.Round
-	}
-	return strings.Join(names, ", ")
+func knownRounds() string { return strings.Join(MLPerfRoundNames(), ", ") }
+
+// packageParams are what a package_checker_params file grants.
+type packageParams struct {
+	rcpBypass, seedBypass bool
+	warnings              []d5list.Reason
 }
 
-// checkMLPerfFile is the compliance checker on one file: every required
-// key logged as often as the round says, with an allowed value; run_stop
-// with a status; at least one evaluation at the quality target; and the
-// initialisation within its time (30 minutes closed, 240 open). The run's
-// status does not matter: an aborted run that reached the target counts,
-// as it does for MLPerf. A line that cannot be read is a problem of the
-// file, as MLPerf's parser makes it, and the rest is still read.
-func checkMLPerfFile(rules *MLPerfRound, benchmark string, bench MLPerfBenchmarkRules, division, file string, idx int, evs []mllog.Event, parseErr error) MLPerfRun {
-	run := MLPerfRun{File: file, EpochsToTarget: -1, Problems: []d5list.Reason{}}
-	problem := func(code string, line int, format string, args ...any) {
-		i := idx
-		run.Problems = append(run.Problems, d5list.Reason{Code: code, File: file, Line: line, Run: &i, Message: fmt.Sprintf(format, args...)})
-	}
-	if parseErr != nil {
-		var de *d5list.Error
-		if errors.As(parseErr, &de) {
-			for _, r := range de.Reasons {
-				i := idx
-				r.Run = &i
-				run.Problems = append(run.Problems, r)
-			}
-		} else {
-			problem(mllog.CodeSyntax, 0, "%v", parseErr)
-		}
-	}
-	lastLine := 0
-	if n := len(evs); n > 0 {
-		lastLine = evs[n-1].Line
-	}
+const packageParamsFile = "package_checker_params"
 
-	keyRules := slices.Clone(rules.Common)
-	if division == "closed" {
-		keyRules = append(keyRules, rules.ClosedCommon...)
-		keyRules = append(keyRules, bench.Closed...)
-		if by := bench.ClosedBy; by != nil {
-			for _, e := range evs {
-				if e.Key == by.Key {
-					if s, ok := e.Value.(string); ok {
-						keyRules = append(keyRules, by.Rules[s]...)
-					}
-					break
-				}
-			}
+// readPackageParams reads a package_checker_params file as the package
+// checker does: it compares each line with its newline to "rcp-bypass"
+// and "seed-checker-bypass", so only a last line without a newline
+// counts. A flag that MLCommons' reading misses is a warning.
+func readPackageParams(name string, data []byte) packageParams {
+	var p packageParams
+	text := strings.ReplaceAll(strings.ReplaceAll(string(data), "\r\n", "\n"), "\r", "\n")
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		last := i == len(lines)-1
+		if l != "rcp-bypass" && l != "seed-checker-bypass" {
+			continue
 		}
+		if !last {
+			p.warnings = append(p.warnings, d5list.Reason{Code: CodeMLPerfParams, File: name, Line: i + 1,
+				Message: fmt.Sprintf("%q is followed by a newline, so MLPerf's package checker does not read it: it compares each line with its newline", l)})
+			continue
+		}
+		p.rcpBypass = p.rcpBypass || l == "rcp-bypass"
+		p.seedBypass = p.seedBypass || l == "seed-checker-bypass"
 	}
-	seen := map[string][]mllog.Event{}
-	for _, e := range evs {
-		seen[e.Key] = append(seen[e.Key], e)
-	}
-	for _, r := range keyRules {
-		got := seen[r.Key]
-		switch {
-		case len(got) == 0:
-			problem(CodeMLPerfMissingKey, lastLine, "%s is never logged; MLPerf Training %s requires it (%s)", r.Key, rules.Round, strings.ReplaceAll(r.Req, "_", " "))
-		case r.Req == reqExactlyOne && len(got) > 1:
-			problem(CodeMLPerfRepeatedKey, got[1].Line, "%s is logged %d times; MLPerf Training %s requires exactly one", r.Key, len(got), rules.Round)
-		}
-		for _, e := range got {
-			if why := r.check(e.Value); why != "" {
-				problem(CodeMLPerfValue, e.Line, "%s %s (MLPerf Training %s, %s division)", r.Key, why, rules.Round, division)
-			}
-		}
-	}
-
-	for _, e := range seen[mllog.KeySubmissionBenchmark] {
-		if e.Value != benchmark {
-			// MLPerf checks such a file against the other benchmark's rules,
-			// which it cannot meet: the file fails, and olympic scoring may
-			// still drop it.
-			problem(CodeWrongBenchmarkKey, e.Line, "submission_benchmark is %v; the folder's other files are %s", e.Value, benchmark)
-		}
-	}
-	for _, e := range seen[mllog.KeySeed] {
-		if s, ok := mllog.Int(e.Value); ok {
-			run.Seed = s
-			break
-		}
-	}
-	starts, stops := seen[mllog.KeyRunStart], seen[mllog.KeyRunStop]
-	if len(stops) > 0 {
-		st, ok := stops[0].Meta("status").(string)
-		if !ok {
-			problem(CodeMLPerfNoStatus, stops[0].Line, "run_stop has no metadata.status")
-		}
-		run.Status = st
-	}
-	if len(starts) > 0 && len(stops) > 0 {
-		run.Seconds = float64(stops[0].TimeMS-starts[0].TimeMS) / 1000
-	}
-	if inits, stopsInit := seen[mllog.KeyInitStart], seen[mllog.KeyInitStop]; len(inits) > 0 && len(stopsInit) > 0 {
-		limit := 30.0
-		if division == "open" {
-			limit = 240
-		}
-		first := inits[0].TimeMS
-		for _, e := range inits {
-			first = min(first, e.TimeMS)
-		}
-		if mins := float64(stopsInit[0].TimeMS-first) / 60000; mins >= limit {
-			problem(CodeMLPerfInitTooLong, stopsInit[0].Line, "initialisation took %.1f minutes from the first init_start; the %s division allows less than %v", mins, division, limit)
-		}
-	}
-
-	evals := seen[mllog.KeyEvalAccuracy]
-	if bench.EvalAggregate != "" {
-		evals = aggregateEvals(evals, bench.EvalAggregate)
-	}
-	reached := -1
-	for i, e := range evals {
-		ok := true
-		for _, b := range bench.Quality {
-			if b.check(e.Value) != "" {
-				ok = false
-				break
-			}
-		}
-		if ok && reached < 0 {
-			reached = i
-		}
-	}
-	if n := len(evals); n > 0 {
-		if x, ok := mlperfNumber(evals[n-1].Value); ok {
-			run.FinalAccuracy = x
-		}
-	}
-	if reached >= 0 {
-		run.Converged = true
-		run.EpochsToTarget = float64(reached + 1)
-		if f, ok := mllog.Float(evals[reached].Meta("epoch_num")); ok {
-			run.EpochsToTarget = f
-		}
-	} else {
-		line := lastLine
-		if n := len(evals); n > 0 {
-			line = evals[n-1].Line
-		}
-		var q []string
-		for _, b := range bench.Quality {
-			q = append(q, b.String())
-		}
-		problem(CodeMLPerfTarget, line, "no eval_accuracy meets the quality target of %s in MLPerf Training %s (%s); %d evaluations logged", benchmark, rules.Round, strings.Join(q, ", "), len(evals))
-	}
-	run.Compliant = len(run.Problems) == 0 && len(starts) == 1 && len(stops) == 1
-	return run
+	return p
 }
 
-// aggregateEvals folds eval_accuracy lines that log one metric each
-// (metadata.metric) into one evaluation per value of metadata[by], whose
-// value maps each metric to its value, timed at its last line.
-func aggregateEvals(evals []mllog.Event, by string) []mllog.Event {
-	var out []mllog.Event
-	at := map[string]int{}
-	for _, e := range evals {
-		metric, ok := e.Meta("metric").(string)
-		if !ok {
-			out = append(out, e)
-			continue
-		}
-		group := fmt.Sprint(e.Meta(by))
-		i, seen := at[group]
-		if !seen {
-			i = len(out)
-			at[group] = i
-			agg := e
-			agg.Value = map[string]any{}
-			out = append(out, agg)
-		}
-		out[i].Value.(map[string]any)[metric] = e.Value
-		if e.TimeMS > out[i].TimeMS {
-			out[i].TimeMS, out[i].Line = e.TimeMS, e.Line
-		}
-	}
-	return out
-}
-
-type seedSite struct {
-	file string
-	line int64
-	seed int64
-}
-
-// checkSeeds is MLPerf's seed checker for a closed-division file: every
-// file logs a seed, and no two files log the same seed from the same
-// source line (metadata file and lineno), which is how MLPerf tells a
-// seed reused from one chosen afresh.
-func checkSeeds(bench MLPerfBenchmarkRules, file string, idx int, evs []mllog.Event, parseErr error, seen map[seedSite]string) []d5list.Reason {
-	var out []d5list.Reason
-	i := idx
-	logged := false
-	lastLine := 0
-	for _, e := range evs {
-		lastLine = e.Line
-		if e.Key != mllog.KeySeed {
-			continue
-		}
-		logged = true
-		s, ok := mllog.Int(e.Value)
-		if !ok {
-			out = append(out, d5list.Reason{Code: CodeMissingSeed, File: file, Line: e.Line, Run: &i, Message: fmt.Sprintf("seed %v is not an integer", e.Value)})
-			continue
-		}
-		src, _ := e.Meta("file").(string)
-		line, _ := mllog.Int(e.Meta("lineno"))
-		site := seedSite{src, line, s}
-		if other, dup := seen[site]; dup {
-			out = append(out, d5list.Reason{Code: CodeDuplicateSeed, File: file, Line: e.Line, Run: &i,
-				Message: fmt.Sprintf("seed %d is logged from %s:%d as in %s; each run of the closed division must draw its own", s, src, line, other)})
-			continue
-		}
-		seen[site] = file
-	}
-	if parseErr != nil {
-		// MLPerf's seed checker refuses to read seeds from a file with a
-		// line it cannot parse, and with that the folder.
-		line := 0
-		if rs := d5list.ErrorReasons(parseErr); len(rs) > 0 {
-			line = rs[0].Line
-		}
-		return append(out, d5list.Reason{Code: CodeMissingSeed, File: file, Line: line, Run: &i,
-			Message: "the seed checker cannot read seeds from a file with a line that does not parse"})
-	}
-	if !logged && !bench.SeedOptional {
-		out = append(out, d5list.Reason{Code: CodeMissingSeed, File: file, Line: lastLine, Run: &i, Message: "no seed is logged; the closed division's seed checker needs one per run"})
-	}
-	return out
+func (p packageParams) or(q packageParams) packageParams {
+	return packageParams{rcpBypass: p.rcpBypass || q.rcpBypass, seedBypass: p.seedBypass || q.seedBypass, warnings: slices.Concat(p.warnings, q.warnings)}
 }
 
 type scoredRun struct {
@@ -535,11 +555,10 @@ type scoredRun struct {
 // runs dropped, and maxFailed - failed of the slowest (the failed runs
 // count as the slowest already). Invalid when more runs failed than may.
 func mlperfOlympic(runs []scoredRun, failed, maxFailed int) d5list.Score {
-	s := d5list.Score{Metric: d5list.MetricTimeToTrain, Value: math.Inf(1), Min: math.NaN(), Max: math.NaN()}
 	if failed > maxFailed {
-		s.Note = fmt.Sprintf("%d runs failed; at most %d may", failed, maxFailed)
-		return s
+		return invalidScore(fmt.Sprintf("%d runs failed; at most %d may", failed, maxFailed))
 	}
+	s := invalidScore("")
 	sorted := slices.Clone(runs)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].seconds < sorted[j].seconds })
 	hi := len(sorted) - (maxFailed - failed)
@@ -564,7 +583,12 @@ func mlperfOlympic(runs []scoredRun, failed, maxFailed int) d5list.Score {
 	return s
 }
 
-// readScalingFactor reads the review committee's scaling.json, if any.
+// invalidScore is a time to train with no valid value, and why.
+func invalidScore(note string) d5list.Score {
+	return d5list.Score{Metric: d5list.MetricTimeToTrain, Value: math.Inf(1), Min: math.NaN(), Max: math.NaN(), Note: note}
+}
+
+// readScalingFactor reads the folder's scaling.json, if any.
 func readScalingFactor(dir string) (float64, bool, error) {
 	data, err := os.ReadFile(filepath.Join(dir, "scaling.json"))
 	if errors.Is(err, os.ErrNotExist) {
@@ -583,4 +607,11 @@ func readScalingFactor(dir string) (float64, bool, error) {
 		return 1, false, errors.New("scaling_factor missing or not a positive number")
 	}
 	return *sc.Factor, true, nil
+}
+
+func nonNilReasons(r []d5list.Reason) []d5list.Reason {
+	if r == nil {
+		return []d5list.Reason{}
+	}
+	return r
 }

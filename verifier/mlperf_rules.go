@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
-	"math"
+	"maps"
 	"path"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -15,195 +16,203 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// The rules of every MLPerf Training round d5list reads, one YAML file per
-// round as MLPerf keeps its own: a new round is a data change.
+// The rules of every MLPerf Training round MLCommons' logging package
+// (mlcommons/logging) has rules for, one YAML file per round as MLCommons
+// keeps its own: a new round is a data change.
 //
 //go:embed mlperf_rounds/*.yaml
 var mlperfRoundFiles embed.FS
 
-// MLPerfRound is what MLPerf's tools check of a result folder in one round
+// MLPerfRound is what MLCommons' tools check of a submission in one round
 // (mlperf_rounds/training_<ruleset>.yaml says where each part comes from).
 type MLPerfRound struct {
 	Ruleset string `yaml:"ruleset"`
 	Round   string `yaml:"round"`
-	// Common are the keys every file logs; ClosedCommon those of the
-	// closed division.
-	Common       []MLPerfKeyRule                 `yaml:"common"`
-	ClosedCommon []MLPerfKeyRule                 `yaml:"closed_common"`
+	// Format is how the result files log: "mllog" (:::MLLOG {json}) or
+	// "mll" (round 0.6's :::MLL <seconds> <key>: {json}).
+	Format string `yaml:"format"`
+	// PackageChecks are what the package checker runs besides the
+	// compliance checks: "systems" (systems/*.json), "seeds" and "rcp"
+	// (closed division).
+	PackageChecks []string `yaml:"package_checks"`
+	// SystemStatus is the list a system description's status must be in;
+	// empty when the round does not check it.
+	SystemStatus []string                        `yaml:"system_status"`
 	Benchmarks   map[string]MLPerfBenchmarkRules `yaml:"benchmarks"`
+	// Configs are the compliance checker's rules files by name (common,
+	// closed_common, closed_bert, ...): the checker starts with common,
+	// and a rule's enqueue adds another.
+	Configs map[string]*ruleConfig `yaml:"configs"`
 }
 
-// MLPerfBenchmarkRules are one benchmark's rules in a round.
+// MLPerfBenchmarkRules are what the package checker and the RCP checker
+// know of one benchmark in a round.
 type MLPerfBenchmarkRules struct {
 	// Runs is the exact number of result files the package checker wants.
 	Runs int `yaml:"runs"`
-	// MaxFailed is how many files may fail the compliance checks and be
-	// dropped by olympic scoring (1, or 4 for unet3d); it is also how many
-	// scores the summarizer drops at each end.
-	MaxFailed int `yaml:"max_failed"`
-	// Quality: at least one eval_accuracy must meet every bound.
-	Quality []MLPerfBound `yaml:"quality"`
-	// EvalAggregate names the metadata key that groups eval_accuracy lines
-	// logging different metrics (metadata.metric: stable_diffusion's FID
-	// and CLIP) into one evaluation, as the round's checker aggregates them.
-	EvalAggregate string `yaml:"eval_aggregate"`
-	// SeedOptional: a closed-division file may log no seed.
-	SeedOptional bool            `yaml:"seed_optional"`
-	Closed       []MLPerfKeyRule `yaml:"closed"`
-	// ClosedBy adds the rules of one value of a key (resnet's opt_name:
-	// closed_resnet_lars.yaml or closed_resnet_sgd.yaml).
-	ClosedBy *struct {
-		Key   string                     `yaml:"key"`
-		Rules map[string][]MLPerfKeyRule `yaml:"rules"`
-	} `yaml:"closed_by"`
+	// MaxFailed is how many files may fail the compliance checks (1, or 4
+	// for unet3d): the result summarizer drops as many scores at each
+	// end, and the RCP checker as many convergence points.
+	MaxFailed int       `yaml:"max_failed"`
+	RCP       *rcpRules `yaml:"rcp"`
 }
 
-// MLPerfBound bounds a value, or one field of a value that is a mapping
-// (stable_diffusion's FID and CLIP): Min and Max inclusive, Above and
-// Below exclusive.
-type MLPerfBound struct {
-	Field string   `yaml:"field"`
-	Min   *float64 `yaml:"min"`
-	Max   *float64 `yaml:"max"`
-	Above *float64 `yaml:"above"`
-	Below *float64 `yaml:"below"`
+// ruleConfig is one of MLCommons' rules files: state set up first, keys
+// checked line by line, and checks at the end.
+type ruleConfig struct {
+	// Aggregate folds lines logging one metric each into lines of their
+	// own key (stable_diffusion's FID and CLIP, logged apart).
+	Aggregate *ruleAggregate `yaml:"aggregate"`
+	Begin     []ruleAssign   `yaml:"begin"`
+	Keys      []keyRule      `yaml:"keys"`
+	End       []*ruleExpr    `yaml:"end"`
+	byKey     map[string]*keyRule
 }
 
-// MLPerfKeyRule is one key a file must log, and what its value must be.
-type MLPerfKeyRule struct {
-	Key         string `yaml:"key"`
-	Req         string `yaml:"req"` // exactly_one or at_least_one
-	MLPerfBound `yaml:",inline"`
-	Equals      *float64 `yaml:"equals"`
-	OneOf       []string `yaml:"one_of"`
+type ruleAggregate struct {
+	Key    string `yaml:"key"`    // the lines folded (eval_accuracy)
+	Metric string `yaml:"metric"` // the metadata field naming each line's metric
+	Group  string `yaml:"group"`  // the metadata field the evaluations share
+	Into   string `yaml:"into"`   // the key of the folded lines
+}
+
+// keyRule is one KEY record: how often the key must be logged, what each
+// line must satisfy, and what it changes in the checker's state.
+type keyRule struct {
+	Key string `yaml:"key"`
+	// Req is exactly_one, at_least_one, at_least (N times),
+	// at_least_one_or (this key or one of Or), optional, or "" (none).
+	Req string   `yaml:"req"`
+	N   int      `yaml:"n"`
+	Or  []string `yaml:"or"`
+	// Check must hold on every line of the key (on the first only for a
+	// submission_* key); FirstCheck on the first line.
+	Check      []*ruleExpr `yaml:"check"`
+	FirstCheck *ruleExpr   `yaml:"first_check"`
+	// AtLeastOne must hold on at least one line: the quality target.
+	AtLeastOne *ruleExpr    `yaml:"at_least_one"`
+	Set        []ruleAssign `yaml:"set"`
+	// Enqueue names a rules file to check next; {value} is the line's
+	// value.
+	Enqueue string `yaml:"enqueue"`
+}
+
+// rcpRules are the RCP checker's reference convergence points for a
+// benchmark, and how it reads a run's convergence.
+type rcpRules struct {
+	// Skip: the package checker runs no RCP check (minigo).
+	Skip bool `yaml:"skip"`
+	// Runs is the RCP checker's own count of a submission's runs, which
+	// its statistics use; 0 where its table has none for the benchmark.
+	Runs     int `yaml:"runs"`
+	Converge struct {
+		// LastEval: the field of the last evaluation before a successful
+		// run_stop (epoch_num, rounded to 3 places, or samples_count).
+		LastEval string `yaml:"last_eval"`
+		// FirstPassing: the smallest value of this field among the
+		// evaluations whose metrics (folded by metric) satisfy Passing.
+		FirstPassing string    `yaml:"first_passing"`
+		Passing      *ruleExpr `yaml:"passing"`
+	} `yaml:"converge"`
+	// SpeedupOffset is subtracted from the minimum mean before the
+	// largest speedup is taken (llama31_405b from round 5.0).
+	SpeedupOffset float64  `yaml:"speedup_offset"`
+	Refs          []rcpRef `yaml:"refs"`
+
+	once   sync.Once
+	ref    *rcpReference
+	refErr error
+}
+
+type rcpRef struct {
+	Name   string    `yaml:"name"`
+	BS     int       `yaml:"bs"`
+	Epochs []float64 `yaml:"epochs"`
 }
 
 const (
-	reqExactlyOne = "exactly_one"
-	reqAtLeastOne = "at_least_one"
+	reqExactlyOne    = "exactly_one"
+	reqAtLeastOne    = "at_least_one"
+	reqAtLeast       = "at_least"
+	reqAtLeastOneOr  = "at_least_one_or"
+	reqOptional      = "optional"
+	packageSystems   = "systems"
+	packageSeeds     = "seeds"
+	packageRCP       = "rcp"
+	formatMLL        = "mll"
+	formatMLLOG      = "mllog"
+	firstConfigName  = "common"
+	divisionClosed   = "closed"
+	enqueueValueHole = "{value}"
 )
 
-// check reports why v does not satisfy the bound, or "".
-func (b MLPerfBound) check(v any) string {
-	if b.Field != "" {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return fmt.Sprintf("value %v has no field %s", v, b.Field)
-		}
-		v = m[b.Field]
+func (r *MLPerfRound) runs(check string) bool { return slices.Contains(r.PackageChecks, check) }
+
+// BenchmarkNames lists the round's benchmarks, sorted.
+func (r *MLPerfRound) BenchmarkNames() []string {
+	names := make([]string, 0, len(r.Benchmarks))
+	for b := range r.Benchmarks {
+		names = append(names, b)
 	}
-	x, ok := mlperfNumber(v)
-	if !ok {
-		return fmt.Sprintf("value %v is not a number", v)
-	}
-	var fails []string
-	if b.Min != nil && !(x >= *b.Min) {
-		fails = append(fails, fmt.Sprintf("at least %v", *b.Min))
-	}
-	if b.Max != nil && !(x <= *b.Max) {
-		fails = append(fails, fmt.Sprintf("at most %v", *b.Max))
-	}
-	if b.Above != nil && !(x > *b.Above) {
-		fails = append(fails, fmt.Sprintf("above %v", *b.Above))
-	}
-	if b.Below != nil && !(x < *b.Below) {
-		fails = append(fails, fmt.Sprintf("below %v", *b.Below))
-	}
-	if len(fails) == 0 {
-		return ""
-	}
-	what := "value"
-	if b.Field != "" {
-		what = b.Field
-	}
-	return fmt.Sprintf("%s %v must be %s", what, x, strings.Join(fails, " and "))
+	sort.Strings(names)
+	return names
 }
 
-func (b MLPerfBound) String() string {
-	var parts []string
-	name := "value"
-	if b.Field != "" {
-		name = b.Field
-	}
-	for _, p := range []struct {
-		op string
-		v  *float64
-	}{{">=", b.Min}, {">", b.Above}, {"<=", b.Max}, {"<", b.Below}} {
-		if p.v != nil {
-			parts = append(parts, fmt.Sprintf("%s %s %v", name, p.op, *p.v))
-		}
-	}
-	return strings.Join(parts, " and ")
-}
-
-// check reports why the value logged for the rule's key is not allowed.
-func (r MLPerfKeyRule) check(v any) string {
-	if r.Equals != nil {
-		if x, ok := mlperfNumber(v); !ok || x != *r.Equals {
-			return fmt.Sprintf("must be %v, not %v", *r.Equals, v)
-		}
-	}
-	if len(r.OneOf) > 0 && !slices.ContainsFunc(r.OneOf, func(s string) bool { return oneOfMatches(s, v) }) {
-		return fmt.Sprintf("must be one of %s, not %v", strings.Join(r.OneOf, ", "), v)
-	}
-	if b := r.MLPerfBound; b.Min != nil || b.Max != nil || b.Above != nil || b.Below != nil {
-		return b.check(v)
-	}
-	return "" // a rule without bounds accepts any value, numbers or not
-}
-
-// oneOfMatches compares a logged value with one allowed value as MLPerf's
-// Python does: strings as strings, numbers as numbers ("inf" is
-// float('inf')).
-func oneOfMatches(allowed string, v any) bool {
-	if s, ok := v.(string); ok {
-		return s == allowed
-	}
-	x, ok := mlperfNumber(v)
-	if !ok {
-		return false
-	}
-	if allowed == "inf" {
-		return math.IsInf(x, 1)
-	}
-	a, err := strconv.ParseFloat(allowed, 64)
-	return err == nil && a == x
-}
-
-// mlperfNumber is v as a float, where Python would compare it as one: any
-// number, infinities included.
-func mlperfNumber(v any) (float64, bool) {
-	switch x := v.(type) {
-	case float64:
-		return x, !math.IsNaN(x)
-	case int64:
-		return float64(x), true
-	case bool:
-		return 0, false
-	}
-	return 0, false
-}
-
-var mlperfRounds = sync.OnceValues(func() (map[string]*MLPerfRound, error) {
-	entries, err := mlperfRoundFiles.ReadDir("mlperf_rounds")
-	if err != nil {
-		return nil, err
-	}
-	rounds := map[string]*MLPerfRound{}
+// roundFiles maps each round ("3.1") to its file, by the files' names:
+// a check parses only the rounds it reads.
+var roundFiles = sync.OnceValue(func() map[string]string {
+	entries, _ := mlperfRoundFiles.ReadDir("mlperf_rounds")
+	files := map[string]string{}
 	for _, e := range entries {
-		name := path.Join("mlperf_rounds", e.Name())
-		data, err := mlperfRoundFiles.ReadFile(name)
-		if err != nil {
-			return nil, err
+		if m := reRoundFile.FindStringSubmatch(e.Name()); m != nil {
+			files[m[1]] = path.Join("mlperf_rounds", e.Name())
 		}
-		r, err := parseMLPerfRound(name, data)
-		if err != nil {
-			return nil, err
-		}
-		rounds[r.Round] = r
 	}
-	return rounds, nil
+	return files
 })
+
+var reRoundFile = regexp.MustCompile(`^training_(\d+\.\d+)\.\d+\.yaml$`)
+
+type loadedRound struct {
+	once  sync.Once
+	round *MLPerfRound
+	err   error
+}
+
+var loadedRounds sync.Map // round name → *loadedRound
+
+// loadMLPerfRound parses one round's file, once.
+func loadMLPerfRound(round string) (*MLPerfRound, error) {
+	file, ok := roundFiles()[round]
+	if !ok {
+		return nil, fmt.Errorf("no rules for MLPerf Training %s", round)
+	}
+	v, _ := loadedRounds.LoadOrStore(round, &loadedRound{})
+	l := v.(*loadedRound)
+	l.once.Do(func() {
+		data, err := mlperfRoundFiles.ReadFile(file)
+		if err == nil {
+			l.round, err = parseMLPerfRound(file, data)
+		}
+		if err == nil && l.round.Round != round {
+			err = fmt.Errorf("%s: round %s in a file named for %s", file, l.round.Round, round)
+		}
+		l.err = err
+	})
+	return l.round, l.err
+}
+
+// MLPerfRoundNames lists the rounds d5list has rules for, oldest first.
+func MLPerfRoundNames() []string {
+	names := slices.Collect(maps.Keys(roundFiles()))
+	slices.SortFunc(names, func(a, b string) int {
+		if roundLess(a, b) {
+			return -1
+		}
+		return 1
+	})
+	return names
+}
 
 func parseMLPerfRound(name string, data []byte) (*MLPerfRound, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -212,44 +221,68 @@ func parseMLPerfRound(name string, data []byte) (*MLPerfRound, error) {
 	if err := dec.Decode(&r); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if r.Round == "" || r.Ruleset == "" || len(r.Benchmarks) == 0 {
-		return nil, fmt.Errorf("%s: round, ruleset and benchmarks are required", name)
+	if r.Round == "" || r.Ruleset == "" || len(r.Benchmarks) == 0 || r.Configs[firstConfigName] == nil {
+		return nil, fmt.Errorf("%s: round, ruleset, benchmarks and the %s rules are required", name, firstConfigName)
 	}
-	keyRules := slices.Concat(r.Common, r.ClosedCommon)
-	for b, rules := range r.Benchmarks {
-		if rules.Runs < 1 || len(rules.Quality) == 0 {
-			return nil, fmt.Errorf("%s: benchmark %s needs runs and a quality target", name, b)
+	if r.Format != formatMLLOG && r.Format != formatMLL {
+		return nil, fmt.Errorf("%s: format must be %s or %s", name, formatMLLOG, formatMLL)
+	}
+	for _, c := range r.PackageChecks {
+		if c != packageSystems && c != packageSeeds && c != packageRCP {
+			return nil, fmt.Errorf("%s: package check %q is none of %s, %s, %s", name, c, packageSystems, packageSeeds, packageRCP)
 		}
-		keyRules = append(keyRules, rules.Closed...)
-		if rules.ClosedBy != nil {
-			for _, rs := range rules.ClosedBy.Rules {
-				keyRules = append(keyRules, rs...)
-			}
+	}
+	for b, rules := range r.Benchmarks {
+		if rules.Runs < 1 {
+			return nil, fmt.Errorf("%s: benchmark %s needs runs", name, b)
 		}
 		if rules.MaxFailed == 0 {
 			rules.MaxFailed = 1
 			r.Benchmarks[b] = rules
 		}
+		if rcp := rules.RCP; rcp != nil && !rcp.Skip {
+			c := rcp.Converge
+			if (c.LastEval == "") == (c.FirstPassing == "") || (c.FirstPassing != "") != (c.Passing != nil) {
+				return nil, fmt.Errorf("%s: benchmark %s: rcp converge needs last_eval, or first_passing with passing", name, b)
+			}
+			for _, ref := range rcp.Refs {
+				if ref.BS < 1 || len(ref.Epochs) < 2*rules.MaxFailed+1 {
+					return nil, fmt.Errorf("%s: benchmark %s: RCP %s needs a batch size and more than %d points", name, b, ref.Name, 2*rules.MaxFailed)
+				}
+			}
+		}
 	}
-	for _, k := range keyRules {
-		if k.Key == "" || (k.Req != reqExactlyOne && k.Req != reqAtLeastOne) {
-			return nil, fmt.Errorf("%s: rule for %q: req must be %s or %s", name, k.Key, reqExactlyOne, reqAtLeastOne)
+	for cname, cfg := range r.Configs {
+		cfg.byKey = map[string]*keyRule{}
+		for i := range cfg.Keys {
+			k := &cfg.Keys[i]
+			switch {
+			case k.Key == "":
+				return nil, fmt.Errorf("%s: %s: a key rule without a key", name, cname)
+			case cfg.byKey[k.Key] != nil:
+				return nil, fmt.Errorf("%s: %s: key %s given twice", name, cname, k.Key)
+			case !slices.Contains([]string{"", reqExactlyOne, reqAtLeastOne, reqAtLeast, reqAtLeastOneOr, reqOptional}, k.Req):
+				return nil, fmt.Errorf("%s: %s: rule for %q: req must be %s, %s, %s, %s or %s", name, cname, k.Key, reqExactlyOne, reqAtLeastOne, reqAtLeast, reqAtLeastOneOr, reqOptional)
+			case (k.Req == reqAtLeast) != (k.N > 0), (k.Req == reqAtLeastOneOr) != (len(k.Or) > 0):
+				return nil, fmt.Errorf("%s: %s: rule for %q: n goes with at_least, or with at_least_one_or", name, cname, k.Key)
+			}
+			cfg.byKey[k.Key] = k
 		}
 	}
 	return &r, nil
 }
 
-// MLPerfRounds lists the rounds d5list knows, oldest first.
+// MLPerfRounds parses and lists every round d5list has rules for, oldest
+// first.
 func MLPerfRounds() ([]*MLPerfRound, error) {
-	m, err := mlperfRounds()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*MLPerfRound, 0, len(m))
-	for _, r := range m {
+	var out []*MLPerfRound
+	for _, name := range MLPerfRoundNames() {
+		r, err := loadMLPerfRound(name)
+		if err != nil {
+			return nil, err
+		}
 		out = append(out, r)
 	}
-	sort.Slice(out, func(i, j int) bool { return roundLess(out[i].Round, out[j].Round) })
 	return out, nil
 }
 

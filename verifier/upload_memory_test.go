@@ -167,10 +167,11 @@ func TestUploadMemoryStudy(t *testing.T) {
 			files = nil
 			dir := t.TempDir()
 			measureUpload(t, archive, raw, func() error {
-				if _, err := bundle.ExtractMLPerfFolder(bytes.NewReader(archive), dir, lim); err != nil {
+				root, _, err := bundle.ExtractMLPerf(bytes.NewReader(archive), dir, lim)
+				if err != nil {
 					return err
 				}
-				_, err := CheckMLPerfRound(dir, "4.1")
+				_, err = CheckMLPerfRound(root, "4.1")
 				return err
 			})
 		})

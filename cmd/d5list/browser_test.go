@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -167,6 +170,58 @@ func TestBrowser(t *testing.T) {
 		)
 		if accepted != "true" || !strings.Contains(score, "36.271 minutes") || compliant != 5 {
 			t.Fatalf("the MLPerf check page shows accepted=%q, %q, %d compliant runs; check --mlperf says accepted, 36.271 minutes, 5", accepted, score, compliant)
+		}
+	}
+
+	// 1c. A whole submission tree of a real round (v5.0 AMD: two systems)
+	// uploaded as one archive gets the answer of check --mlperf on the
+	// tree: its verdict, each benchmark folder's with its score, and the
+	// summary table.
+	{
+		tree := filepath.Join(mlperfTestdata, "v5.0", "AMD")
+		var cli bytes.Buffer
+		_ = run(ctx, []string{"check", "--mlperf", "--json", tree}, &cli, io.Discard)
+		var want struct {
+			Accepted   bool `json:"accepted"`
+			Benchmarks []struct {
+				Folder   string   `json:"folder"`
+				Accepted bool     `json:"accepted"`
+				Minutes  *float64 `json:"minutes"`
+			} `json:"benchmarks"`
+		}
+		if err := json.Unmarshal(cli.Bytes(), &want); err != nil || len(want.Benchmarks) == 0 {
+			t.Fatalf("check --mlperf --json %s: %v\n%s", tree, err, cli.String())
+		}
+		archive := filepath.Join(work, "AMD.tar.gz")
+		if err := os.WriteFile(archive, tarGzFolder(t, tree, "AMD"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var accepted string
+		var rows [][]string
+		var summaryRows int
+		b.step("mlperf-tree",
+			chromedp.Navigate(p.url+"/mlperf"),
+			chromedp.WaitVisible(`[data-testid="mlperf-form"]`, chromedp.ByQuery),
+			chromedp.SetValue(`#mlperf-round`, "5.0", chromedp.ByQuery),
+			chromedp.SetUploadFiles(`#mlperf-file`, []string{archive}, chromedp.ByQuery),
+			chromedp.WaitEnabled(`[data-testid="mlperf-submit"]`, chromedp.ByQuery),
+			chromedp.Click(`[data-testid="mlperf-submit"]`, chromedp.ByQuery),
+			chromedp.WaitVisible(`[data-testid="mlperf-summary"]`, chromedp.ByQuery),
+			chromedp.AttributeValue(`[data-testid="mlperf-verdict"]`, "data-accepted", &accepted, nil, chromedp.ByQuery),
+			chromedp.Evaluate(`Array.from(document.querySelectorAll('[data-testid="mlperf-benchmark"]')).map(function (r) { return [r.dataset.folder, r.dataset.accepted, r.cells[4].textContent]; })`, &rows),
+			chromedp.Evaluate(`document.querySelectorAll('[data-testid="mlperf-summary-row"]').length`, &summaryRows),
+		)
+		if accepted != strconv.FormatBool(want.Accepted) || len(rows) != len(want.Benchmarks) || summaryRows != 2 {
+			t.Fatalf("the MLPerf page shows a tree accepted=%q with %d benchmark rows and %d summary rows; check --mlperf says %v, %d, 2", accepted, len(rows), summaryRows, want.Accepted, len(want.Benchmarks))
+		}
+		for i, w := range want.Benchmarks {
+			minutes := "-"
+			if w.Minutes != nil {
+				minutes = fmt.Sprintf("%.3f", *w.Minutes)
+			}
+			if got := rows[i]; got[0] != w.Folder || got[1] != strconv.FormatBool(w.Accepted) || got[2] != minutes {
+				t.Errorf("benchmark row %v; check --mlperf: %s accepted=%v %s minutes", got, w.Folder, w.Accepted, minutes)
+			}
 		}
 	}
 

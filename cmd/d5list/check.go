@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -22,15 +21,15 @@ import (
 func checkCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("check", stderr)
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	mlperf := fs.Bool("mlperf", false, "check and score an MLPerf Training results folder (result_*.txt) the way MLPerf's tools do")
-	round := fs.String("round", "", "with --mlperf: the MLPerf Training round (3.1, 4.1, ...); default: the folder name's vX.Y- prefix, else the newest round with the benchmark")
+	mlperf := fs.Bool("mlperf", false, "check and score an MLPerf Training submission the way MLCommons' tools do: a benchmark's results folder (result_*.txt), or a whole submission tree (systems/ and results/)")
+	round := fs.String("round", "", "with --mlperf: the MLPerf Training round (0.6 ... 6.1); default: the folder name's vX.Y- prefix, else the newest round with the benchmark(s)")
 	server := fs.String("server", "", serverFlagHelp)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return fmt.Errorf("usage: d5list check DIR|BUNDLE|RECIPE [--json] [--server URL]  or  d5list check --mlperf [--round X.Y] DIR")
+		return fmt.Errorf("usage: d5list check DIR|BUNDLE|RECIPE [--json] [--server URL]  or  d5list check --mlperf [--round X.Y] [--json] FOLDER|TREE")
 	}
 	if *mlperf {
 		return checkMLPerf(pos[0], *round, *asJSON, stdout)
@@ -55,9 +54,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 		recipe, warnings = &b.Recipe, b.System.Warnings
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(map[string]any{"ok": len(reasons) == 0, "reasons": nonNil(reasons), "warnings": nonNil(warnings),
+		if err := printJSON(stdout, map[string]any{"ok": len(reasons) == 0, "reasons": nonNil(reasons), "warnings": nonNil(warnings),
 			"recipe": recipe, "claimed": claimed}); err != nil {
 			return err
 		}
@@ -142,13 +139,11 @@ func checkRecipe(path string, asJSON bool, stdout, stderr io.Writer) error {
 		reasons[i].File = path
 	}
 	if asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
 		var r *d5list.Recipe
 		if err == nil {
 			r = &recipe
 		}
-		if err := enc.Encode(map[string]any{"ok": err == nil, "reasons": nonNil(reasons), "recipe": r}); err != nil {
+		if err := printJSON(stdout, map[string]any{"ok": err == nil, "reasons": nonNil(reasons), "recipe": r}); err != nil {
 			return err
 		}
 	} else if err == nil {
@@ -300,56 +295,6 @@ func printResult(w io.Writer, res *d5list.Result) {
 	} else {
 		fmt.Fprintf(w, "score (%s): invalid: %s\n", s.Metric, s.Note)
 	}
-}
-
-func checkMLPerf(dir, round string, asJSON bool, w io.Writer) error {
-	rep, err := verifier.CheckMLPerfRound(dir, round)
-	if err != nil {
-		return err
-	}
-	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			return err
-		}
-		if !rep.Accepted {
-			return errSilent
-		}
-		return nil
-	}
-	fmt.Fprintf(w, "MLPerf Training %s, benchmark %s, %s division, quality target %s\n", rep.Round, rep.Benchmark, rep.Division, rep.Quality)
-	for _, r := range rep.Runs {
-		verdict := "SUCCESS"
-		if !r.Compliant {
-			verdict = "FAILED"
-		}
-		fmt.Fprintf(w, "%-14s seed %-12d %-8s %10.3f s  final %-9.5g %s\n", r.File, r.Seed, r.Status, r.Seconds, r.FinalAccuracy, verdict)
-		for _, p := range r.Problems {
-			fmt.Fprintln(w, "    "+formatReason(p))
-		}
-	}
-	for _, p := range rep.Reasons {
-		fmt.Fprintln(w, formatReason(p))
-	}
-	for _, p := range rep.Warnings {
-		fmt.Fprintln(w, "warning: "+formatReason(p))
-	}
-	if rep.Minutes != nil {
-		scaling := ""
-		if rep.ScalingFactor != 1 {
-			scaling = fmt.Sprintf(" x RCP scaling %.4f", rep.ScalingFactor)
-		}
-		fmt.Fprintf(w, "score: %.3f minutes (olympic mean %.3f s of the compliant runs, runs %v dropped%s)\n", *rep.Minutes, rep.Score.Value, rep.Score.Dropped, scaling)
-	} else {
-		fmt.Fprintf(w, "score: invalid: %s\n", rep.Score.Note)
-	}
-	if !rep.Accepted {
-		fmt.Fprintln(w, "verdict: MLPerf's package checker would refuse this folder")
-		return errSilent
-	}
-	fmt.Fprintln(w, "verdict: accepted")
-	return nil
 }
 
 func nonNil(r []d5list.Reason) []d5list.Reason {

@@ -7,14 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/verifier"
 )
 
 const deep500Recipes = "../../../shared/peer-data/deep500-recipes/"
@@ -133,8 +135,9 @@ func TestCheckMLPerfJSONWithAnInvalidScore(t *testing.T) {
 }
 
 // The portal answers an uploaded MLPerf folder exactly as check --mlperf
-// answers the folder on disk: a published folder (accepted, its score)
-// and the same folder one run short (refused, the run count named).
+// answers the folder on disk: a published folder (accepted, its score),
+// the same folder one run short (refused, the run count named), and a
+// whole submission tree (v5.0 AMD).
 func TestPortalChecksMLPerfAsTheCLIDoes(t *testing.T) {
 	src := "../../../shared/peer-data/mlperf-rounds/v4.1-cisco-ssd"
 	if _, err := os.Stat(src); err != nil {
@@ -159,16 +162,20 @@ func TestPortalChecksMLPerfAsTheCLIDoes(t *testing.T) {
 		}
 	}
 	for _, c := range []struct {
-		dir      string
-		accepted bool
-	}{{src, true}, {short, false}} {
+		dir, wrapper, round string
+		accepted            bool
+	}{
+		{src, "v4.1-cisco-ssd", "4.1", true},
+		{short, "v4.1-cisco-ssd", "4.1", false},
+		{filepath.Join(mlperfTestdata, "v5.0", "AMD"), "AMD", "5.0", treeAccepted(t, "v5.0.json", "AMD")},
+	} {
 		var cli bytes.Buffer
-		err := run(context.Background(), []string{"check", "--mlperf", "--json", "--round", "4.1", c.dir}, &cli, io.Discard)
+		err := run(context.Background(), []string{"check", "--mlperf", "--json", "--round", c.round, c.dir}, &cli, io.Discard)
 		if (err == nil) != c.accepted {
 			t.Fatalf("%s: check exit %v, want accepted %v", c.dir, err, c.accepted)
 		}
-		archive := tarGzFolder(t, c.dir, "v4.1-cisco-ssd")
-		req, _ := http.NewRequest(http.MethodPost, p.url+"/api/v1/mlperf/check?round=4.1", bytes.NewReader(archive))
+		archive := tarGzFolder(t, c.dir, c.wrapper)
+		req, _ := http.NewRequest(http.MethodPost, p.url+"/api/v1/mlperf/check?round="+c.round, bytes.NewReader(archive))
 		req.Header.Set("Content-Type", "application/gzip")
 		req.Header.Set("Authorization", "Bearer "+p.token)
 		resp, err := http.DefaultClient.Do(req)
@@ -194,8 +201,8 @@ func TestPortalChecksMLPerfAsTheCLIDoes(t *testing.T) {
 		// the command line, the upload for the portal.
 		for _, rep := range []map[string]any{fromCLI, fromWeb} {
 			for _, r := range rep["reasons"].([]any) {
-				if reason := r.(map[string]any); reason["file"] != "system.json" && !strings.HasPrefix(fmt.Sprint(reason["file"]), "result_") {
-					reason["file"] = "(the folder)"
+				if file := fmt.Sprint(r.(map[string]any)["file"]); file != "system.json" && !strings.HasPrefix(file, "result_") && !strings.HasPrefix(file, "results/") && !strings.HasPrefix(file, "systems/") {
+					r.(map[string]any)["file"] = "(the folder)"
 				}
 			}
 		}
@@ -207,18 +214,22 @@ func TestPortalChecksMLPerfAsTheCLIDoes(t *testing.T) {
 	}
 }
 
-// tarGzFolder packs the regular files of dir into a .tar.gz, inside a
-// folder named wrapper, as `tar czf x.tar.gz wrapper` would.
+// tarGzFolder packs the files under dir into a .tar.gz, inside a folder
+// named wrapper, as `tar czf x.tar.gz wrapper` would.
 func tarGzFolder(t *testing.T, dir, wrapper string) []byte {
 	t.Helper()
 	files := map[string]string{}
-	paths, _ := filepath.Glob(filepath.Join(dir, "*"))
-	for _, f := range paths {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
 		}
-		files[wrapper+"/"+filepath.Base(f)] = string(data)
+		data, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		files[wrapper+"/"+filepath.ToSlash(rel)] = string(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return tarGz(t, files)
 }
@@ -228,95 +239,228 @@ func dirExists(path string) bool {
 	return err == nil && st.IsDir()
 }
 
-// mlperfOwnVerdicts is what MLPerf's own tools say of each published
-// folder in mlperf-rounds, not d5list: mlcommons/logging at 7bbf792, run
-// here on 2026-11-24 over these files: the compliance checker on every
-// file with its round's rules (the files it fails), the result
-// summarizer's _compute_strong_score_standalone (the score in minutes,
-// scaling.json applied), and the seed checker. Every folder was
-// published, so the package checker accepted each; v3.1 GigaComputing
-// dlrm_dcnv2 logs no seed and passed only because its review bypassed the
-// seed checker, which the round's data says (seed_optional).
-var mlperfOwnVerdicts = []struct {
-	folder  string
-	failed  []string
-	minutes float64
-}{
-	{"v2.1-inspur-ssd", nil, 64.0193388888889},
-	{"v2.1-krai-resnet", []string{"result_1.txt"}, 319.09158333333335},
-	{"v3.1-azure-bert", nil, 5.4298618481028225},
-	{"v3.1-dell-resnet", []string{"result_2.txt"}, 26.923871902128372},
-	{"v3.1-gigacomputing-dlrm_dcnv2", nil, 4.073520300729754},
-	{"v3.1-habana-gpt3", nil, 223.90986666666666},
-	{"v3.1-lenovo-rnnt", nil, 31.50324583333333},
-	{"v3.1-nvidia-unet3d", []string{"result_04.txt", "result_07.txt", "result_27.txt", "result_38.txt"}, 0.7726755208333334},
-	{"v4.1-cisco-ssd", nil, 36.271449999999994},
-	{"v4.1-dell-gnn", nil, 11.301652083333334},
-	{"v4.1-nvidia-stable_diffusion", []string{"result_6.txt"}, 1.7057029806259314},
-	{"v4.1-supermicro-llama2_70b_lora", nil, 27.536346153846154},
-	{"v5.0-cisco-bert", []string{"result_5.txt"}, 0.8868854166666666},
-	{"v5.0-qct-rgat", nil, 8.1278625},
-	{"v5.0-tinycorp-retinanet", []string{"result_4.txt"}, 803.5947444444446},
-	{"v5.1-cisco-dlrm_dcnv2", []string{"result_1.txt"}, 1.5591873491523456},
+const (
+	mlperfTestdata = "../../verifier/testdata/mlperf"
+	sharedRounds   = "../../../shared/peer-data/mlperf-rounds"
+)
+
+// recordedMLPerf is what MLCommons' own tools said of a folder, as
+// verifier/testdata/mlperf/recorded holds it (its README says how it was
+// recorded): the package checker's outcome on the benchmark folder with
+// its system description, its RCP message, each file's compliance and
+// the result summarizer's score.
+type recordedMLPerf struct {
+	Outcome string   `json:"outcome"`
+	Errors  []string `json:"errors"`
+	RCP     *string  `json:"rcp"`
+	Minutes *float64 `json:"minutes"`
+	Files   map[string]struct {
+		Valid bool `json:"valid"`
+	} `json:"files"`
+}
+
+func loadRecordedMLPerf(t *testing.T, name string) map[string]struct {
+	Benchmarks map[string]recordedMLPerf `json:"benchmarks"`
+} {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(mlperfTestdata, "recorded", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec map[string]struct {
+		Benchmarks map[string]recordedMLPerf `json:"benchmarks"`
+	}
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// treeAccepted is MLCommons' package checker's recorded verdict on a
+// whole tree.
+func treeAccepted(t *testing.T, file, tree string) bool {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(mlperfTestdata, "recorded", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec map[string]struct {
+		PackageChecker struct {
+			Outcome string `json:"outcome"`
+		} `json:"package_checker"`
+	}
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatal(err)
+	}
+	return rec[tree].PackageChecker.Outcome == "accepted"
+}
+
+func sameMinutes(a, b *float64) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return strconv.FormatFloat(*a, 'g', 3, 64) == strconv.FormatFloat(*b, 'g', 3, 64)
 }
 
 // TestCheckMLPerfEveryPublishedFolder runs `d5list check --mlperf --json`
-// over every published folder of five MLPerf Training rounds in
-// mlperf-rounds and asserts what MLPerf's own tools say of it: which files
-// fail the compliance checks, the score MLPerf publishes, and that the
-// package checker accepts the folder (exit status 0).
+// over every published folder in shared/peer-data (eight rounds, a dozen
+// benchmarks) and asserts what MLCommons' own tools said of the same
+// files: the package checker's verdict (exit status 0 for accepted), its
+// RCP message, the files the compliance checker fails, and the score the
+// result summarizer publishes, to 3 significant digits.
 func TestCheckMLPerfEveryPublishedFolder(t *testing.T) {
-	const rounds = "../../../shared/peer-data/mlperf-rounds"
-	if !dirExists(rounds) {
+	if !dirExists(sharedRounds) {
 		t.Skip("shared/peer-data not beside the repository")
 	}
-	for _, want := range mlperfOwnVerdicts {
-		t.Run(want.folder, func(t *testing.T) {
+	rec := loadRecordedMLPerf(t, "shared.json")
+	folders, _ := filepath.Glob(filepath.Join(sharedRounds, "v*"))
+	more, _ := filepath.Glob("../../../shared/peer-data/mlperf/v*")
+	for _, dir := range append(folders, more...) {
+		name := filepath.Base(dir)
+		t.Run(name, func(t *testing.T) {
+			tree, ok := rec[name]
+			if !ok || len(tree.Benchmarks) != 1 {
+				t.Fatalf("no recorded verdict for %s", name)
+			}
+			var want recordedMLPerf
+			for _, b := range tree.Benchmarks {
+				want = b
+			}
 			var out bytes.Buffer
-			err := run(context.Background(), []string{"check", "--mlperf", "--json", filepath.Join(rounds, want.folder)}, &out, io.Discard)
+			err := run(context.Background(), []string{"check", "--mlperf", "--json", dir}, &out, io.Discard)
 			var rep struct {
-				Round     string   `json:"round"`
-				Benchmark string   `json:"benchmark"`
-				Minutes   *float64 `json:"minutes"`
-				Accepted  bool     `json:"accepted"`
-				Runs      []struct {
-					File      string          `json:"file"`
-					Compliant bool            `json:"compliant"`
-					Problems  []d5list.Reason `json:"problems"`
+				Accepted bool     `json:"accepted"`
+				Minutes  *float64 `json:"minutes"`
+				RCP      *struct {
+					Message string `json:"message"`
+				} `json:"rcp"`
+				Runs []struct {
+					File      string `json:"file"`
+					Compliant bool   `json:"compliant"`
 				} `json:"runs"`
 				Reasons []d5list.Reason `json:"reasons"`
 			}
 			if jerr := json.Unmarshal(out.Bytes(), &rep); jerr != nil {
 				t.Fatalf("not JSON (%v): %s", jerr, out.String())
 			}
-			if err != nil || !rep.Accepted {
-				t.Errorf("refused a published folder (%v): %+v", err, rep.Reasons)
+			if rep.Accepted != (want.Outcome == "accepted") || (err == nil) != rep.Accepted {
+				t.Errorf("accepted %v (exit %v), reasons %v; MLCommons' package checker: %s %v", rep.Accepted, err, rep.Reasons, want.Outcome, want.Errors)
 			}
-			round := strings.TrimPrefix(strings.SplitN(want.folder, "-", 2)[0], "v")
-			if rep.Round != round || !strings.HasSuffix(want.folder, "-"+rep.Benchmark) {
-				t.Errorf("round %s benchmark %s", rep.Round, rep.Benchmark)
-			}
-			var failed []string
 			for _, r := range rep.Runs {
-				if !r.Compliant {
-					failed = append(failed, r.File)
-					if len(r.Problems) == 0 {
-						t.Errorf("%s failed without a reason", r.File)
-					}
-				}
-				for _, p := range r.Problems {
-					if p.File != r.File || p.Line <= 0 {
-						t.Errorf("%s: a problem that names no file and line: %+v", r.File, p)
-					}
+				if f, ok := want.Files[r.File]; !ok || f.Valid != r.Compliant {
+					t.Errorf("%s: compliant %v; MLCommons' compliance checker: %v", r.File, r.Compliant, f.Valid)
 				}
 			}
-			if strings.Join(failed, " ") != strings.Join(want.failed, " ") {
-				t.Errorf("non-compliant files %v, MLPerf's checker fails %v", failed, want.failed)
+			if want.RCP != nil && (rep.RCP == nil || rep.RCP.Message != *want.RCP) {
+				t.Errorf("RCP %+v; MLCommons' RCP checker: %q", rep.RCP, *want.RCP)
 			}
-			if rep.Minutes == nil || math.Abs(*rep.Minutes-want.minutes) > 1e-9*want.minutes {
-				t.Errorf("score %v minutes, MLPerf's summarizer gives %v", rep.Minutes, want.minutes)
+			if !sameMinutes(rep.Minutes, want.Minutes) {
+				t.Errorf("score %v minutes; MLCommons' result summarizer: %v", rep.Minutes, want.Minutes)
 			}
 		})
+	}
+}
+
+// A whole organisation's submission tree of a real round (v5.0 AMD: two
+// systems, llama2_70b_lora on each) is checked as one: each system
+// description, each benchmark folder and the summary table, in text and
+// in JSON, with MLCommons' recorded verdicts.
+func TestCheckMLPerfTree(t *testing.T) {
+	tree := filepath.Join(mlperfTestdata, "v5.0", "AMD")
+	rec := loadRecordedMLPerf(t, "v5.0.json")["AMD"]
+	var text bytes.Buffer
+	err := run(context.Background(), []string{"check", "--mlperf", tree}, &text, io.Discard)
+	for _, want := range []string{"MLPerf Training 5.0 (rules 5.0.0), submission tree AMD", "summary, minutes:", "llama2_70b_lora"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, text.String())
+		}
+	}
+	var out bytes.Buffer
+	jerr := run(context.Background(), []string{"check", "--mlperf", "--json", tree}, &out, io.Discard)
+	var rep struct {
+		Accepted   bool `json:"accepted"`
+		Benchmarks []struct {
+			System    string   `json:"system"`
+			Benchmark string   `json:"benchmark"`
+			Accepted  bool     `json:"accepted"`
+			Minutes   *float64 `json:"minutes"`
+		} `json:"benchmarks"`
+		Summary []struct {
+			System string              `json:"system"`
+			Scores map[string]*float64 `json:"scores"`
+		} `json:"summary"`
+	}
+	if e := json.Unmarshal(out.Bytes(), &rep); e != nil {
+		t.Fatalf("not JSON (%v): %s", e, out.String())
+	}
+	if (err == nil) != rep.Accepted || (jerr == nil) != rep.Accepted {
+		t.Errorf("exit %v and %v for accepted %v", err, jerr, rep.Accepted)
+	}
+	if len(rep.Benchmarks) != len(rec.Benchmarks) || len(rep.Summary) != 2 {
+		t.Fatalf("%d benchmark folders and %d summary rows; the tree has %d and 2 systems", len(rep.Benchmarks), len(rep.Summary), len(rec.Benchmarks))
+	}
+	for _, b := range rep.Benchmarks {
+		want := rec.Benchmarks[b.System+"/"+b.Benchmark]
+		if b.Accepted != (want.Outcome == "accepted") || !sameMinutes(b.Minutes, want.Minutes) {
+			t.Errorf("%s/%s: accepted %v, %v minutes; MLCommons: %s, %v minutes", b.System, b.Benchmark, b.Accepted, b.Minutes, want.Outcome, want.Minutes)
+		}
+		for _, row := range rep.Summary {
+			if row.System == b.System && !sameMinutes(row.Scores[b.Benchmark], b.Minutes) {
+				t.Errorf("summary %s: %v minutes, the folder's %v", row.System, row.Scores[b.Benchmark], b.Minutes)
+			}
+		}
+	}
+}
+
+// A published tree on which MLCommons' result summarizer stops (v0.6
+// Google: it scores the mask folder, which the package checker skips, and
+// finds no rules file for it) gets no summary table, as MLCommons
+// publishes none, and a warning that says why.
+func TestCheckMLPerfTreeTheSummarizerStopsOn(t *testing.T) {
+	tree := filepath.Join(mlperfTestdata, "v0.6", "Google")
+	var text bytes.Buffer
+	_ = run(context.Background(), []string{"check", "--mlperf", tree}, &text, io.Discard)
+	for _, want := range []string{"summary: none, as MLCommons' result summarizer publishes none for this tree", "results/tpu-v3-32/mask: mlperf_checker_stops: MLCommons' result summarizer scores"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, text.String())
+		}
+	}
+	var out bytes.Buffer
+	_ = run(context.Background(), []string{"check", "--mlperf", "--json", tree}, &out, io.Discard)
+	var rep struct {
+		Summary  []json.RawMessage `json:"summary"`
+		Warnings []d5list.Reason   `json:"warnings"`
+	}
+	if e := json.Unmarshal(out.Bytes(), &rep); e != nil {
+		t.Fatalf("not JSON (%v): %s", e, out.String())
+	}
+	stops := slices.IndexFunc(rep.Warnings, func(r d5list.Reason) bool { return r.Code == verifier.CodeMLPerfStops })
+	if rep.Summary == nil || len(rep.Summary) != 0 || stops < 0 {
+		t.Errorf("summary %s, warnings %v; want an empty summary and the summarizer's stop", rep.Summary, rep.Warnings)
+	}
+}
+
+// --json is always JSON: where the path is neither a result folder nor a
+// submission tree, an error object in the portal API's shape, and a
+// non-zero exit.
+func TestCheckMLPerfJSONError(t *testing.T) {
+	empty := t.TempDir()
+	for _, path := range []string{empty, filepath.Join(empty, "missing"), filepath.Join(mlperfTestdata, "v5.0")} {
+		var out bytes.Buffer
+		err := run(context.Background(), []string{"check", "--mlperf", "--json", path}, &out, io.Discard)
+		var got struct {
+			Error *struct {
+				Code    string          `json:"code"`
+				Message string          `json:"message"`
+				Reasons []d5list.Reason `json:"reasons"`
+			} `json:"error"`
+		}
+		if jerr := json.Unmarshal(out.Bytes(), &got); jerr != nil || got.Error == nil || got.Error.Message == "" || got.Error.Code == "" || got.Error.Reasons == nil {
+			t.Errorf("%s: stdout %q (%v)", path, out.String(), jerr)
+		}
+		if err == nil {
+			t.Errorf("%s: exit 0", path)
+		}
 	}
 }
 

@@ -1,7 +1,9 @@
 // The MLPerf check page: the chosen archive is posted to
 // /api/v1/mlperf/check with the session's CSRF token, and the report is
-// shown as `d5list check --mlperf` prints it: the verdict, the score, each
-// file's compliance with its problems (file and line), and the reasons.
+// shown as `d5list check --mlperf` prints it. For one benchmark's folder:
+// the verdict, the score, each file's compliance with its problems (file
+// and line), and the reasons. For a submission tree: the verdict, each
+// system description's and each benchmark folder's, and the summary table.
 (function () {
   'use strict';
 
@@ -28,7 +30,78 @@
     return ul;
   }
 
+  function table(testid, heads) {
+    var t = el('table', { 'data-testid': testid });
+    var tr = el('tr');
+    heads.forEach(function (h) { tr.appendChild(el('th', {}, h)); });
+    t.appendChild(tr);
+    return t;
+  }
+
+  function row(t, attrs, cells) {
+    var tr = el('tr', attrs);
+    cells.forEach(function (c) { tr.appendChild(el('td', {}, c)); });
+    t.appendChild(tr);
+    return tr;
+  }
+
+  // reasonRow adds a row of reasons under the row they belong to.
+  function reasonRow(t, list, testid, colspan) {
+    if (!list || !list.length) { return; }
+    var td = el('td', { colspan: String(colspan) });
+    td.appendChild(reasonList(list, testid));
+    var tr = el('tr');
+    tr.appendChild(td);
+    t.appendChild(tr);
+  }
+
+  function wrapped(t) {
+    var wrap = el('div', { 'class': 'table-wrap' });
+    wrap.appendChild(t);
+    return wrap;
+  }
+
+  function minutes(m) { return m === null || m === undefined ? '-' : m.toFixed(3); }
+
+  function showTree(result, rep) {
+    result.textContent = '';
+    result.appendChild(el('p', { 'class': rep.accepted ? 'notice' : 'form-error', 'data-testid': 'mlperf-verdict', 'data-accepted': String(rep.accepted) },
+      (rep.accepted ? 'Accepted' : "Refused: MLPerf's package checker would not accept this submission tree") +
+      ' (MLPerf Training ' + rep.round + ', ' + rep.organization + ': ' + rep.systems.length + ' system descriptions, ' + rep.benchmarks.length + ' benchmark folders).'));
+    var systems = table('mlperf-systems', ['system description', 'system', 'division', 'status', 'verdict']);
+    rep.systems.forEach(function (s) {
+      row(systems, { 'data-testid': 'mlperf-system', 'data-accepted': String(s.accepted) },
+        [s.file, s.system_name, s.division, s.status, s.accepted ? 'accepted' : 'refused']);
+      reasonRow(systems, s.reasons, 'mlperf-reasons', 5);
+    });
+    result.appendChild(wrapped(systems));
+    var benches = table('mlperf-benchmarks', ['folder', 'division', 'files failing', 'RCP', 'minutes', 'verdict']);
+    rep.benchmarks.forEach(function (b) {
+      var failing = b.runs.filter(function (r) { return !r.compliant; }).length + ' of ' + b.runs.length;
+      row(benches, { 'data-testid': 'mlperf-benchmark', 'data-folder': b.folder, 'data-accepted': String(b.accepted) },
+        [b.folder, b.division, failing, b.rcp ? b.rcp.message : '-', minutes(b.minutes), b.accepted ? 'accepted' : 'refused']);
+      reasonRow(benches, b.reasons, 'mlperf-reasons', 6);
+    });
+    result.appendChild(wrapped(benches));
+    var cols = [];
+    rep.benchmarks.forEach(function (b) { if (cols.indexOf(b.benchmark) < 0) { cols.push(b.benchmark); } });
+    var summary = table('mlperf-summary', ['system', 'division', 'accelerators'].concat(cols));
+    rep.summary.forEach(function (r) {
+      row(summary, { 'data-testid': 'mlperf-summary-row', 'data-system': r.system },
+        [r.system_name, r.division, r.accelerators_count === null ? '-' : String(r.accelerators_count)].concat(cols.map(function (c) { return minutes(r.scores[c]); })));
+    });
+    result.appendChild(el('h2', {}, 'Summary, minutes'));
+    result.appendChild(rep.summary.length ? wrapped(summary)
+      : el('p', { 'data-testid': 'mlperf-summary' }, "None: MLCommons' result summarizer publishes none for this tree."));
+    if (rep.reasons.length) { result.appendChild(reasonList(rep.reasons, 'mlperf-reasons')); }
+    if (rep.warnings.length) { result.appendChild(reasonList(rep.warnings, 'mlperf-warnings')); }
+  }
+
   function show(result, rep) {
+    if (Array.isArray(rep.benchmarks)) {
+      showTree(result, rep);
+      return;
+    }
     result.textContent = '';
     var verdict = el('p', { 'class': rep.accepted ? 'notice' : 'form-error', 'data-testid': 'mlperf-verdict', 'data-accepted': String(rep.accepted) },
       (rep.accepted ? 'Accepted' : "Refused: MLPerf's package checker would not accept this folder") +
@@ -38,25 +111,13 @@
       ? 'No valid score: ' + (rep.score.note || '')
       : 'Score: ' + rep.minutes.toFixed(3) + ' minutes' + (rep.scaling_factor !== 1 ? ' (RCP scaling ' + rep.scaling_factor.toFixed(4) + ')' : '');
     result.appendChild(el('p', { 'data-testid': 'mlperf-score' }, score));
-    var table = el('table', { 'data-testid': 'mlperf-runs' });
-    var head = el('tr');
-    ['file', 'seed', 'status', 'seconds', 'compliant'].forEach(function (h) { head.appendChild(el('th', {}, h)); });
-    table.appendChild(head);
+    var runs = table('mlperf-runs', ['file', 'seed', 'status', 'seconds', 'compliant']);
     rep.runs.forEach(function (r) {
-      var tr = el('tr', { 'data-testid': 'mlperf-run', 'data-compliant': String(r.compliant) });
-      [r.file, String(r.seed), r.status, r.seconds.toFixed(3), r.compliant ? 'SUCCESS' : 'FAILED'].forEach(function (v) { tr.appendChild(el('td', {}, v)); });
-      table.appendChild(tr);
-      if (r.problems && r.problems.length) {
-        var td = el('td', { colspan: '5' });
-        td.appendChild(reasonList(r.problems, 'mlperf-problems'));
-        var row = el('tr');
-        row.appendChild(td);
-        table.appendChild(row);
-      }
+      row(runs, { 'data-testid': 'mlperf-run', 'data-compliant': String(r.compliant) },
+        [r.file, String(r.seed), r.status, r.seconds.toFixed(3), r.compliant ? 'SUCCESS' : 'FAILED']);
+      reasonRow(runs, r.problems, 'mlperf-problems', 5);
     });
-    var wrap = el('div', { 'class': 'table-wrap' });
-    wrap.appendChild(table);
-    result.appendChild(wrap);
+    result.appendChild(wrapped(runs));
     if (rep.reasons && rep.reasons.length) { result.appendChild(reasonList(rep.reasons, 'mlperf-reasons')); }
     if (rep.warnings && rep.warnings.length) { result.appendChild(reasonList(rep.warnings, 'mlperf-warnings')); }
   }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"slices"
 	"sync"
-	"time"
 
 	d5list "github.com/deep500/d5list"
 )
@@ -33,12 +32,6 @@ type Cache struct {
 	pageFlights   map[pageKey]*flight[*Rendered]
 	pageBytes     int64 // sum of the cached answers' sizes
 	maxBytes      int64 // pageBytes stays at or under this
-
-	// The boards' summaries (summary_cache.go), refreshed off the request
-	// path after a change.
-	summaries      map[summaryKey]*summarySlot
-	summaryRefresh time.Duration
-	summaryWait    time.Duration
 }
 
 type cacheKey struct {
@@ -68,10 +61,6 @@ func NewCache() *Cache {
 		pages:         map[pageKey]*Rendered{},
 		pageFlights:   map[pageKey]*flight[*Rendered]{},
 		maxBytes:      DefaultMaxRenderedBytes,
-
-		summaries:      map[summaryKey]*summarySlot{},
-		summaryRefresh: DefaultSummaryRefresh,
-		summaryWait:    DefaultSummaryWait,
 	}
 }
 
@@ -141,7 +130,6 @@ func (c *Cache) Invalidate(benchmarkID string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gens[benchmarkID]++
-	c.staleSummaries(benchmarkID)
 	delete(c.scored, benchmarkID)
 	for k := range c.boards {
 		if k.benchmark == benchmarkID {
@@ -160,7 +148,6 @@ func (c *Cache) InvalidateAll() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.allGen++
-	c.staleSummaries("")
 	clear(c.boards)
 	clear(c.scored)
 	clear(c.pages)

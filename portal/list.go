@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/leaderboard"
@@ -21,13 +20,20 @@ type EditionStore interface {
 	Edition(ctx context.Context, name string) (*d5list.Edition, error)
 }
 
-// listState keeps the latest edition in memory: every live board is
-// compared with it, and it changes only when an edition is frozen.
+// listState keeps in memory what of the editions every live board shows:
+// the latest edition, which every live board is compared with, and each
+// benchmark's development through the editions. Editions never change
+// once frozen, so both change only when one is frozen.
 type listState struct {
-	mu      sync.Mutex
-	loaded  bool
-	latest  *d5list.Edition // nil when none is frozen
-	freezes sync.Mutex      // one freeze at a time
+	mu     sync.Mutex
+	loaded bool
+	latest *d5list.Edition // nil when none is frozen
+	// development is each benchmark's points, oldest first, made once
+	// from the stored editions and extended by each freeze; frozen counts
+	// the freezes, so that points made across one are not kept.
+	development map[string][]leaderboard.DevelopmentPoint
+	frozen      uint64
+	freezes     sync.Mutex // one freeze at a time
 }
 
 func costPerHour(s string) float64 {
@@ -173,6 +179,10 @@ func (s *Service) FreezeEdition(ctx context.Context, user *d5list.User, name str
 	}
 	s.list.mu.Lock()
 	s.list.latest, s.list.loaded = ed, true
+	s.list.frozen++
+	for id, points := range s.list.development {
+		s.list.development[id] = append(points, leaderboard.Development([]string{ed.Name}, [][]d5list.Entry{boardOf(ed, id)})...)
+	}
 	s.list.mu.Unlock()
 	// Every live board's rank changes and edition link are against the
 	// latest edition, and every page charts the editions.
@@ -230,8 +240,16 @@ func (s *Service) EditionBoard(ctx context.Context, name, benchmarkID string) (*
 }
 
 // Development summarises a benchmark's board in every edition, oldest
-// first (best, 10th and median entry).
+// first (best, 10th and median entry). Every board page charts it: it is
+// read from the editions once, and each freeze adds its point.
 func (s *Service) Development(ctx context.Context, benchmarkID string) ([]leaderboard.DevelopmentPoint, error) {
+	s.list.mu.Lock()
+	points, ok := s.list.development[benchmarkID]
+	frozen := s.list.frozen
+	s.list.mu.Unlock()
+	if ok {
+		return slices.Clone(points), nil
+	}
 	list, err := s.Editions(ctx)
 	if err != nil {
 		return nil, err
@@ -248,7 +266,16 @@ func (s *Service) Development(ctx context.Context, benchmarkID string) ([]leader
 		names = append(names, list[i].Name)
 		boards = append(boards, b.Entries)
 	}
-	return leaderboard.Development(names, boards), nil
+	points = leaderboard.Development(names, boards)
+	s.list.mu.Lock()
+	if s.list.frozen == frozen {
+		if s.list.development == nil {
+			s.list.development = map[string][]leaderboard.DevelopmentPoint{}
+		}
+		s.list.development[benchmarkID] = points
+	}
+	s.list.mu.Unlock()
+	return slices.Clone(points), nil
 }
 
 // VerifiedFeed lists up to limit verified, unflagged submissions, the most
@@ -326,7 +353,6 @@ type BoardIndex interface {
 	BoardPage(ctx context.Context, benchID string, opt leaderboard.Options, offset, limit int) ([]d5list.Entry, int, error)
 	EachBoardEntry(ctx context.Context, benchID string, opt leaderboard.Options, fn func(*d5list.Entry) error) error
 	BoardSummary(ctx context.Context, benchID string, includeUnverified bool) (*leaderboard.Summary, error)
-	OnBoard(ctx context.Context, benchID string, unverified bool, ids []int64) (map[int64]bool, error)
 	LatestOnBoard(ctx context.Context, benchID string, n int) ([]d5list.Entry, error)
 	RankOf(ctx context.Context, benchID string, id int64, bestOnly bool) (*d5list.Entry, error)
 }
@@ -424,61 +450,30 @@ func (s *Service) BoardPage(ctx context.Context, benchmarkID string, opt leaderb
 
 // BoardSummary is what a board's charts and filter choices show (each
 // system's best entry; unverified picks the board that lists unverified
-// ones), and when it was made: kept, and refreshed off the request path
-// after a change (leaderboard.Cache.Summary).
-func (s *Service) BoardSummary(ctx context.Context, benchmarkID string, unverified bool) (*leaderboard.Summary, time.Time, error) {
+// ones): read from the sums the store keeps with every write where it
+// keeps the index, so always up to date and never a pass over the board.
+func (s *Service) BoardSummary(ctx context.Context, benchmarkID string, unverified bool) (*leaderboard.Summary, error) {
 	bench, err := s.store.Benchmark(ctx, benchmarkID)
 	if err != nil {
-		return nil, time.Time{}, err
+		return nil, err
 	}
-	ix, ok := s.store.(BoardIndex)
-	if !ok {
-		// Without the index the boards are ranked in memory anyway: the
-		// summary is made from the cached board, never stale.
-		board, err := s.rank(ctx, bench.ID, leaderboard.Options{IncludeUnverified: unverified})
-		if err != nil {
-			return nil, time.Time{}, err
-		}
-		sum := leaderboard.SummaryOf(board)
-		all, err := s.rank(ctx, bench.ID, leaderboard.Options{IncludeUnverified: true, AllPerSystem: true})
-		if err != nil {
-			return nil, time.Time{}, err
-		}
-		names := leaderboard.SummaryOf(all)
-		sum.AcceleratorNames, sum.FrameworkNames = names.AcceleratorNames, names.FrameworkNames
-		return sum, time.Time{}, nil
+	if ix, ok := s.store.(BoardIndex); ok {
+		return ix.BoardSummary(ctx, bench.ID, unverified)
 	}
-	sum, at, err := s.cache.Summary(bench.ID, unverified, func() (*leaderboard.Summary, error) {
-		// A refresh outlives the request that started it.
-		return ix.BoardSummary(context.WithoutCancel(ctx), bench.ID, unverified)
-	})
-	if err != nil || sum == nil {
-		return nil, time.Time{}, err // nil: the first one is still being made
-	}
-	// A kept summary may name entries a review took off since: they are
-	// left out (one indexed lookup of the entries it names).
-	var ids []int64
-	for _, list := range [][]d5list.Entry{sum.Top, sum.ParetoAccelerators, sum.ParetoCost} {
-		for _, e := range list {
-			ids = append(ids, e.SubmissionID)
-		}
-	}
-	on, err := ix.OnBoard(ctx, bench.ID, unverified, ids)
+	// Without the index the boards are ranked in memory anyway: the
+	// summary is made from the cached board.
+	board, err := s.rank(ctx, bench.ID, leaderboard.Options{IncludeUnverified: unverified})
 	if err != nil {
-		return nil, time.Time{}, err
+		return nil, err
 	}
-	kept := *sum
-	keep := func(es []d5list.Entry) []d5list.Entry {
-		out := make([]d5list.Entry, 0, len(es))
-		for _, e := range es {
-			if on[e.SubmissionID] {
-				out = append(out, e)
-			}
-		}
-		return out
+	sum := leaderboard.SummaryOf(board)
+	all, err := s.rank(ctx, bench.ID, leaderboard.Options{IncludeUnverified: true, AllPerSystem: true})
+	if err != nil {
+		return nil, err
 	}
-	kept.Top, kept.ParetoAccelerators, kept.ParetoCost = keep(sum.Top), keep(sum.ParetoAccelerators), keep(sum.ParetoCost)
-	return &kept, at, nil
+	names := leaderboard.SummaryOf(all)
+	sum.AcceleratorNames, sum.FrameworkNames = names.AcceleratorNames, names.FrameworkNames
+	return sum, nil
 }
 
 // EachEntry streams a whole board as opt selects it, for the exports: from

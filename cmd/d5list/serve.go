@@ -54,6 +54,10 @@ type serveConfig struct {
 	// BENCHMARKS.md ("The list at a million submissions").
 	SyntheticVerdicts  float64
 	SyntheticBenchmark string
+	// PprofAddr, when set, serves Go's profiles (net/http/pprof) on a
+	// listener of their own, apart from the portal's routes: the
+	// measurements of BENCHMARKS.md profile the real server with it.
+	PprofAddr string
 	// Ready, when set, receives the bound address once the server listens
 	// (tests bind 127.0.0.1:0).
 	Ready func(addr string)
@@ -82,6 +86,7 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.IntVar(&cfg.KeepLogsDays, "keep-logs-days", env.Int("D5LIST_KEEP_LOGS_DAYS", 0), "delete the re-run output lines of jobs that ended more than this many days ago, hourly (0: keep them); verdicts and MLLOG logs are never deleted")
 	fs.Float64Var(&cfg.SyntheticVerdicts, "synthetic-verdicts", 0, "load measurements only: made-up verdicts per second on a data folder from `admin seed-synthetic` (0: none)")
 	fs.StringVar(&cfg.SyntheticBenchmark, "synthetic-benchmark", "l2-digits-mlp-cpu", "the benchmark of --synthetic-verdicts")
+	fs.StringVar(&cfg.PprofAddr, "pprof", "", "measurements only: serve Go's profiles (/debug/pprof/) on this address, e.g. 127.0.0.1:6060 (never a public one)")
 	level := fs.String("log-level", envOr("D5LIST_LOG_LEVEL", "info"), "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -152,6 +157,13 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	work, stopWork := context.WithCancel(ctx)
 	defer stopWork()
 	var wg sync.WaitGroup
+	if cfg.PprofAddr != "" {
+		stop, err := servePprof(cfg.PprofAddr, log)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	labels := sysinfo.Detect().Labels()
 	heartbeat := 10 * time.Second
 	if cfg.LeaseTTL > 0 && cfg.LeaseTTL/3 < heartbeat {
@@ -172,19 +184,6 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		}
 		wg.Go(func() { _ = agent.Run(work) })
 	}
-	// Each board's charts are made from a summary that passes over the
-	// whole board: made now, a large board's first page needs no wait.
-	wg.Go(func() {
-		benches, err := db.Benchmarks(work)
-		if err != nil {
-			return
-		}
-		for _, b := range benches {
-			if _, _, err := svc.BoardSummary(work, b.ID, false); err != nil && work.Err() == nil {
-				log.Warn("making a board's summary", "benchmark", b.ID, "err", err)
-			}
-		}
-	})
 	if cfg.SyntheticVerdicts > 0 {
 		real, err := db.RealSubmissions(ctx)
 		if err != nil {

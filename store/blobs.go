@@ -165,6 +165,10 @@ func (w *BlobWriter) Write(p []byte) (int, error) {
 	return n, noSpace(err)
 }
 
+// Sum is the hex sha256 of what was written so far: after the last write,
+// the name Commit files the blob under.
+func (w *BlobWriter) Sum() string { return hex.EncodeToString(w.h.Sum(nil)) }
+
 // Commit makes the blob durable under its sha256 and returns it. If the
 // same content is already stored, the upload is dropped.
 func (w *BlobWriter) Commit() (sha string, size int64, err error) {
@@ -185,7 +189,7 @@ func (w *BlobWriter) Commit() (sha string, size int64, err error) {
 	if err := w.f.Close(); err != nil {
 		return "", 0, noSpace(fmt.Errorf("store: closing upload: %w", err))
 	}
-	sha = hex.EncodeToString(w.h.Sum(nil))
+	sha = w.Sum()
 	dst := w.blobs.Path(sha)
 	if err := os.MkdirAll(filepath.Dir(dst), 0o750); err != nil {
 		return "", 0, fmt.Errorf("store: %w", err)

@@ -147,12 +147,18 @@ func abandoned(e fs.DirEntry) bool {
 
 // BlobWriter receives one blob and hashes it on the way to disk.
 type BlobWriter struct {
-	blobs *Blobs
-	f     *os.File
-	h     hash.Hash
-	size  int64
-	done  bool
+	blobs   *Blobs
+	f       *os.File
+	h       hash.Hash
+	size    int64
+	flushed int64 // bytes the disk was asked to start writing
+	done    bool
 }
+
+// writebackEvery is how many written bytes a blob asks the disk to start
+// on at a time (startWriteback), so that an upload's fsync waits for
+// little more than the last of them.
+const writebackEvery = 8 << 20
 
 // Write appends p to the blob.
 func (w *BlobWriter) Write(p []byte) (int, error) {
@@ -162,6 +168,10 @@ func (w *BlobWriter) Write(p []byte) (int, error) {
 	n, err := w.f.Write(p)
 	w.h.Write(p[:n])
 	w.size += int64(n)
+	if w.size-w.flushed >= writebackEvery {
+		startWriteback(w.f, w.flushed, w.size-w.flushed)
+		w.flushed = w.size
+	}
 	return n, noSpace(err)
 }
 

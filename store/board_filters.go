@@ -52,6 +52,16 @@ func (s filterSet) val(vals filterValues) string {
 	return strings.Join(parts, "\x00")
 }
 
+// mask is vals with the columns outside the set emptied.
+func (s filterSet) mask(vals filterValues) filterValues {
+	for i := range vals {
+		if s&(1<<i) == 0 {
+			vals[i] = ""
+		}
+	}
+	return vals
+}
+
 // filterGroup is a system's rows with the values val in the columns of
 // set (col is set.col()).
 type filterGroup struct {

@@ -56,10 +56,19 @@ func withCountView(view, col string) string { return view + "\x00" + col }
 // sums; write applies them.
 type sumDeltas struct {
 	counts map[string]int
+	// rows counts listed rows by view and filter values, made counts of
+	// every filter set by write: a seeding's election counts a million
+	// rows, most of them with the values of the row before.
+	rows   map[rowKey]int
 	groups map[groupKey]groupSum
 	// fronts: each value whose best row or count may have changed, and
 	// the change of its count.
 	fronts map[frontKey]int
+}
+
+type rowKey struct {
+	view string
+	vals filterValues
 }
 
 type groupKey struct{ view, col, name string }
@@ -75,10 +84,10 @@ type frontKey struct {
 }
 
 func newSumDeltas() *sumDeltas {
-	return &sumDeltas{counts: map[string]int{}, groups: map[groupKey]groupSum{}, fronts: map[frontKey]int{}}
+	return &sumDeltas{counts: map[string]int{}, rows: map[rowKey]int{}, groups: map[groupKey]groupSum{}, fronts: map[frontKey]int{}}
 }
 
-func (d *sumDeltas) size() int { return len(d.counts) + len(d.groups) + len(d.fronts) }
+func (d *sumDeltas) size() int { return len(d.counts) + len(d.rows) + len(d.groups) + len(d.fronts) }
 
 func (d *sumDeltas) addGroup(k groupKey, n int, perf float64) {
 	s := d.groups[k]
@@ -97,9 +106,7 @@ func (d *sumDeltas) addRow(r *listedRow, sign int) {
 			continue
 		}
 		d.counts[v.view] += sign
-		for _, s := range filterSets {
-			d.counts[filterCountView(v.view, s.col(), s.val(r.vals))] += sign
-		}
+		d.rows[rowKey{v.view, r.vals}] += sign
 	}
 	if r.onAll {
 		for _, col := range shareCols {
@@ -131,6 +138,11 @@ func (d *sumDeltas) addBest(view string, r *bestRow, sign int) {
 // again, and each changed front is walked from its lowest changed value.
 // The best rows must be marked already.
 func (d *sumDeltas) write(ctx context.Context, tx *sql.Tx, benchID string) error {
+	for k, n := range d.rows {
+		for _, s := range filterSets {
+			d.counts[filterCountView(k.view, s.col(), s.val(k.vals))] += n
+		}
+	}
 	if err := bumpCountsTx(ctx, tx, benchID, d.counts); err != nil {
 		return err
 	}
@@ -164,6 +176,7 @@ func (d *sumDeltas) write(ctx context.Context, tx *sql.Tx, benchID string) error
 		}
 	}
 	clear(d.counts)
+	clear(d.rows)
 	clear(d.groups)
 	clear(d.fronts)
 	return nil

@@ -593,7 +593,15 @@ func (e *election) scan(ctx context.Context, tx *sql.Tx, benchID, after string, 
 	}
 	defer rows.Close()
 	current, started := "", false
-	seen := map[string]bool{}
+	// Per system: what was elected (set 0: the view's best row), and the
+	// views and values whose groups were all elected already, which most
+	// of its rows repeat.
+	type elected struct {
+		view string
+		set  filterSet
+		vals filterValues // the set's columns only
+	}
+	seen, seenRows := map[elected]bool{}, map[rowKey]bool{}
 	for rows.Next() {
 		var r listedRow
 		var b rankKeys
@@ -607,21 +615,22 @@ func (e *election) scan(ctx context.Context, tx *sql.Tx, benchID, after string, 
 			}
 			current, started = r.system, true
 			clear(seen)
+			clear(seenRows)
 		}
 		e.sums.addRow(&r, 1)
 		for v, fv := range filterViews {
-			if on := r.onDefault && fv.name == "default" || r.onAll && fv.name == "all"; !on {
+			if on := r.onDefault && fv.name == "default" || r.onAll && fv.name == "all"; !on || seenRows[rowKey{fv.name, r.vals}] {
 				continue
 			}
-			if !seen[fv.name] {
-				seen[fv.name] = true
+			seenRows[rowKey{fv.name, r.vals}] = true
+			if k := (elected{view: fv.name}); !seen[k] {
+				seen[k] = true
 				e.best[v] = append(e.best[v], b.id)
 			}
 			for _, s := range filterSets {
-				g := filterGroup{r.system, s, s.col(), s.val(r.vals)}
-				if key := filterCountView(fv.name, g.col, g.val); !seen[key] {
-					seen[key] = true
-					e.filters = append(e.filters, filterBestOf{fv.name, g, b})
+				if k := (elected{fv.name, s, s.mask(r.vals)}); !seen[k] {
+					seen[k] = true
+					e.filters = append(e.filters, filterBestOf{fv.name, filterGroup{r.system, s, s.col(), s.val(r.vals)}, b})
 				}
 			}
 		}

@@ -46,13 +46,16 @@ var churnPages = []struct{ name, path string }{
 // first request that started after the change was written and before the
 // next one), per kind of change and per kind of answer, and the server's
 // peak RSS.
-func churnBench(bin, data, benchmark, kinds string, rate float64, clients int, d time.Duration) {
+func churnBench(bin, data, benchmark, kinds string, rate float64, clients int, d time.Duration, pprofAddr string) {
 	if data == "" {
 		log.Fatal("-data is required: a folder from d5list admin seed-synthetic")
 	}
 	changes := &lockedBuffer{}
-	s := startServerOut(bin, data, changes, "--synthetic-changes", strconv.FormatFloat(rate, 'g', -1, 64),
-		"--synthetic-kinds", kinds, "--synthetic-benchmark", benchmark)
+	extra := []string{"--synthetic-changes", strconv.FormatFloat(rate, 'g', -1, 64), "--synthetic-kinds", kinds, "--synthetic-benchmark", benchmark}
+	if pprofAddr != "" {
+		extra = append(extra, "--pprof", pprofAddr)
+	}
+	s := startServerOut(bin, data, changes, extra...)
 	defer s.stop()
 	client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: clients}}
 	urls := make([]string, len(churnPages))

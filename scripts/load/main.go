@@ -73,6 +73,7 @@ func main() {
 	mode := flag.String("mode", "upload", "upload, load, board, churn, dispatch, overhead or scaling")
 	changes := flag.Float64("changes", 10, "churn mode: made-up changes per second written by the server")
 	kinds := flag.String("kinds", "upload,verdict,rescore,review,edition", "churn mode: the kinds of change, written in turn")
+	pprofAddr := flag.String("pprof", "", "churn mode: the server serves Go's profiles on this loopback address (serve --pprof)")
 	bin := flag.String("bin", "./d5list", "the d5list binary")
 	bundlePath := flag.String("bundle", "", "an honest small bundle (.tar.gz), e.g. from d5list init/run/pack")
 	size := flag.Int64("size", 1020<<20, "upload mode: bytes of incompressible code/ added to the bundle")
@@ -104,7 +105,7 @@ func main() {
 		scalingBench(*example, *reps)
 		return
 	case "churn":
-		churnBench(*bin, *data, *benchmark, *kinds, *changes, *concurrency, *duration)
+		churnBench(*bin, *data, *benchmark, *kinds, *changes, *concurrency, *duration, *pprofAddr)
 		return
 	case "board":
 		work, err := os.MkdirTemp("", "d5list-load-")

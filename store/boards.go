@@ -1,7 +1,6 @@
 package store
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -144,12 +143,6 @@ type rankKeys struct {
 	created    int64
 }
 
-// less orders rows as boardOrder does, best first.
-func (k rankKeys) less(o rankKeys) bool {
-	return cmp.Or(cmp.Compare(k.k1, o.k1), cmp.Compare(k.secMissing, o.secMissing), cmp.Compare(k.k2, o.k2),
-		cmp.Compare(k.created, o.created), cmp.Compare(k.id, o.id)) < 0
-}
-
 func (b rankKeys) args(benchID, view string, g filterGroup) []any {
 	return []any{benchID, view, g.col, g.val, g.system, b.id, b.k1, b.secMissing, b.k2, b.created}
 }
@@ -279,13 +272,6 @@ func electSystemTx(ctx context.Context, tx *sql.Tx, benchID, system string, grou
 		}
 	}
 	return best, nil
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 func bumpCountsTx(ctx context.Context, tx *sql.Tx, benchID string, deltas map[string]int) error {

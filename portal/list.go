@@ -28,12 +28,11 @@ type listState struct {
 	mu     sync.Mutex
 	loaded bool
 	latest *d5list.Edition // nil when none is frozen
-	// development is each benchmark's points, oldest first, made once
-	// from the stored editions and extended by each freeze; frozen counts
-	// the freezes, so that points made across one are not kept.
+	// development is each benchmark's points, oldest first, read once
+	// from the stored editions (nil until then) and extended by each
+	// freeze.
 	development map[string][]leaderboard.DevelopmentPoint
-	frozen      uint64
-	freezes     sync.Mutex // one freeze at a time
+	freezes     sync.Mutex // one freeze, or one reading of development, at a time
 }
 
 func costPerHour(s string) float64 {
@@ -179,9 +178,8 @@ func (s *Service) FreezeEdition(ctx context.Context, user *d5list.User, name str
 	}
 	s.list.mu.Lock()
 	s.list.latest, s.list.loaded = ed, true
-	s.list.frozen++
-	for id, points := range s.list.development {
-		s.list.development[id] = append(points, leaderboard.Development([]string{ed.Name}, [][]d5list.Entry{boardOf(ed, id)})...)
+	if s.list.development != nil {
+		addDevelopment(s.list.development, ed)
 	}
 	s.list.mu.Unlock()
 	// Every live board's rank changes and edition link are against the
@@ -240,42 +238,61 @@ func (s *Service) EditionBoard(ctx context.Context, name, benchmarkID string) (*
 }
 
 // Development summarises a benchmark's board in every edition, oldest
-// first (best, 10th and median entry). Every board page charts it: it is
-// read from the editions once, and each freeze adds its point.
+// first (best, 10th and median entry). Every board page charts it: the
+// editions are read once, and each freeze adds its points.
 func (s *Service) Development(ctx context.Context, benchmarkID string) ([]leaderboard.DevelopmentPoint, error) {
 	s.list.mu.Lock()
-	points, ok := s.list.development[benchmarkID]
-	frozen := s.list.frozen
+	dev := s.list.development
+	points := slices.Clone(dev[benchmarkID])
 	s.list.mu.Unlock()
-	if ok {
-		return slices.Clone(points), nil
+	if dev != nil {
+		return points, nil
+	}
+	dev, err := s.readDevelopment(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.list.mu.Lock()
+	defer s.list.mu.Unlock()
+	return slices.Clone(dev[benchmarkID]), nil
+}
+
+// readDevelopment reads every edition, oldest first and one at a time,
+// into each benchmark's development, and keeps it. A freeze waits for it
+// (list.freezes), so that no edition is missed or counted twice.
+func (s *Service) readDevelopment(ctx context.Context) (map[string][]leaderboard.DevelopmentPoint, error) {
+	s.list.freezes.Lock()
+	defer s.list.freezes.Unlock()
+	s.list.mu.Lock()
+	dev := s.list.development
+	s.list.mu.Unlock()
+	if dev != nil {
+		return dev, nil // read while this one waited
 	}
 	list, err := s.Editions(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var names []string
-	var boards [][]d5list.Entry
+	dev = map[string][]leaderboard.DevelopmentPoint{}
 	for i := len(list) - 1; i >= 0; i-- {
-		b, err := s.EditionBoard(ctx, list[i].Name, benchmarkID)
-		if d5list.ErrorCode(err) == d5list.ENOTFOUND {
-			continue
-		} else if err != nil {
+		e, err := s.Edition(ctx, list[i].Name)
+		if err != nil {
 			return nil, err
 		}
-		names = append(names, list[i].Name)
-		boards = append(boards, b.Entries)
+		addDevelopment(dev, e)
 	}
-	points = leaderboard.Development(names, boards)
 	s.list.mu.Lock()
-	if s.list.frozen == frozen {
-		if s.list.development == nil {
-			s.list.development = map[string][]leaderboard.DevelopmentPoint{}
-		}
-		s.list.development[benchmarkID] = points
-	}
+	s.list.development = dev
 	s.list.mu.Unlock()
-	return slices.Clone(points), nil
+	return dev, nil
+}
+
+// addDevelopment adds edition e's point to the development of each of its
+// benchmarks.
+func addDevelopment(dev map[string][]leaderboard.DevelopmentPoint, e *d5list.Edition) {
+	for _, b := range e.Boards {
+		dev[b.Benchmark.ID] = append(dev[b.Benchmark.ID], leaderboard.Development([]string{e.Name}, [][]d5list.Entry{b.Entries})...)
+	}
 }
 
 // VerifiedFeed lists up to limit verified, unflagged submissions, the most
@@ -308,10 +325,11 @@ func (s *Service) VerifiedFeed(ctx context.Context, limit int) ([]d5list.Submiss
 func (s *Service) InvalidateBoards(benchmarkID string) { s.cache.Invalidate(benchmarkID) }
 
 // RenderBoard serves a finished answer about benchmarkID's board (its
-// page, JSON or CSV) from the ranking cache, rendering it on a miss; every
-// change that drops the benchmark's boards drops these answers with them.
-// See leaderboard.Cache.Render for what variant must name.
-func (s *Service) RenderBoard(benchmarkID, variant string, render func() (*leaderboard.Rendered, error)) (*leaderboard.Rendered, error) {
+// page, JSON or CSV) from the ranking cache, rendering it where none is
+// kept; every change that drops the benchmark's boards makes these
+// answers stale, and they are rendered again in the background. See
+// leaderboard.Cache.Render for what variant must name and render may use.
+func (s *Service) RenderBoard(benchmarkID, variant string, render func() (*leaderboard.Rendered, error)) (*leaderboard.Rendered, leaderboard.Freshness, error) {
 	return s.cache.Render(benchmarkID, variant, render)
 }
 

@@ -106,7 +106,22 @@ func (s *listServer) get(t *testing.T, path string) []byte {
 
 func (s *listServer) doc(t *testing.T, path string) *goquery.Document {
 	t.Helper()
-	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(s.get(t, path)))
+	return parseDoc(t, s.get(t, path))
+}
+
+// currentDoc is the page at path once current (see current).
+func (s *listServer) currentDoc(t *testing.T, path string) *goquery.Document {
+	t.Helper()
+	a := current(t, s.url+path)
+	if a.code != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", path, a.code, a.body)
+	}
+	return parseDoc(t, a.body)
+}
+
+func parseDoc(t *testing.T, body []byte) *goquery.Document {
+	t.Helper()
+	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}

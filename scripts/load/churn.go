@@ -44,8 +44,10 @@ var churnPages = []struct{ name, path string }{
 // answer (churnPages) without pause, gzip. It reports the latency of every
 // answer, and of the first answer of each kind after each change (the
 // first request that started after the change was written and before the
-// next one), per kind of change and per kind of answer, and the server's
-// peak RSS.
+// next one), per kind of change and per kind of answer; how long after
+// each change an answer of each kind first showed it (one whose rendering
+// began after the change: X-D5-Board-Rendered), the pages being rendered
+// again in the background meanwhile; and the server's peak RSS.
 func churnBench(bin, data, benchmark, kinds string, rate float64, clients int, d time.Duration, pprofAddr string) {
 	if data == "" {
 		log.Fatal("-data is required: a folder from d5list admin seed-synthetic")
@@ -68,10 +70,11 @@ func churnBench(bin, data, benchmark, kinds string, rate float64, clients int, d
 		fmt.Printf("first GET of %-20s %s\n", p.name+":", time.Since(t0).Round(time.Millisecond))
 	}
 	type answer struct {
-		page    int
-		start   int64 // wall clock, ns
-		latency time.Duration
-		miss    bool
+		page     int
+		start    int64 // wall clock, ns
+		latency  time.Duration
+		cache    string // X-D5-Board-Cache: hit, stale or miss
+		rendered int64  // X-D5-Board-Rendered, ns
 	}
 	var mu sync.Mutex
 	var answers []answer
@@ -96,8 +99,12 @@ func churnBench(bin, data, benchmark, kinds string, rate float64, clients int, d
 				if resp.StatusCode != 200 {
 					log.Fatalf("GET %s: %d", urls[page], resp.StatusCode)
 				}
+				rendered, err := time.Parse(time.RFC3339Nano, resp.Header.Get("X-D5-Board-Rendered"))
+				if err != nil {
+					log.Fatalf("GET %s: X-D5-Board-Rendered %q: %v", urls[page], resp.Header.Get("X-D5-Board-Rendered"), err)
+				}
 				mu.Lock()
-				answers = append(answers, answer{page, start.UnixNano(), took, resp.Header.Get("X-D5-Board-Cache") == "miss"})
+				answers = append(answers, answer{page, start.UnixNano(), took, resp.Header.Get("X-D5-Board-Cache"), rendered.UnixNano()})
 				mu.Unlock()
 			}
 		})
@@ -126,18 +133,22 @@ func churnBench(bin, data, benchmark, kinds string, rate float64, clients int, d
 	// before the next change was written.
 	all := map[string][]time.Duration{}
 	byChange, byPage := map[string][]time.Duration{}, map[string][]time.Duration{}
-	misses, firsts, unanswered := 0, 0, 0
+	shown := map[string][]time.Duration{} // by change: until an answer showed it
+	caches := map[string]int{}
+	firsts, unanswered, unshown := 0, 0, 0
 	for _, a := range answers {
 		all[churnPages[a.page].name] = append(all[churnPages[a.page].name], a.latency)
 		all["every answer"] = append(all["every answer"], a.latency)
+		caches[a.cache]++
 	}
 	for i, c := range written {
 		next := end.UnixNano()
 		if i+1 < len(written) {
 			next = written[i+1].at
 		}
+		from := sort.Search(len(answers), func(j int) bool { return answers[j].start > c.at })
 		seen := make([]bool, len(churnPages))
-		for j := sort.Search(len(answers), func(j int) bool { return answers[j].start > c.at }); j < len(answers) && answers[j].start < next; j++ {
+		for j := from; j < len(answers) && answers[j].start < next; j++ {
 			a := answers[j]
 			if seen[a.page] {
 				continue
@@ -147,21 +158,34 @@ func churnBench(bin, data, benchmark, kinds string, rate float64, clients int, d
 			byPage[churnPages[a.page].name] = append(byPage[churnPages[a.page].name], a.latency)
 			byChange["every change"] = append(byChange["every change"], a.latency)
 			firsts++
-			if a.miss {
-				misses++
-			}
 		}
 		for _, ok := range seen {
 			if !ok {
 				unanswered++
 			}
 		}
+		// How long until each kind of answer showed the change: the first
+		// one rendered after it, received.
+		showed, left := make([]bool, len(churnPages)), len(churnPages)
+		for j := from; j < len(answers) && left > 0; j++ {
+			if a := answers[j]; !showed[a.page] && a.rendered > c.at {
+				showed[a.page], left = true, left-1
+				lag := time.Duration(a.start - c.at + int64(a.latency))
+				shown[c.kind] = append(shown[c.kind], lag)
+				shown["every change"] = append(shown["every change"], lag)
+			}
+		}
+		for _, ok := range showed {
+			if !ok {
+				unshown++
+			}
+		}
 	}
 	after := countSubmissions(data)
 	fmt.Printf("%d clients for %s; %d changes written (%.1f/s; submissions %d -> %d); %d answers (%.0f/s)\n",
 		clients, d, len(written), float64(len(written))/took.Seconds(), before, after, len(answers), float64(len(answers))/took.Seconds())
-	fmt.Printf("first answer of each kind after each change: %d (%d rendered by that request, X-D5-Board-Cache: miss); %d kinds of answer not asked for before the next change\n",
-		firsts, misses, unanswered)
+	fmt.Printf("answers by X-D5-Board-Cache: %v; first answer of each kind after each change: %d; %d kinds of answer not asked for before the next change, %d never shown a change before the run ended\n",
+		caches, firsts, unanswered, unshown)
 	table := func(title string, rows map[string][]time.Duration, order []string) {
 		fmt.Printf("\n%-30s %8s %9s %9s %9s\n", title, "answers", "p50", "p99", "max")
 		for _, name := range order {
@@ -180,6 +204,7 @@ func churnBench(bin, data, benchmark, kinds string, rate float64, clients int, d
 		pages = append(pages, p.name)
 	}
 	table("first answer after a change, by change", byChange, kindsOrder)
+	table("until an answer showed the change", shown, kindsOrder)
 	table("first answer after a change, by answer", byPage, pages)
 	table("every answer, by answer", all, append(pages, "every answer"))
 	fmt.Printf("\nserver peak RSS: %d MiB\n", vmHWM(s.cmd.Process.Pid)/1024)

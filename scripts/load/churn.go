@@ -59,7 +59,7 @@ func churnBench(bin, data, benchmark, kinds string, rate float64, clients int, d
 	}
 	s := startServerOut(bin, data, changes, extra...)
 	defer s.stop()
-	client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: clients}}
+	client := &http.Client{Timeout: 5 * time.Minute, Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: clients}}
 	urls := make([]string, len(churnPages))
 	for i, p := range churnPages {
 		urls[i] = s.url + strings.ReplaceAll(p.path, "{b}", benchmark)

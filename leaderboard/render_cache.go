@@ -17,9 +17,10 @@ const DefaultMaxRenderedBytes = 64 << 20
 
 // Rendered is one finished answer for a board (a page, its JSON or its
 // CSV) with what a static file server sends with it: a strong ETag of the
-// bytes and, made on first request, their gzip encoding. Hits send these
-// bytes as they are, which is what makes a board as cheap to serve as a
-// static file; nothing in them may depend on who asks.
+// bytes and their gzip encoding (made with the rendering where the cache
+// renders it, else on first request). Hits send these bytes as they are,
+// which is what makes a board as cheap to serve as a static file; nothing
+// in them may depend on who asks.
 type Rendered struct {
 	ContentType string
 	Body        []byte
@@ -58,13 +59,12 @@ func (r *Rendered) Header(gz bool) (contentType, etag []string) {
 // of the board is as of then. Callers never write into it.
 func (r *Rendered) RenderedAt() []string { return r.hdrRenderedAt }
 
-// gzipLevel is the compression of cached answers' gzip encodings. Made on
-// the first gzip request after each change, it is on the path issue 15
-// bounds (p99 under 50 ms including that request): against the best
-// compression (what /static/ uses) the default level takes a little over
-// half the time for a few per cent more bytes (BenchmarkRenderedGzip, a
-// 245 KB JSON board: 2.4 ms and 21,793 bytes, against 4.1 ms and
-// 21,276).
+// gzipLevel is the compression of cached answers' gzip encodings. Made
+// with each rendering, after every change of a board, it is a good part
+// of what a stream of changes costs: against the best compression (what
+// /static/ uses) the default level takes a little over half the time for
+// a few per cent more bytes (BenchmarkRenderedGzip, a 245 KB JSON board:
+// 2.4 ms and 21,793 bytes, against 4.1 ms and 21,276).
 const gzipLevel = gzip.DefaultCompression
 
 // Gzip is the body gzip-encoded, computed once.
@@ -194,6 +194,9 @@ func (c *Cache) renderKept(benchmarkID string, render func() (*Rendered, error))
 	}
 	if err == nil {
 		p.hdrRenderedAt = []string{began.UTC().Format(time.RFC3339Nano)}
+		// Most clients take gzip: encoded now, with the rendering, not on
+		// the first such request.
+		p.Gzip()
 	}
 	return keptPage{page: p, gen: gen, allGen: allGen}, err
 }

@@ -178,3 +178,31 @@ func TestOpenCreatesBlobFolder(t *testing.T) {
 		t.Fatalf("blobs/tmp: %v", err)
 	}
 }
+
+// A bundle stored without its submission (the portal killed between the
+// two) is removed; one a submission names stays, and so does anything in
+// the folder that is not a blob.
+func TestRemoveUnreferencedBlobs(t *testing.T) {
+	db, _ := newTestDB(t)
+	b := db.Blobs()
+	kept, _ := writeBlob(t, b, "a submitted bundle")
+	orphan, _ := writeBlob(t, b, "a bundle whose row was never written")
+	s := testSubmission("l2-digits", 1, 2, 3)
+	s.BundleSHA256 = kept
+	mustCreate(t, db, s)
+	stray := filepath.Join(b.root, orphan[:2], "notes.txt")
+	if err := os.WriteFile(stray, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	n, err := db.RemoveUnreferencedBlobs(context.Background())
+	if err != nil || n != 1 {
+		t.Fatalf("removed %d (%v), want the one orphan", n, err)
+	}
+	if b.Exists(orphan) || !b.Exists(kept) {
+		t.Errorf("after the sweep: orphan stored %v, submitted bundle stored %v; want false, true", b.Exists(orphan), b.Exists(kept))
+	}
+	if _, err := os.Stat(stray); err != nil {
+		t.Errorf("a file that is not a blob was touched: %v", err)
+	}
+}

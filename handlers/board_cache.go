@@ -24,11 +24,28 @@ type BoardCache interface {
 // so an answer kept under the requested id would miss its invalidations.
 var errNotCanonical = errors.New("handlers: benchmark id is not the board's own")
 
+// ReadSnapshots is a service that can make an answer of several reads as
+// of one moment (portal.Service.ReadSnapshot). A service without it reads
+// each as of its own.
+type ReadSnapshots interface {
+	ReadSnapshot(ctx context.Context, fn func(ctx context.Context) error) error
+}
+
+// readSnapshot runs fn under the service's snapshot where it has one.
+func (h *Handler) readSnapshot(ctx context.Context, fn func(ctx context.Context) error) error {
+	if rs, ok := h.svc.(ReadSnapshots); ok {
+		return rs.ReadSnapshot(ctx, fn)
+	}
+	return fn(ctx)
+}
+
 // cachedBoard returns the cached answer, or false when the service keeps
 // none or this one may not be kept; the caller then renders as usual.
 // render runs without the request's cancellation, and may run after the
 // request has been answered (a stale answer's rendering, in the
-// background): it must use nothing of the request but ctx's values.
+// background): it must use nothing of the request but ctx's values. It
+// reads under one snapshot (readSnapshot), so that a kept answer, served
+// to every reader until it is rendered again, is all of one moment.
 //
 // The answer says in X-D5-Board-Cache whether it was kept and current
 // (hit), kept from before the board's last change (stale: a new one is
@@ -41,8 +58,12 @@ func (h *Handler) cachedBoard(w http.ResponseWriter, r *http.Request, id, varian
 		return nil, false, nil
 	}
 	ctx := context.WithoutCancel(r.Context())
-	page, fresh, err := bc.RenderBoard(id, variant, func() (*leaderboard.Rendered, error) {
-		p, canonical, err := render(ctx)
+	page, fresh, err := bc.RenderBoard(id, variant, func() (p *leaderboard.Rendered, err error) {
+		var canonical string
+		err = h.readSnapshot(ctx, func(ctx context.Context) (err error) {
+			p, canonical, err = render(ctx)
+			return err
+		})
 		if err == nil && canonical != id {
 			return nil, errNotCanonical
 		}

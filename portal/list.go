@@ -2,6 +2,7 @@ package portal
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -29,8 +30,8 @@ type listState struct {
 	loaded bool
 	latest *d5list.Edition // nil when none is frozen
 	// development is each benchmark's points, oldest first, read once
-	// from the stored editions (nil until then) and extended by each
-	// freeze.
+	// from the stored editions (nil until then) and replaced by a longer
+	// one at each freeze, never changed once kept: a snapshot holds it.
 	development map[string][]leaderboard.DevelopmentPoint
 	freezes     sync.Mutex // one freeze, or one reading of development, at a time
 }
@@ -115,6 +116,9 @@ func boardOf(e *d5list.Edition, benchmarkID string) []d5list.Entry {
 
 // LatestEdition is the most recently frozen edition, or nil.
 func (s *Service) LatestEdition(ctx context.Context) (*d5list.Edition, error) {
+	if pinned, ok := ctx.Value(pinnedListKey{}).(*pinnedList); ok {
+		return pinned.latest, nil
+	}
 	s.list.mu.Lock()
 	defer s.list.mu.Unlock()
 	if s.list.loaded {
@@ -179,7 +183,7 @@ func (s *Service) FreezeEdition(ctx context.Context, user *d5list.User, name str
 	s.list.mu.Lock()
 	s.list.latest, s.list.loaded = ed, true
 	if s.list.development != nil {
-		addDevelopment(s.list.development, ed)
+		s.list.development = withDevelopment(s.list.development, ed)
 	}
 	s.list.mu.Unlock()
 	// Every live board's rank changes and edition link are against the
@@ -241,20 +245,26 @@ func (s *Service) EditionBoard(ctx context.Context, name, benchmarkID string) (*
 // first (best, 10th and median entry). Every board page charts it: the
 // editions are read once, and each freeze adds its points.
 func (s *Service) Development(ctx context.Context, benchmarkID string) ([]leaderboard.DevelopmentPoint, error) {
-	s.list.mu.Lock()
-	dev := s.list.development
-	points := slices.Clone(dev[benchmarkID])
-	s.list.mu.Unlock()
-	if dev != nil {
-		return points, nil
+	if pinned, ok := ctx.Value(pinnedListKey{}).(*pinnedList); ok {
+		return slices.Clone(pinned.development[benchmarkID]), nil
 	}
-	dev, err := s.readDevelopment(ctx)
+	dev, err := s.development(ctx)
 	if err != nil {
 		return nil, err
 	}
-	s.list.mu.Lock()
-	defer s.list.mu.Unlock()
 	return slices.Clone(dev[benchmarkID]), nil
+}
+
+// development is every benchmark's development, read from the editions
+// the first time.
+func (s *Service) development(ctx context.Context) (map[string][]leaderboard.DevelopmentPoint, error) {
+	s.list.mu.Lock()
+	dev := s.list.development
+	s.list.mu.Unlock()
+	if dev != nil {
+		return dev, nil
+	}
+	return s.readDevelopment(ctx)
 }
 
 // readDevelopment reads every edition, oldest first and one at a time,
@@ -279,7 +289,7 @@ func (s *Service) readDevelopment(ctx context.Context) (map[string][]leaderboard
 		if err != nil {
 			return nil, err
 		}
-		addDevelopment(dev, e)
+		dev = withDevelopment(dev, e)
 	}
 	s.list.mu.Lock()
 	s.list.development = dev
@@ -287,12 +297,14 @@ func (s *Service) readDevelopment(ctx context.Context) (map[string][]leaderboard
 	return dev, nil
 }
 
-// addDevelopment adds edition e's point to the development of each of its
-// benchmarks.
-func addDevelopment(dev map[string][]leaderboard.DevelopmentPoint, e *d5list.Edition) {
+// withDevelopment is dev with edition e's point added to the development
+// of each of its benchmarks; dev itself is left as it was.
+func withDevelopment(dev map[string][]leaderboard.DevelopmentPoint, e *d5list.Edition) map[string][]leaderboard.DevelopmentPoint {
+	out := maps.Clone(dev)
 	for _, b := range e.Boards {
-		dev[b.Benchmark.ID] = append(dev[b.Benchmark.ID], leaderboard.Development([]string{e.Name}, [][]d5list.Entry{b.Entries})...)
+		out[b.Benchmark.ID] = append(slices.Clip(dev[b.Benchmark.ID]), leaderboard.Development([]string{e.Name}, [][]d5list.Entry{b.Entries})...)
 	}
+	return out
 }
 
 // VerifiedFeed lists up to limit verified, unflagged submissions, the most

@@ -3,15 +3,21 @@ package web_test
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/handlers"
+	"github.com/deep500/d5list/leaderboard"
+	"github.com/deep500/d5list/portal"
 )
 
 type answer struct {
@@ -116,8 +122,10 @@ func TestBoardCacheFollowsVerdicts(t *testing.T) {
 	// Accepting box-p, the fastest, puts it first once rendered again;
 	// until then the kept answer is served, and says it is stale.
 	s.review(t, s.ids["box-p"], d5list.ActionAccept, "")
-	if a := fetch(t, s.url+api); a.hd.Get("X-D5-Board-Cache") != "stale" || !bytes.Equal(a.body, first[api].body) {
-		t.Fatalf("the first JSON after accepting box-p: %q, want the kept answer, stale", a.hd.Get("X-D5-Board-Cache"))
+	for _, p := range paths {
+		if a := fetch(t, s.url+p); a.hd.Get("X-D5-Board-Cache") != "stale" || !bytes.Equal(a.body, first[p].body) {
+			t.Fatalf("the first GET %s after accepting box-p: %q, want the kept answer, stale", p, a.hd.Get("X-D5-Board-Cache"))
+		}
 	}
 	var live d5list.Leaderboard
 	if err := json.Unmarshal(current(t, s.url+api).body, &live); err != nil {
@@ -192,5 +200,78 @@ func TestBoardCacheKeepsSessionsApart(t *testing.T) {
 		if strings.Contains(after, leak) {
 			t.Errorf("the visitors' page contains %q", leak)
 		}
+	}
+}
+
+// changeMidRender is the portal with a change committed in the middle of
+// the next rendering of a board page once armed: after the page's rows
+// are read and before its summary (charts, filter choices) is.
+type changeMidRender struct {
+	*portal.Service
+	change atomic.Pointer[func()]
+}
+
+func (s *changeMidRender) BoardSummary(ctx context.Context, benchmarkID string, unverified bool) (*leaderboard.Summary, error) {
+	if change := s.change.Swap(nil); change != nil {
+		(*change)()
+	}
+	return s.Service.BoardSummary(ctx, benchmarkID, unverified)
+}
+
+// A page whose rendering a change overtakes (a verdict, an edition
+// frozen) is all of before the change, not rows of before and charts or
+// edition link of after; being kept, it is what the first request after
+// the change gets, whole and marked stale, and the page rendered again
+// after it is all of after.
+func TestBoardAnswerIsOfOneMoment(t *testing.T) {
+	const board = "/benchmarks/l2-digits-mlp-cpu"
+	for _, c := range []struct {
+		name   string
+		change func(t *testing.T, s *listServer)
+		shows  string // in the page once it shows the change, nowhere before
+		rows   []string
+	}{
+		{"verdict", func(t *testing.T, s *listServer) { s.review(t, s.ids["box-p"], d5list.ActionAccept, "") },
+			"box-p", []string{"box-p", "box-a", "box-b", "box-c"}},
+		{"edition", func(t *testing.T, s *listServer) {
+			if code := s.freeze(t, "2026-11", s.organiser); code != http.StatusCreated {
+				t.Fatalf("freezing: %d", code)
+			}
+		}, `data-testid="edition-link"`, []string{"box-a", "box-b", "box-c"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var svc *changeMidRender
+			s := newListServerWith(t, func(p *portal.Service) handlers.Service {
+				svc = &changeMidRender{Service: p}
+				return svc
+			})
+			change := func() { c.change(t, s) }
+			svc.change.Store(&change)
+
+			first := fetch(t, s.url+board)
+			if svc.change.Load() != nil {
+				t.Fatal("the page was rendered without its summary")
+			}
+			if cache := first.hd.Get("X-D5-Board-Cache"); first.code != http.StatusOK || cache != "miss" {
+				t.Fatalf("first GET: %d, %q; want 200, miss", first.code, cache)
+			}
+			if got := rowSystems(parseDoc(t, first.body)); !reflect.DeepEqual(got, []string{"box-a", "box-b", "box-c"}) {
+				t.Fatalf("the page rendered across the change lists %v, want box-a, box-b, box-c", got)
+			}
+			if strings.Contains(string(first.body), c.shows) {
+				t.Fatalf("the page rendered across the change has %s, from after it", c.shows)
+			}
+
+			if a := fetch(t, s.url+board); a.hd.Get("X-D5-Board-Cache") != "stale" || !bytes.Equal(a.body, first.body) {
+				t.Fatalf("the first GET after the change: %q, want the kept page, stale", a.hd.Get("X-D5-Board-Cache"))
+			}
+			after := current(t, s.url+board)
+			if got := rowSystems(parseDoc(t, after.body)); !reflect.DeepEqual(got, c.rows) {
+				t.Errorf("the page rendered after the change lists %v, want %v", got, c.rows)
+			}
+			if !strings.Contains(string(after.body), c.shows) {
+				t.Errorf("the page rendered after the change has no %s", c.shows)
+			}
+		})
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/handlers"
 	"github.com/deep500/d5list/leaderboard"
 	"github.com/deep500/d5list/portal"
 	"github.com/deep500/d5list/store"
@@ -38,6 +39,13 @@ func curve(base float64) []d5list.EvalPoint {
 }
 
 func newListServer(t *testing.T) *listServer {
+	t.Helper()
+	return newListServerWith(t, nil)
+}
+
+// newListServerWith is newListServer serving wrap(the portal) where wrap
+// is not nil.
+func newListServerWith(t *testing.T, wrap func(*portal.Service) handlers.Service) *listServer {
 	t.Helper()
 	ctx := context.Background()
 	db, err := store.Open(ctx, t.TempDir())
@@ -84,7 +92,11 @@ func newListServer(t *testing.T) *listServer {
 		completeOnDeclaredHardware(t, db, res, s.status)
 		ls.ids[s.system] = sub.ID
 	}
-	srv := httptest.NewServer(web.New(web.Config{}, svc, nil))
+	var served handlers.Service = svc
+	if wrap != nil {
+		served = wrap(svc)
+	}
+	srv := httptest.NewServer(web.New(web.Config{}, served, nil))
 	t.Cleanup(srv.Close)
 	ls.url = srv.URL
 	return ls

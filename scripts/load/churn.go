@@ -99,12 +99,13 @@ func churnBench(bin, data, benchmark, kinds string, rate float64, clients int, d
 				if resp.StatusCode != 200 {
 					log.Fatalf("GET %s: %d", urls[page], resp.StatusCode)
 				}
-				rendered, err := time.Parse(time.RFC3339Nano, resp.Header.Get("X-D5-Board-Rendered"))
+				cache := resp.Header.Get("X-D5-Board-Cache")
+				rendered, err := renderedAt(resp.Header.Get("X-D5-Board-Rendered"), cache, start)
 				if err != nil {
-					log.Fatalf("GET %s: X-D5-Board-Rendered %q: %v", urls[page], resp.Header.Get("X-D5-Board-Rendered"), err)
+					log.Fatalf("GET %s: %v", urls[page], err)
 				}
 				mu.Lock()
-				answers = append(answers, answer{page, start.UnixNano(), took, resp.Header.Get("X-D5-Board-Cache"), rendered.UnixNano()})
+				answers = append(answers, answer{page, start.UnixNano(), took, cache, rendered.UnixNano()})
 				mu.Unlock()
 			}
 		})
@@ -208,6 +209,26 @@ func churnBench(bin, data, benchmark, kinds string, rate float64, clients int, d
 	table("first answer after a change, by answer", byPage, pages)
 	table("every answer, by answer", all, append(pages, "every answer"))
 	fmt.Printf("\nserver peak RSS: %d MiB\n", vmHWM(s.cmd.Process.Pid)/1024)
+}
+
+// renderedAt is when an answer's rendering began, from its
+// X-D5-Board-Rendered; a server from before that header (the baseline of
+// BENCHMARKS.md) rendered a miss for the request and a hit at some time
+// before it.
+func renderedAt(header, cache string, asked time.Time) (time.Time, error) {
+	switch {
+	case header != "":
+		t, err := time.Parse(time.RFC3339Nano, header)
+		if err != nil {
+			return t, fmt.Errorf("X-D5-Board-Rendered %q: %v", header, err)
+		}
+		return t, nil
+	case cache == "miss":
+		return asked, nil
+	case cache == "hit":
+		return time.Unix(0, 0), nil
+	}
+	return time.Time{}, fmt.Errorf("X-D5-Board-Cache %q without X-D5-Board-Rendered", cache)
 }
 
 // lockedBuffer takes the server's output while the measurement reads it

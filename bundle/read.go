@@ -381,6 +381,11 @@ func Read(r io.Reader, lim Limits) (*Bundle, error) {
 	return l.finish()
 }
 
+// Streamable reports whether an archive that begins with prefix (its
+// first four bytes) can be read as a stream with Read: a tar.gz can; a
+// zip, which keeps its directory at its end, needs Open.
+func Streamable(prefix []byte) bool { return isGzip(prefix) }
+
 func isGzip(m []byte) bool { return len(m) >= 2 && m[0] == 0x1f && m[1] == 0x8b }
 func isZip(m []byte) bool {
 	return len(m) >= 4 && m[0] == 'P' && m[1] == 'K' && (m[2] == 3 && m[3] == 4 || m[2] == 5 && m[3] == 6)

@@ -12,36 +12,58 @@ import (
 )
 
 // BoardCache is the service's store of finished board answers (pages,
-// JSON, CSV), dropped whenever the board changes (a verdict, a review, a
-// rescore, a new submission, an edition frozen). A service without it has
+// JSON, CSV), made stale whenever the board changes (a verdict, a review,
+// a rescore, a new submission, an edition frozen) and rendered again in
+// the background (leaderboard.Cache.Render). A service without it has
 // every request rendered.
 type BoardCache interface {
-	RenderBoard(benchmarkID, variant string, render func() (*leaderboard.Rendered, error)) (*leaderboard.Rendered, error)
+	RenderBoard(benchmarkID, variant string, render func() (*leaderboard.Rendered, error)) (*leaderboard.Rendered, leaderboard.Freshness, error)
 }
 
 // errNotCanonical: the board found under an id is filed under another one,
 // so an answer kept under the requested id would miss its invalidations.
 var errNotCanonical = errors.New("handlers: benchmark id is not the board's own")
 
+// ReadSnapshots is a service that can make an answer of several reads as
+// of one moment (portal.Service.ReadSnapshot). A service without it reads
+// each as of its own.
+type ReadSnapshots interface {
+	ReadSnapshot(ctx context.Context, fn func(ctx context.Context) error) error
+}
+
+// readSnapshot runs fn under the service's snapshot where it has one.
+func (h *Handler) readSnapshot(ctx context.Context, fn func(ctx context.Context) error) error {
+	if rs, ok := h.svc.(ReadSnapshots); ok {
+		return rs.ReadSnapshot(ctx, fn)
+	}
+	return fn(ctx)
+}
+
 // cachedBoard returns the cached answer, or false when the service keeps
 // none or this one may not be kept; the caller then renders as usual.
-// The shared rendering runs without the request's cancellation: a visitor
-// who leaves must not fail the others waiting on it.
+// render runs without the request's cancellation, and may run after the
+// request has been answered (a stale answer's rendering, in the
+// background): it must use nothing of the request but ctx's values. It
+// reads under one snapshot (readSnapshot), so that a kept answer, served
+// to every reader until it is rendered again, is all of one moment.
 //
-// The answer says in X-D5-Board-Cache whether this request rendered it
-// (miss: the first request after a change) or found it kept (hit), for
-// operators and for the load measurements of BENCHMARKS.md.
+// The answer says in X-D5-Board-Cache whether it was kept and current
+// (hit), kept from before the board's last change (stale: a new one is
+// being rendered), or rendered for this request (miss), and in
+// X-D5-Board-Rendered when its rendering began, for operators and for the
+// load measurements of BENCHMARKS.md.
 func (h *Handler) cachedBoard(w http.ResponseWriter, r *http.Request, id, variant string, render func(ctx context.Context) (*leaderboard.Rendered, string, error)) (*leaderboard.Rendered, bool, error) {
 	bc, ok := h.svc.(BoardCache)
 	if !ok {
 		return nil, false, nil
 	}
 	ctx := context.WithoutCancel(r.Context())
-	hd := w.Header()
-	hd["X-D5-Board-Cache"] = hdrCacheHit
-	page, err := bc.RenderBoard(id, variant, func() (*leaderboard.Rendered, error) {
-		hd["X-D5-Board-Cache"] = hdrCacheMiss
-		p, canonical, err := render(ctx)
+	page, fresh, err := bc.RenderBoard(id, variant, func() (p *leaderboard.Rendered, err error) {
+		var canonical string
+		err = h.readSnapshot(ctx, func(ctx context.Context) (err error) {
+			p, canonical, err = render(ctx)
+			return err
+		})
 		if err == nil && canonical != id {
 			return nil, errNotCanonical
 		}
@@ -50,7 +72,13 @@ func (h *Handler) cachedBoard(w http.ResponseWriter, r *http.Request, id, varian
 	if errors.Is(err, errNotCanonical) {
 		return nil, false, nil
 	}
-	return page, err == nil, err
+	if err != nil {
+		return nil, false, err
+	}
+	hd := w.Header()
+	hd["X-D5-Board-Cache"] = hdrCache[fresh]
+	hd["X-D5-Board-Rendered"] = page.RenderedAt()
+	return page, true, nil
 }
 
 // Header values of cached answers, made once and shared: assigned into
@@ -58,8 +86,7 @@ func (h *Handler) cachedBoard(w http.ResponseWriter, r *http.Request, id, varian
 // of its own. Each slice's capacity is its length, so that an Add to one
 // answer's header copies rather than writes into the shared array.
 var (
-	hdrCacheHit     = []string{"hit"}
-	hdrCacheMiss    = []string{"miss"}
+	hdrCache        = map[leaderboard.Freshness][]string{leaderboard.Hit: {"hit"}, leaderboard.Stale: {"stale"}, leaderboard.Miss: {"miss"}}
 	hdrNoCache      = []string{"no-cache"}
 	hdrVaryEncoding = []string{"Accept-Encoding"}
 	hdrVaryCookie   = []string{"Cookie"}

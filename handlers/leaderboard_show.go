@@ -37,12 +37,13 @@ func (h *Handler) ShowLeaderboard(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The CSV's links are absolute, so its bytes depend on the host asked.
+	base := baseURL(r)
 	variant := format + "?" + opt.Variant()
 	if format == "csv" {
-		variant += " " + baseURL(r)
+		variant += " " + base
 	}
 	if il, ok := h.svc.(IndexedList); ok {
-		h.indexedExport(w, r, il, id, opt, format, variant)
+		h.indexedExport(w, r, il, id, opt, format, variant, base)
 		return
 	}
 	page, cached, err := h.cachedBoard(w, r, id, variant, func(ctx context.Context) (*leaderboard.Rendered, string, error) {
@@ -53,7 +54,7 @@ func (h *Handler) ShowLeaderboard(w http.ResponseWriter, r *http.Request) {
 		if len(board.Entries) > StreamedExportEntries {
 			return nil, "", errStreamExport
 		}
-		p, err := encodeBoard(board, format, baseURL(r))
+		p, err := encodeBoard(board, format, base)
 		return p, board.Benchmark.ID, err
 	})
 	if err != nil && !errors.Is(err, errStreamExport) {
@@ -78,7 +79,7 @@ func (h *Handler) ShowLeaderboard(w http.ResponseWriter, r *http.Request) {
 // indexedExport answers an export from the index: a board of up to
 // StreamedExportEntries rows is encoded once and kept; a longer one is
 // streamed from the index as it is written, one entry in memory at a time.
-func (h *Handler) indexedExport(w http.ResponseWriter, r *http.Request, il IndexedList, id string, opt leaderboard.Options, format, variant string) {
+func (h *Handler) indexedExport(w http.ResponseWriter, r *http.Request, il IndexedList, id string, opt leaderboard.Options, format, variant, base string) {
 	each := func(ctx context.Context) leaderboard.Entries {
 		return func(fn func(*d5list.Entry) error) error {
 			_, err := il.EachEntry(ctx, id, opt, fn)
@@ -97,7 +98,7 @@ func (h *Handler) indexedExport(w http.ResponseWriter, r *http.Request, il Index
 		contentType := "application/json; charset=utf-8"
 		if format == "csv" {
 			contentType = "text/csv; charset=utf-8"
-			err = leaderboard.WriteCSVFrom(&buf, &head.Benchmark, each(ctx), baseURL(r))
+			err = leaderboard.WriteCSVFrom(&buf, &head.Benchmark, each(ctx), base)
 		} else {
 			err = leaderboard.WriteJSONFrom(&buf, &head.Benchmark, each(ctx))
 		}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"time"
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/leaderboard"
@@ -161,10 +160,10 @@ func (h *Handler) boardView(ctx context.Context, ls ListService, board *d5list.L
 
 // IndexedList is the list answered from the store's index (the portal
 // with store.DB): a page of a board costs about its rows, and the charts
-// come from a summary kept off the request path.
+// come from the sums the store keeps with each write.
 type IndexedList interface {
 	BoardPage(ctx context.Context, benchmarkID string, opt leaderboard.Options, pg leaderboard.Page) (*d5list.Leaderboard, int, error)
-	BoardSummary(ctx context.Context, benchmarkID string, unverified bool) (*leaderboard.Summary, time.Time, error)
+	BoardSummary(ctx context.Context, benchmarkID string, unverified bool) (*leaderboard.Summary, error)
 	EachEntry(ctx context.Context, benchmarkID string, opt leaderboard.Options, fn func(*d5list.Entry) error) (*d5list.Benchmark, error)
 }
 
@@ -177,7 +176,7 @@ func (h *Handler) indexedBoardView(ctx context.Context, ls ListService, il Index
 		return templates.BoardView{}, err
 	}
 	v := templates.BoardView{Board: board, Options: opt, Page: pg, Path: "/benchmarks/" + board.Benchmark.ID, Sliced: true, Total: total}
-	sum, at, err := il.BoardSummary(ctx, board.Benchmark.ID, opt.IncludeUnverified)
+	sum, err := il.BoardSummary(ctx, board.Benchmark.ID, opt.IncludeUnverified)
 	if err != nil {
 		return v, err
 	}
@@ -190,14 +189,7 @@ func (h *Handler) indexedBoardView(ctx context.Context, ls ListService, il Index
 	} else if latest != nil {
 		v.Latest = latest.Name
 	}
-	if sum == nil {
-		// A large board's first summary is still being made: the page
-		// goes out without charts rather than wait for it.
-		v.ChartsPending = true
-		return v, nil
-	}
 	v.Accelerators, v.Frameworks = sum.AcceleratorNames, sum.FrameworkNames
 	v.Charts = templates.BoardCharts(&board.Benchmark, sum, h.curves(ctx, sum.Top), dev)
-	v.ChartsAt = at
 	return v, nil
 }

@@ -60,7 +60,11 @@ func (h *Handler) BenchmarkPage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	v, _, err := h.benchmarkView(r.Context(), ls, id, opt, pg)
+	var v templates.BoardView
+	err = h.readSnapshot(r.Context(), func(ctx context.Context) (err error) {
+		v, _, err = h.benchmarkView(ctx, ls, id, opt, pg)
+		return err
+	})
 	if err != nil {
 		h.Error(w, r, err)
 		return

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"slices"
 	"sync"
-	"time"
 
 	d5list "github.com/deep500/d5list"
 )
@@ -14,7 +13,8 @@ import (
 // for concurrent use. A board computed while an Invalidate for its
 // benchmark (or an InvalidateAll) happened is returned to its caller but
 // not kept, so a verdict that changes during a computation is never hidden
-// behind a stale board.
+// behind a stale board. Rendered answers are kept across changes, marked
+// stale, and rendered again in the background.
 type Cache struct {
 	// mu is read-locked for a hit, the one path a cached page takes, so
 	// that concurrent hits do not queue on each other; everything that
@@ -25,20 +25,18 @@ type Cache struct {
 	allGen  uint64            // bumped by InvalidateAll
 	flights map[cacheKey]*flight[[]d5list.Entry]
 
-	// Scored submissions per benchmark and rendered answers
-	// (render_cache.go), dropped with the boards.
+	// Scored submissions per benchmark, dropped with the boards, and
+	// rendered answers (render_cache.go), made stale with them.
 	scored        map[string]*Scored
 	scoredFlights map[string]*flight[*Scored]
-	pages         map[pageKey]*Rendered
-	pageFlights   map[pageKey]*flight[*Rendered]
+	pages         map[pageKey]*keptPage
+	pageFlights   map[pageKey]*flight[keptPage]
 	pageBytes     int64 // sum of the cached answers' sizes
 	maxBytes      int64 // pageBytes stays at or under this
-
-	// The boards' summaries (summary_cache.go), refreshed off the request
-	// path after a change.
-	summaries      map[summaryKey]*summarySlot
-	summaryRefresh time.Duration
-	summaryWait    time.Duration
+	// The stale answers waiting to be rendered again, and whether a
+	// goroutine is rendering them (render_cache.go).
+	rebuilds   []rebuild
+	rebuilding bool
 }
 
 type cacheKey struct {
@@ -65,13 +63,9 @@ func NewCache() *Cache {
 
 		scored:        map[string]*Scored{},
 		scoredFlights: map[string]*flight[*Scored]{},
-		pages:         map[pageKey]*Rendered{},
-		pageFlights:   map[pageKey]*flight[*Rendered]{},
+		pages:         map[pageKey]*keptPage{},
+		pageFlights:   map[pageKey]*flight[keptPage]{},
 		maxBytes:      DefaultMaxRenderedBytes,
-
-		summaries:      map[summaryKey]*summarySlot{},
-		summaryRefresh: DefaultSummaryRefresh,
-		summaryWait:    DefaultSummaryWait,
 	}
 }
 
@@ -135,36 +129,28 @@ func load[K comparable, V any](c *Cache, benchmarkID string, key K, kept map[K]V
 	return f.value, f.err
 }
 
-// Invalidate drops every cached board of one benchmark, and every answer
-// rendered from one.
+// Invalidate drops every cached board of one benchmark, and makes every
+// answer rendered from one stale.
 func (c *Cache) Invalidate(benchmarkID string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gens[benchmarkID]++
-	c.staleSummaries(benchmarkID)
 	delete(c.scored, benchmarkID)
 	for k := range c.boards {
 		if k.benchmark == benchmarkID {
 			delete(c.boards, k)
 		}
 	}
-	for k, p := range c.pages {
-		if k.benchmark == benchmarkID {
-			c.dropPage(k, p)
-		}
-	}
 }
 
-// InvalidateAll drops every cached board and rendered answer.
+// InvalidateAll drops every cached board, and makes every rendered answer
+// stale.
 func (c *Cache) InvalidateAll() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.allGen++
-	c.staleSummaries("")
 	clear(c.boards)
 	clear(c.scored)
-	clear(c.pages)
-	c.pageBytes = 0
 }
 
 // Len is the number of cached boards.

@@ -5,7 +5,9 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"sync"
+	"time"
 )
 
 // DefaultMaxRenderedBytes bounds the rendered answers a Cache keeps. Filter
@@ -15,17 +17,18 @@ const DefaultMaxRenderedBytes = 64 << 20
 
 // Rendered is one finished answer for a board (a page, its JSON or its
 // CSV) with what a static file server sends with it: a strong ETag of the
-// bytes and, made on first request, their gzip encoding. Hits send these
-// bytes as they are, which is what makes a board as cheap to serve as a
-// static file; nothing in them may depend on who asks.
+// bytes and their gzip encoding (made with the rendering where the cache
+// renders it, else on first request). Hits send these bytes as they are,
+// which is what makes a board as cheap to serve as a static file; nothing
+// in them may depend on who asks.
 type Rendered struct {
 	ContentType string
 	Body        []byte
 	ETag        string // of Body, unquoted; the gzip encoding's is ETag with -gz
 
 	// Header values, made once and shared by every answer that sends
-	// these bytes (see Header).
-	hdrType, hdrETag, hdrGzETag []string
+	// these bytes (see Header, RenderedAt).
+	hdrType, hdrETag, hdrGzETag, hdrRenderedAt []string
 
 	gzOnce sync.Once
 	gz     []byte
@@ -51,13 +54,17 @@ func (r *Rendered) Header(gz bool) (contentType, etag []string) {
 	return r.hdrType, r.hdrETag
 }
 
-// gzipLevel is the compression of cached answers' gzip encodings. Made on
-// the first gzip request after each change, it is on the path issue 15
-// bounds (p99 under 50 ms including that request): against the best
-// compression (what /static/ uses) the default level takes a little over
-// half the time for a few per cent more bytes (BenchmarkRenderedGzip, a
-// 245 KB JSON board: 2.4 ms and 21,793 bytes, against 4.1 ms and
-// 21,276).
+// RenderedAt is when the answer's rendering began, as a header value
+// (RFC 3339; the cache sets it when it keeps the answer): what it shows
+// of the board is as of then. Callers never write into it.
+func (r *Rendered) RenderedAt() []string { return r.hdrRenderedAt }
+
+// gzipLevel is the compression of cached answers' gzip encodings. Made
+// with each rendering, after every change of a board, it is a good part
+// of what a stream of changes costs: against the best compression (what
+// /static/ uses) the default level takes a little over half the time for
+// a few per cent more bytes (BenchmarkRenderedGzip, a 245 KB JSON board:
+// 2.4 ms and 21,793 bytes, against 4.1 ms and 21,276).
 const gzipLevel = gzip.DefaultCompression
 
 // Gzip is the body gzip-encoded, computed once.
@@ -81,36 +88,184 @@ type pageKey struct {
 	variant   string
 }
 
-// Render returns the cached answer of benchmarkID's board for variant, or
-// renders it with render and keeps it. variant must name everything the
-// bytes depend on besides the board's data: the format, the normalised
-// query (see Options.Variant) and anything taken from the request such as
-// the host in absolute links. Per-visitor content (a session's name, its
-// CSRF token) must never be rendered into a cached answer; callers render
-// those pages without the cache.
+// Freshness says how Render answered.
+type Freshness int
+
+const (
+	// Hit: a kept answer rendered after the board's last change.
+	Hit Freshness = iota
+	// Stale: the kept answer rendered before the board's last change;
+	// a new one is being rendered in the background.
+	Stale
+	// Miss: none was kept; the answer was rendered for the request.
+	Miss
+)
+
+func (f Freshness) String() string {
+	switch f {
+	case Hit:
+		return "hit"
+	case Stale:
+		return "stale"
+	}
+	return "miss"
+}
+
+// keptPage is a kept answer, with the generations of its benchmark and of
+// everything when its rendering began: it is current while both still
+// are. Only rebuilding changes once kept, under the cache's lock.
+type keptPage struct {
+	page        *Rendered
+	gen, allGen uint64
+	rebuilding  bool
+}
+
+// Render returns benchmarkID's answer for variant. variant must name
+// everything the bytes depend on besides the board's data: the format,
+// the normalised query (see Options.Variant) and anything taken from the
+// request such as the host in absolute links. Per-visitor content (a
+// session's name, its CSRF token) must never be rendered into a cached
+// answer; callers render those pages without the cache.
 //
-// Like Get, an answer rendered while its benchmark was invalidated is
-// returned but not kept; concurrent misses share one rendering; errors are
-// not cached. Answers larger than a quarter of the bound are not kept.
-func (c *Cache) Render(benchmarkID, variant string, render func() (*Rendered, error)) (*Rendered, error) {
+// A kept answer is never rendered again on a request: after a change of
+// its board (Invalidate, InvalidateAll) it is still answered, Stale,
+// while render makes the new one in the background, a board at a time on
+// one goroutine, so that a stream of changes costs the readers nothing
+// and the rendering at most a core. Only an answer that is not kept at
+// all is rendered for the request that asks first (Miss), shared with
+// the requests that ask meanwhile; errors are answered and not kept.
+// render must not use the request it came with: its background runs
+// outlive it. Answers larger than a quarter of the bound are not kept.
+func (c *Cache) Render(benchmarkID, variant string, render func() (*Rendered, error)) (*Rendered, Freshness, error) {
 	key := pageKey{benchmarkID, variant}
-	return load(c, benchmarkID, key, c.pages, c.pageFlights, func(p *Rendered) {
-		if p != nil {
-			c.keepPage(key, p)
+	c.mu.RLock()
+	k, ok := c.pages[key]
+	fresh := ok && k.gen == c.gens[benchmarkID] && k.allGen == c.allGen
+	c.mu.RUnlock()
+	if fresh {
+		return k.page, Hit, nil
+	}
+	c.mu.Lock()
+	if k, ok := c.pages[key]; ok {
+		// Stale (or kept by another request between the two locks).
+		f := Hit
+		if k.gen != c.gens[benchmarkID] || k.allGen != c.allGen {
+			f = Stale
+			c.rebuildLater(key, k, render)
 		}
-	}, render)
+		c.mu.Unlock()
+		return k.page, f, nil
+	}
+	if f, ok := c.pageFlights[key]; ok {
+		c.mu.Unlock()
+		<-f.done
+		return f.value.page, Miss, f.err
+	}
+	f := &flight[keptPage]{done: make(chan struct{})}
+	c.pageFlights[key] = f
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.pageFlights, key)
+		if f.err == nil {
+			c.keepPage(key, f.value)
+		}
+		c.mu.Unlock()
+		close(f.done)
+	}()
+	// If render panics the deferred release still runs; the waiters must
+	// then see a failure, not an empty answer, and nothing is kept.
+	f.err = errComputePanicked
+	f.value, f.err = c.renderKept(key.benchmark, render)
+	return f.value.page, Miss, f.err
+}
+
+// renderKept renders an answer and notes the generations it was rendered
+// from: those of when it began, so that a change during the rendering
+// leaves it stale.
+func (c *Cache) renderKept(benchmarkID string, render func() (*Rendered, error)) (keptPage, error) {
+	c.mu.RLock()
+	gen, allGen := c.gens[benchmarkID], c.allGen
+	c.mu.RUnlock()
+	began := time.Now()
+	p, err := render()
+	if err == nil && p == nil {
+		err = errNoAnswer
+	}
+	if err == nil {
+		p.hdrRenderedAt = []string{began.UTC().Format(time.RFC3339Nano)}
+		// Most clients take gzip: encoded now, with the rendering, not on
+		// the first such request.
+		p.Gzip()
+	}
+	return keptPage{page: p, gen: gen, allGen: allGen}, err
+}
+
+var errNoAnswer = errors.New("leaderboard: rendering gave no answer")
+
+// rebuildLater queues a stale answer's rendering, once; c.mu is held.
+func (c *Cache) rebuildLater(key pageKey, k *keptPage, render func() (*Rendered, error)) {
+	if k.rebuilding {
+		return
+	}
+	k.rebuilding = true
+	c.rebuilds = append(c.rebuilds, rebuild{key, render})
+	if !c.rebuilding {
+		c.rebuilding = true
+		go c.rebuildQueued()
+	}
+}
+
+type rebuild struct {
+	key    pageKey
+	render func() (*Rendered, error)
+}
+
+// rebuildQueued renders the queued answers one after the other, and ends
+// when none is left. A rendering that fails or panics drops the stale
+// answer: the next request renders it, and answers with its error (a
+// page past the board's new last one, an export grown too long to keep).
+func (c *Cache) rebuildQueued() {
+	for {
+		c.mu.Lock()
+		if len(c.rebuilds) == 0 {
+			c.rebuilding = false
+			c.mu.Unlock()
+			return
+		}
+		r := c.rebuilds[0]
+		c.rebuilds = c.rebuilds[1:]
+		c.mu.Unlock()
+		page, err := c.renderRecovered(r)
+		c.mu.Lock()
+		if err == nil {
+			c.keepPage(r.key, page)
+		} else if k, ok := c.pages[r.key]; ok {
+			c.dropPage(r.key, k)
+		}
+		c.mu.Unlock()
+	}
+}
+
+func (c *Cache) renderRecovered(r rebuild) (page keptPage, err error) {
+	defer func() {
+		if recover() != nil {
+			err = errComputePanicked
+		}
+	}()
+	return c.renderKept(r.key.benchmark, r.render)
 }
 
 // keepPage stores p, dropping other answers while the bound would be
 // passed. Map order is random, so what goes is a random pick: no visitor
 // pattern can pin a particular board out of the cache.
-func (c *Cache) keepPage(key pageKey, p *Rendered) {
-	n := p.size()
-	if n > c.maxBytes/4 {
-		return
-	}
+func (c *Cache) keepPage(key pageKey, p keptPage) {
 	if old, ok := c.pages[key]; ok {
 		c.dropPage(key, old)
+	}
+	n := p.page.size()
+	if n > c.maxBytes/4 {
+		return
 	}
 	for k, q := range c.pages {
 		if c.pageBytes+n <= c.maxBytes {
@@ -118,13 +273,13 @@ func (c *Cache) keepPage(key pageKey, p *Rendered) {
 		}
 		c.dropPage(k, q)
 	}
-	c.pages[key] = p
+	c.pages[key] = &p
 	c.pageBytes += n
 }
 
-func (c *Cache) dropPage(k pageKey, p *Rendered) {
+func (c *Cache) dropPage(k pageKey, p *keptPage) {
 	delete(c.pages, k)
-	c.pageBytes -= p.size()
+	c.pageBytes -= p.page.size()
 }
 
 // SetMaxRenderedBytes changes the bound on kept answers (tests, and
@@ -141,7 +296,8 @@ func (c *Cache) SetMaxRenderedBytes(n int64) {
 	}
 }
 
-// RenderedLen is the number of kept answers and their accounted bytes.
+// RenderedLen is the number of kept answers, current or stale, and their
+// accounted bytes.
 func (c *Cache) RenderedLen() (n int, bytes int64) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()

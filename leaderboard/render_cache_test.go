@@ -13,70 +13,141 @@ import (
 	d5list "github.com/deep500/d5list"
 )
 
-func TestRenderCacheHitsAndInvalidation(t *testing.T) {
-	c := NewCache()
-	renders := 0
-	get := func(bench, variant, body string) *Rendered {
-		t.Helper()
-		p, err := c.Render(bench, variant, func() (*Rendered, error) {
-			renders++
-			return NewRendered("text/plain", []byte(body)), nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	a := get("a", "html", "one")
-	if b := get("a", "html", "two"); b != a || renders != 1 {
-		t.Fatalf("second Render re-rendered (%d renders) or answered %q", renders, b.Body)
-	}
-	get("a", "json", "j")
-	get("b", "html", "b")
-	if n, _ := c.RenderedLen(); n != 3 {
-		t.Fatalf("RenderedLen %d, want 3", n)
-	}
-	c.Invalidate("a")
-	if n, _ := c.RenderedLen(); n != 1 {
-		t.Fatalf("after Invalidate(a) RenderedLen %d, want 1", n)
-	}
-	if p := get("a", "html", "three"); string(p.Body) != "three" || p.ETag == a.ETag {
-		t.Errorf("after Invalidate: %q, ETag %s (was %s)", p.Body, p.ETag, a.ETag)
-	}
-	c.InvalidateAll()
-	if n, size := c.RenderedLen(); n != 0 || size != 0 {
-		t.Fatalf("after InvalidateAll: %d answers, %d bytes", n, size)
-	}
-	// Errors are answered and not kept.
-	boom := errors.New("boom")
-	if _, err := c.Render("a", "html", func() (*Rendered, error) { return nil, boom }); !errors.Is(err, boom) {
-		t.Fatalf("err %v", err)
-	}
-	if p := get("a", "html", "four"); string(p.Body) != "four" {
-		t.Errorf("after an error: %q", p.Body)
+// renderOf renders body, counting its renderings in n.
+func renderOf(n *atomic.Int32, body string) func() (*Rendered, error) {
+	return func() (*Rendered, error) {
+		n.Add(1)
+		return NewRendered("text/plain", []byte(body)), nil
 	}
 }
 
-// An answer rendered while its benchmark was invalidated may show the old
-// verdict: it is answered once and not kept.
-func TestRenderDuringInvalidationIsNotKept(t *testing.T) {
+// awaitFresh asks for bench's variant until the answer is current, and
+// returns it; a stale answer's rendering runs in the background.
+func awaitFresh(t *testing.T, c *Cache, bench, variant string, render func() (*Rendered, error)) *Rendered {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		p, f, err := c.Render(bench, variant, render)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f == Hit {
+			return p
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s %s still %v after 10 s", bench, variant, f)
+		}
+	}
+}
+
+// An answer is rendered once and kept; a change of its board leaves it
+// kept but stale: it is still answered, at once, while the new one is
+// rendered in the background, once however many ask; the other boards'
+// answers stay current. InvalidateAll makes every answer stale.
+func TestRenderCacheHitsAndInvalidation(t *testing.T) {
 	c := NewCache()
-	p, _ := c.Render("a", "html", func() (*Rendered, error) {
+	var renders atomic.Int32
+	a, f, err := c.Render("a", "html", renderOf(&renders, "one"))
+	if err != nil || f != Miss || string(a.Body) != "one" {
+		t.Fatalf("first Render: %v %v %v", a, f, err)
+	}
+	if b, f, _ := c.Render("a", "html", renderOf(&renders, "two")); b != a || f != Hit || renders.Load() != 1 {
+		t.Fatalf("second Render: %v, %d renders, answered %q", f, renders.Load(), b.Body)
+	}
+	c.Render("a", "json", renderOf(&renders, "j"))
+	other, _, _ := c.Render("b", "html", renderOf(&renders, "b"))
+	if n, _ := c.RenderedLen(); n != 3 {
+		t.Fatalf("RenderedLen %d, want 3", n)
+	}
+
+	c.Invalidate("a")
+	if n, _ := c.RenderedLen(); n != 3 {
+		t.Fatalf("after Invalidate(a) RenderedLen %d, want the 3 still kept", n)
+	}
+	release := make(chan struct{})
+	var rebuilds atomic.Int32
+	slow := func() (*Rendered, error) {
+		rebuilds.Add(1)
+		<-release
+		return NewRendered("text/plain", []byte("three")), nil
+	}
+	for range 5 {
+		if p, f, err := c.Render("a", "html", slow); p != a || f != Stale || err != nil {
+			t.Fatalf("after Invalidate(a): %q %v %v, want the kept answer, stale", p.Body, f, err)
+		}
+	}
+	if p, f, _ := c.Render("b", "html", renderOf(&renders, "x")); p != other || f != Hit {
+		t.Fatalf("another board's answer after Invalidate(a): %q %v", p.Body, f)
+	}
+	close(release)
+	if p := awaitFresh(t, c, "a", "html", slow); string(p.Body) != "three" || p.ETag == a.ETag || rebuilds.Load() != 1 {
+		t.Fatalf("after the rebuild: %q, ETag %s (was %s), %d renderings for 5 stale answers", p.Body, p.ETag, a.ETag, rebuilds.Load())
+	}
+
+	c.InvalidateAll()
+	for _, k := range []pageKey{{"a", "html"}, {"a", "json"}, {"b", "html"}} {
+		if _, f, _ := c.Render(k.benchmark, k.variant, renderOf(&renders, "four")); f != Stale {
+			t.Errorf("%v after InvalidateAll: %v, want stale", k, f)
+		}
+		awaitFresh(t, c, k.benchmark, k.variant, renderOf(&renders, "four"))
+	}
+	// Errors are answered and not kept.
+	boom := errors.New("boom")
+	if _, _, err := c.Render("c", "html", func() (*Rendered, error) { return nil, boom }); !errors.Is(err, boom) {
+		t.Fatalf("err %v", err)
+	}
+	if p, f, _ := c.Render("c", "html", renderOf(&renders, "five")); string(p.Body) != "five" || f != Miss {
+		t.Errorf("after an error: %q %v", p.Body, f)
+	}
+}
+
+// An answer rendered for a request while its board changed may show the
+// old verdict: it is answered, and kept as stale, so that the next
+// request has it rendered again.
+func TestRenderDuringInvalidationIsKeptStale(t *testing.T) {
+	for _, change := range []func(c *Cache){
+		func(c *Cache) { c.Invalidate("a") },
+		func(c *Cache) { c.InvalidateAll() },
+	} {
+		c := NewCache()
+		p, f, _ := c.Render("a", "html", func() (*Rendered, error) {
+			change(c)
+			return NewRendered("text/plain", []byte("old")), nil
+		})
+		if string(p.Body) != "old" || f != Miss {
+			t.Fatalf("the caller got %q %v", p.Body, f)
+		}
+		if _, f, _ := c.Render("a", "html", func() (*Rendered, error) { return NewRendered("text/plain", []byte("new")), nil }); f != Stale {
+			t.Fatalf("an answer rendered across a change: %v, want stale", f)
+		}
+	}
+}
+
+// A stale answer whose rendering fails (or panics) is dropped: the next
+// request renders it and answers with the error, such as a page past the
+// last one of a board that has shrunk.
+func TestFailedRebuildDropsTheAnswer(t *testing.T) {
+	for _, fail := range []func() (*Rendered, error){
+		func() (*Rendered, error) { return nil, errors.New("page 5 of this board does not exist") },
+		func() (*Rendered, error) { panic("a template broke") },
+	} {
+		c := NewCache()
+		var renders atomic.Int32
+		c.Render("a", "html?page=5", renderOf(&renders, "page 5"))
 		c.Invalidate("a")
-		return NewRendered("text/plain", []byte("stale")), nil
-	})
-	if string(p.Body) != "stale" {
-		t.Fatalf("the caller got %q", p.Body)
-	}
-	if n, _ := c.RenderedLen(); n != 0 {
-		t.Fatal("an answer rendered across an Invalidate was kept")
-	}
-	c.Render("b", "html", func() (*Rendered, error) {
-		c.InvalidateAll()
-		return NewRendered("text/plain", []byte("stale")), nil
-	})
-	if n, _ := c.RenderedLen(); n != 0 {
-		t.Fatal("an answer rendered across an InvalidateAll was kept")
+		if _, f, _ := c.Render("a", "html?page=5", fail); f != Stale {
+			t.Fatalf("after the change: %v, want stale", f)
+		}
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			if n, _ := c.RenderedLen(); n == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the answer whose rendering failed is still kept after 10 s")
+			}
+		}
+		if _, f, err := c.Render("a", "html?page=5", func() (*Rendered, error) { return nil, errors.New("not found") }); f != Miss || err == nil {
+			t.Fatalf("the next request: %v %v, want its own rendering's error", f, err)
+		}
 	}
 }
 
@@ -87,7 +158,7 @@ func TestRenderSharesOneRenderingAmongMisses(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			p, err := c.Render("a", "html", func() (*Rendered, error) {
+			p, _, err := c.Render("a", "html", func() (*Rendered, error) {
 				renders.Add(1)
 				<-release
 				return NewRendered("text/plain", []byte("x")), nil
@@ -129,7 +200,7 @@ func TestRenderCacheIsBounded(t *testing.T) {
 	if n, _ := c.RenderedLen(); n != 5 {
 		t.Errorf("%d answers of 200 accounted bytes kept under 1000, want 5", n)
 	}
-	big, _ := c.Render("a", "big", func() (*Rendered, error) {
+	big, _, _ := c.Render("a", "big", func() (*Rendered, error) {
 		return NewRendered("text/plain", bytes.Repeat([]byte("x"), 300)), nil
 	})
 	if len(big.Body) != 300 {

@@ -9,38 +9,49 @@ import (
 	"github.com/deep500/d5list/leaderboard"
 )
 
+// answered asks for the board's cached answer and says how it was
+// answered: kept and current, kept from before a change, or rendered.
+func answered(t *testing.T, svc *Service, bench string) leaderboard.Freshness {
+	t.Helper()
+	_, f, err := svc.RenderBoard(bench, "html?unverified=1", func() (*leaderboard.Rendered, error) {
+		return leaderboard.NewRendered("text/plain", []byte("board")), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// current waits until the board's answer is kept and current (a stale
+// one is rendered again in the background).
+func current(t *testing.T, svc *Service, bench string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); answered(t, svc, bench) != leaderboard.Hit; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the board's answer is not current 10 s after it was asked for")
+		}
+	}
+}
+
 // A lease (the entry turns running), an undelivered lease given back
 // (queued again) and an organiser's cancel (the entry leaves) each change
-// the board that includes unverified entries, so each drops the board's
-// cached answers: the next request renders it again.
+// the board that includes unverified entries, so each makes the board's
+// cached answers stale: the next request has them rendered again.
 func TestLeaseAndCancelDropCachedBoards(t *testing.T) {
 	svc, cs, _ := newDispatchService(t)
 	ctx := context.Background()
 	const bench = "l2-digits-mlp-cpu"
-	// rendered asks for the cached answer and says whether it had to be
-	// rendered, i.e. whether the cache had dropped it.
-	rendered := func() bool {
-		did := false
-		_, err := svc.RenderBoard(bench, "html?unverified=1", func() (*leaderboard.Rendered, error) {
-			did = true
-			return leaderboard.NewRendered("text/plain", []byte("board")), nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return did
-	}
 	kept := func(what string) {
 		t.Helper()
-		rendered()
-		if rendered() {
-			t.Fatalf("before %s: the answer was not kept", what)
+		current(t, svc, bench)
+		if f := answered(t, svc, bench); f != leaderboard.Hit {
+			t.Fatalf("before %s: the answer is %v, want kept and current", what, f)
 		}
 	}
 	dropped := func(what string) {
 		t.Helper()
-		if !rendered() {
-			t.Fatalf("after %s: the cached board was served, want it rendered again", what)
+		if f := answered(t, svc, bench); f != leaderboard.Stale {
+			t.Fatalf("after %s: the cached board was %v, want stale", what, f)
 		}
 	}
 	queueJob(t, svc, cs, bench)
@@ -66,8 +77,8 @@ func TestLeaseAndCancelDropCachedBoards(t *testing.T) {
 // A lease that expires on the job's last attempt is settled when a runner
 // next asks for work: the job is given up and its entry fails, which
 // changes the board that includes unverified entries. That lease request
-// drops the board's cached answers, whether it then leases nothing or a
-// job of another benchmark.
+// makes the board's cached answers stale, whether it then leases nothing
+// or a job of another benchmark.
 func TestExpiredLastLeaseDropsCachedBoards(t *testing.T) {
 	for _, next := range []string{"nothing", "another benchmark's job"} {
 		t.Run(next, func(t *testing.T) {
@@ -77,17 +88,6 @@ func TestExpiredLastLeaseDropsCachedBoards(t *testing.T) {
 			clock := time.Now()
 			cs.DB.Now = func() time.Time { return clock }
 			cs.DB.MaxAttempts = 1
-			rendered := func() bool {
-				did := false
-				_, err := svc.RenderBoard(bench, "html?unverified=1", func() (*leaderboard.Rendered, error) {
-					did = true
-					return leaderboard.NewRendered("text/plain", []byte("board")), nil
-				})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return did
-			}
 			queueJob(t, svc, cs, bench)
 			lease, err := svc.Lease(ctx, "r/0", nil)
 			if err != nil || lease == nil {
@@ -98,10 +98,7 @@ func TestExpiredLastLeaseDropsCachedBoards(t *testing.T) {
 				queueJob(t, svc, cs, "gpu-bench")
 				labels = map[string]string{"gpu": "h100"}
 			}
-			rendered()
-			if rendered() {
-				t.Fatal("the board's answer was not kept")
-			}
+			current(t, svc, bench)
 
 			clock = clock.Add(2 * time.Minute) // past the lease's minute
 			got, err := svc.Lease(ctx, "r/1", labels)
@@ -115,8 +112,8 @@ func TestExpiredLastLeaseDropsCachedBoards(t *testing.T) {
 			if err != nil || sub.Status != d5list.StatusFailed {
 				t.Fatalf("the entry whose last lease expired: %v %v, want failed", sub, err)
 			}
-			if !rendered() {
-				t.Error("the cached board was served after the expired lease failed its entry, want it rendered again")
+			if f := answered(t, svc, bench); f != leaderboard.Stale {
+				t.Errorf("the cached board was %v after the expired lease failed its entry, want stale", f)
 			}
 		})
 	}

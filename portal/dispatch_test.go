@@ -42,7 +42,8 @@ func (c *countingStore) ActiveJobs(ctx context.Context) ([]d5list.QueuedJob, err
 	return c.DB.ActiveJobs(ctx)
 }
 
-func newDispatchService(t *testing.T) (*Service, *countingStore, string) {
+// testStore opens a store in a folder of the test's own.
+func testStore(t *testing.T) (*store.DB, string) {
 	t.Helper()
 	dir := t.TempDir()
 	db, err := store.Open(context.Background(), dir)
@@ -50,6 +51,12 @@ func newDispatchService(t *testing.T) (*Service, *countingStore, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
+	return db, dir
+}
+
+func newDispatchService(t *testing.T) (*Service, *countingStore, string) {
+	t.Helper()
+	db, dir := testStore(t)
 	benches := []d5list.Benchmark{*digits(t)}
 	gpu := *digits(t)
 	gpu.ID, gpu.Requires = "gpu-bench", map[string]string{"gpu": "h100"}

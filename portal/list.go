@@ -2,12 +2,12 @@ package portal
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/leaderboard"
@@ -21,13 +21,19 @@ type EditionStore interface {
 	Edition(ctx context.Context, name string) (*d5list.Edition, error)
 }
 
-// listState keeps the latest edition in memory: every live board is
-// compared with it, and it changes only when an edition is frozen.
+// listState keeps in memory what of the editions every live board shows:
+// the latest edition, which every live board is compared with, and each
+// benchmark's development through the editions. Editions never change
+// once frozen, so both change only when one is frozen.
 type listState struct {
-	mu      sync.Mutex
-	loaded  bool
-	latest  *d5list.Edition // nil when none is frozen
-	freezes sync.Mutex      // one freeze at a time
+	mu     sync.Mutex
+	loaded bool
+	latest *d5list.Edition // nil when none is frozen
+	// development is each benchmark's points, oldest first, read once
+	// from the stored editions (nil until then) and replaced by a longer
+	// one at each freeze, never changed once kept: a snapshot holds it.
+	development map[string][]leaderboard.DevelopmentPoint
+	freezes     sync.Mutex // one freeze, or one reading of development, at a time
 }
 
 func costPerHour(s string) float64 {
@@ -110,6 +116,9 @@ func boardOf(e *d5list.Edition, benchmarkID string) []d5list.Entry {
 
 // LatestEdition is the most recently frozen edition, or nil.
 func (s *Service) LatestEdition(ctx context.Context) (*d5list.Edition, error) {
+	if pinned, ok := ctx.Value(pinnedListKey{}).(*pinnedList); ok {
+		return pinned.latest, nil
+	}
 	s.list.mu.Lock()
 	defer s.list.mu.Unlock()
 	if s.list.loaded {
@@ -173,6 +182,9 @@ func (s *Service) FreezeEdition(ctx context.Context, user *d5list.User, name str
 	}
 	s.list.mu.Lock()
 	s.list.latest, s.list.loaded = ed, true
+	if s.list.development != nil {
+		s.list.development = withDevelopment(s.list.development, ed)
+	}
 	s.list.mu.Unlock()
 	// Every live board's rank changes and edition link are against the
 	// latest edition, and every page charts the editions.
@@ -230,25 +242,69 @@ func (s *Service) EditionBoard(ctx context.Context, name, benchmarkID string) (*
 }
 
 // Development summarises a benchmark's board in every edition, oldest
-// first (best, 10th and median entry).
+// first (best, 10th and median entry). Every board page charts it: the
+// editions are read once, and each freeze adds its points.
 func (s *Service) Development(ctx context.Context, benchmarkID string) ([]leaderboard.DevelopmentPoint, error) {
+	if pinned, ok := ctx.Value(pinnedListKey{}).(*pinnedList); ok {
+		return slices.Clone(pinned.development[benchmarkID]), nil
+	}
+	dev, err := s.development(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(dev[benchmarkID]), nil
+}
+
+// development is every benchmark's development, read from the editions
+// the first time.
+func (s *Service) development(ctx context.Context) (map[string][]leaderboard.DevelopmentPoint, error) {
+	s.list.mu.Lock()
+	dev := s.list.development
+	s.list.mu.Unlock()
+	if dev != nil {
+		return dev, nil
+	}
+	return s.readDevelopment(ctx)
+}
+
+// readDevelopment reads every edition, oldest first and one at a time,
+// into each benchmark's development, and keeps it. A freeze waits for it
+// (list.freezes), so that no edition is missed or counted twice.
+func (s *Service) readDevelopment(ctx context.Context) (map[string][]leaderboard.DevelopmentPoint, error) {
+	s.list.freezes.Lock()
+	defer s.list.freezes.Unlock()
+	s.list.mu.Lock()
+	dev := s.list.development
+	s.list.mu.Unlock()
+	if dev != nil {
+		return dev, nil // read while this one waited
+	}
 	list, err := s.Editions(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var names []string
-	var boards [][]d5list.Entry
+	dev = map[string][]leaderboard.DevelopmentPoint{}
 	for i := len(list) - 1; i >= 0; i-- {
-		b, err := s.EditionBoard(ctx, list[i].Name, benchmarkID)
-		if d5list.ErrorCode(err) == d5list.ENOTFOUND {
-			continue
-		} else if err != nil {
+		e, err := s.Edition(ctx, list[i].Name)
+		if err != nil {
 			return nil, err
 		}
-		names = append(names, list[i].Name)
-		boards = append(boards, b.Entries)
+		dev = withDevelopment(dev, e)
 	}
-	return leaderboard.Development(names, boards), nil
+	s.list.mu.Lock()
+	s.list.development = dev
+	s.list.mu.Unlock()
+	return dev, nil
+}
+
+// withDevelopment is dev with edition e's point added to the development
+// of each of its benchmarks; dev itself is left as it was.
+func withDevelopment(dev map[string][]leaderboard.DevelopmentPoint, e *d5list.Edition) map[string][]leaderboard.DevelopmentPoint {
+	out := maps.Clone(dev)
+	for _, b := range e.Boards {
+		out[b.Benchmark.ID] = append(slices.Clip(dev[b.Benchmark.ID]), leaderboard.Development([]string{e.Name}, [][]d5list.Entry{b.Entries})...)
+	}
+	return out
 }
 
 // VerifiedFeed lists up to limit verified, unflagged submissions, the most
@@ -281,10 +337,11 @@ func (s *Service) VerifiedFeed(ctx context.Context, limit int) ([]d5list.Submiss
 func (s *Service) InvalidateBoards(benchmarkID string) { s.cache.Invalidate(benchmarkID) }
 
 // RenderBoard serves a finished answer about benchmarkID's board (its
-// page, JSON or CSV) from the ranking cache, rendering it on a miss; every
-// change that drops the benchmark's boards drops these answers with them.
-// See leaderboard.Cache.Render for what variant must name.
-func (s *Service) RenderBoard(benchmarkID, variant string, render func() (*leaderboard.Rendered, error)) (*leaderboard.Rendered, error) {
+// page, JSON or CSV) from the ranking cache, rendering it where none is
+// kept; every change that drops the benchmark's boards makes these
+// answers stale, and they are rendered again in the background. See
+// leaderboard.Cache.Render for what variant must name and render may use.
+func (s *Service) RenderBoard(benchmarkID, variant string, render func() (*leaderboard.Rendered, error)) (*leaderboard.Rendered, leaderboard.Freshness, error) {
 	return s.cache.Render(benchmarkID, variant, render)
 }
 
@@ -326,7 +383,6 @@ type BoardIndex interface {
 	BoardPage(ctx context.Context, benchID string, opt leaderboard.Options, offset, limit int) ([]d5list.Entry, int, error)
 	EachBoardEntry(ctx context.Context, benchID string, opt leaderboard.Options, fn func(*d5list.Entry) error) error
 	BoardSummary(ctx context.Context, benchID string, includeUnverified bool) (*leaderboard.Summary, error)
-	OnBoard(ctx context.Context, benchID string, unverified bool, ids []int64) (map[int64]bool, error)
 	LatestOnBoard(ctx context.Context, benchID string, n int) ([]d5list.Entry, error)
 	RankOf(ctx context.Context, benchID string, id int64, bestOnly bool) (*d5list.Entry, error)
 }
@@ -424,61 +480,30 @@ func (s *Service) BoardPage(ctx context.Context, benchmarkID string, opt leaderb
 
 // BoardSummary is what a board's charts and filter choices show (each
 // system's best entry; unverified picks the board that lists unverified
-// ones), and when it was made: kept, and refreshed off the request path
-// after a change (leaderboard.Cache.Summary).
-func (s *Service) BoardSummary(ctx context.Context, benchmarkID string, unverified bool) (*leaderboard.Summary, time.Time, error) {
+// ones): read from the sums the store keeps with every write where it
+// keeps the index, so always up to date and never a pass over the board.
+func (s *Service) BoardSummary(ctx context.Context, benchmarkID string, unverified bool) (*leaderboard.Summary, error) {
 	bench, err := s.store.Benchmark(ctx, benchmarkID)
 	if err != nil {
-		return nil, time.Time{}, err
+		return nil, err
 	}
-	ix, ok := s.store.(BoardIndex)
-	if !ok {
-		// Without the index the boards are ranked in memory anyway: the
-		// summary is made from the cached board, never stale.
-		board, err := s.rank(ctx, bench.ID, leaderboard.Options{IncludeUnverified: unverified})
-		if err != nil {
-			return nil, time.Time{}, err
-		}
-		sum := leaderboard.SummaryOf(board)
-		all, err := s.rank(ctx, bench.ID, leaderboard.Options{IncludeUnverified: true, AllPerSystem: true})
-		if err != nil {
-			return nil, time.Time{}, err
-		}
-		names := leaderboard.SummaryOf(all)
-		sum.AcceleratorNames, sum.FrameworkNames = names.AcceleratorNames, names.FrameworkNames
-		return sum, time.Time{}, nil
+	if ix, ok := s.store.(BoardIndex); ok {
+		return ix.BoardSummary(ctx, bench.ID, unverified)
 	}
-	sum, at, err := s.cache.Summary(bench.ID, unverified, func() (*leaderboard.Summary, error) {
-		// A refresh outlives the request that started it.
-		return ix.BoardSummary(context.WithoutCancel(ctx), bench.ID, unverified)
-	})
-	if err != nil || sum == nil {
-		return nil, time.Time{}, err // nil: the first one is still being made
-	}
-	// A kept summary may name entries a review took off since: they are
-	// left out (one indexed lookup of the entries it names).
-	var ids []int64
-	for _, list := range [][]d5list.Entry{sum.Top, sum.ParetoAccelerators, sum.ParetoCost} {
-		for _, e := range list {
-			ids = append(ids, e.SubmissionID)
-		}
-	}
-	on, err := ix.OnBoard(ctx, bench.ID, unverified, ids)
+	// Without the index the boards are ranked in memory anyway: the
+	// summary is made from the cached board.
+	board, err := s.rank(ctx, bench.ID, leaderboard.Options{IncludeUnverified: unverified})
 	if err != nil {
-		return nil, time.Time{}, err
+		return nil, err
 	}
-	kept := *sum
-	keep := func(es []d5list.Entry) []d5list.Entry {
-		out := make([]d5list.Entry, 0, len(es))
-		for _, e := range es {
-			if on[e.SubmissionID] {
-				out = append(out, e)
-			}
-		}
-		return out
+	sum := leaderboard.SummaryOf(board)
+	all, err := s.rank(ctx, bench.ID, leaderboard.Options{IncludeUnverified: true, AllPerSystem: true})
+	if err != nil {
+		return nil, err
 	}
-	kept.Top, kept.ParetoAccelerators, kept.ParetoCost = keep(sum.Top), keep(sum.ParetoAccelerators), keep(sum.ParetoCost)
-	return &kept, at, nil
+	names := leaderboard.SummaryOf(all)
+	sum.AcceleratorNames, sum.FrameworkNames = names.AcceleratorNames, names.FrameworkNames
+	return sum, nil
 }
 
 // EachEntry streams a whole board as opt selects it, for the exports: from

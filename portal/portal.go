@@ -7,13 +7,9 @@ package portal
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"io"
 	"log/slog"
 	"math"
-	"net/http"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -52,6 +48,7 @@ type Blobs interface {
 // BlobWriter receives one blob; Commit files it under its sha256.
 type BlobWriter interface {
 	io.Writer
+	Sum() string // the sha256 of what was written so far
 	Commit() (sha string, size int64, err error)
 	Abort()
 }
@@ -162,58 +159,26 @@ func (s *Service) Submit(ctx context.Context, user *d5list.User, body io.Reader)
 	if user == nil || !user.Role.AtLeast(d5list.RoleCompetitor) {
 		return nil, d5list.Errorf(d5list.EFORBIDDEN, "only competitors may submit")
 	}
-	sha, size, existed, err := s.spool(body)
+	up, err := s.spool(body)
 	if err != nil {
 		return nil, err
 	}
-	sub, err := s.checkAndStore(ctx, user, sha, size)
-	if err != nil && !existed {
+	sub, err := s.checkAndStore(ctx, user, up)
+	if err != nil && !up.existed {
 		// The same bytes may have been uploaded before; only a blob this
 		// upload created is removed.
-		if rmErr := s.blobs.Remove(sha); rmErr != nil {
-			s.log.ErrorContext(ctx, "removing refused bundle", "sha256", sha, "err", rmErr)
+		if rmErr := s.blobs.Remove(up.sha); rmErr != nil {
+			s.log.ErrorContext(ctx, "removing refused bundle", "sha256", up.sha, "err", rmErr)
 		}
 	}
 	return sub, err
 }
 
-// spool streams the upload into the blob store, hashing on the fly so that
-// it is known whether these bytes were already stored.
-func (s *Service) spool(body io.Reader) (sha string, size int64, existed bool, err error) {
-	w, err := s.blobs.Create()
-	if err != nil {
-		return "", 0, false, err
+func (s *Service) checkAndStore(ctx context.Context, user *d5list.User, up spooled) (*d5list.Submission, error) {
+	b, err := up.bundle, up.readErr
+	if !up.read {
+		b, err = bundle.Open(s.blobs.Path(up.sha), s.cfg.Limits)
 	}
-	h := sha256.New()
-	max := s.cfg.Limits.MaxArchiveBytes
-	n, err := io.Copy(io.MultiWriter(w, h), io.LimitReader(body, max+1))
-	if err != nil {
-		w.Abort()
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return "", 0, false, d5list.Errorf(d5list.ETOOLARGE, "the bundle is larger than the upload limit")
-		}
-		var de *d5list.Error
-		if errors.As(err, &de) {
-			return "", 0, false, err // the store's own verdict, e.g. a full disk
-		}
-		return "", 0, false, d5list.Errorf(d5list.EINVALID, "reading the upload: %v", err)
-	}
-	if n > max {
-		w.Abort()
-		return "", 0, false, d5list.Errorf(d5list.ETOOLARGE, "the bundle is larger than %d bytes", max)
-	}
-	if n == 0 {
-		w.Abort()
-		return "", 0, false, d5list.Errorf(d5list.EINVALID, "the upload is empty: send a .tar.gz or .zip bundle")
-	}
-	existed = s.blobs.Exists(hex.EncodeToString(h.Sum(nil)))
-	sha, size, err = w.Commit()
-	return sha, size, existed, err
-}
-
-func (s *Service) checkAndStore(ctx context.Context, user *d5list.User, sha string, size int64) (*d5list.Submission, error) {
-	b, err := bundle.Open(s.blobs.Path(sha), s.cfg.Limits)
 	if err != nil {
 		return nil, err
 	}
@@ -242,8 +207,8 @@ func (s *Service) checkAndStore(ctx context.Context, user *d5list.User, sha stri
 		Accelerator:  model,
 		Accelerators: count,
 		Status:       d5list.StatusQueued,
-		BundleSHA256: sha,
-		BundleSize:   size,
+		BundleSHA256: up.sha,
+		BundleSize:   up.size,
 		Recipe:       &b.Recipe,
 		Claimed:      claimed,
 		Reasons:      []d5list.Reason{},
@@ -264,7 +229,8 @@ func (s *Service) checkAndStore(ctx context.Context, user *d5list.User, sha stri
 	}
 	s.changed()
 	s.pool.wake()
-	s.log.InfoContext(ctx, "submission queued", "id", sub.ID, "benchmark", bench.ID, "owner", user.Name, "bytes", size)
+	s.log.InfoContext(ctx, "submission queued", "id", sub.ID, "benchmark", bench.ID, "owner", user.Name, "bytes", up.size,
+		"received_s", up.received.Seconds(), "synced_s", up.synced.Seconds())
 	return sub, nil
 }
 

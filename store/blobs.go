@@ -148,12 +148,18 @@ func abandoned(e fs.DirEntry) bool {
 
 // BlobWriter receives one blob and hashes it on the way to disk.
 type BlobWriter struct {
-	blobs *Blobs
-	f     *os.File
-	h     hash.Hash
-	size  int64
-	done  bool
+	blobs   *Blobs
+	f       *os.File
+	h       hash.Hash
+	size    int64
+	flushed int64 // bytes the disk was asked to start writing
+	done    bool
 }
+
+// writebackEvery is how many written bytes a blob asks the disk to start
+// on at a time (startWriteback), so that an upload's fsync waits for
+// little more than the last of them.
+const writebackEvery = 8 << 20
 
 // Write appends p to the blob.
 func (w *BlobWriter) Write(p []byte) (int, error) {
@@ -163,8 +169,16 @@ func (w *BlobWriter) Write(p []byte) (int, error) {
 	n, err := w.f.Write(p)
 	w.h.Write(p[:n])
 	w.size += int64(n)
+	if w.size-w.flushed >= writebackEvery {
+		startWriteback(w.f, w.flushed, w.size-w.flushed)
+		w.flushed = w.size
+	}
 	return n, noSpace(err)
 }
+
+// Sum is the hex sha256 of what was written so far: after the last write,
+// the name Commit files the blob under.
+func (w *BlobWriter) Sum() string { return hex.EncodeToString(w.h.Sum(nil)) }
 
 // Commit makes the blob durable under its sha256 and returns it. If the
 // same content is already stored, the upload is dropped.
@@ -186,7 +200,7 @@ func (w *BlobWriter) Commit() (sha string, size int64, err error) {
 	if err := w.f.Close(); err != nil {
 		return "", 0, noSpace(fmt.Errorf("store: closing upload: %w", err))
 	}
-	sha = hex.EncodeToString(w.h.Sum(nil))
+	sha = w.Sum()
 	dst := w.blobs.Path(sha)
 	if err := os.MkdirAll(filepath.Dir(dst), 0o750); err != nil {
 		return "", 0, fmt.Errorf("store: %w", err)

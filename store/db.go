@@ -196,14 +196,43 @@ func (db *DB) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return nil
 }
 
-// readTx runs fn in a read transaction, one consistent snapshot.
+// readTx runs fn in a read transaction, one consistent snapshot: the
+// snapshot ctx carries (Snapshot) where it carries one of db's.
 func (db *DB) readTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if s, ok := ctx.Value(snapshotKey{}).(*snapshot); ok && s.db == db {
+		return fn(s.tx)
+	}
 	tx, err := db.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", err)
 	}
 	defer tx.Rollback()
 	return fn(tx)
+}
+
+// snapshotKey is the context key of a Snapshot's read transaction.
+type snapshotKey struct{}
+
+type snapshot struct {
+	db *DB
+	tx *sql.Tx
+}
+
+// Snapshot runs fn with a context under which every read of db, by any
+// method and however many, is made in one read transaction: what fn
+// reads is one committed state, whatever commits meanwhile. An answer
+// made of several reads (a board page's rows, its summary and its
+// entries' curves) is thus never half before a change and half after.
+// fn must only read: writes made with its context are not in the
+// snapshot it reads, and the transaction ends when Snapshot returns. A
+// Snapshot within another of the same db is the same snapshot.
+func (db *DB) Snapshot(ctx context.Context, fn func(ctx context.Context) error) error {
+	if s, ok := ctx.Value(snapshotKey{}).(*snapshot); ok && s.db == db {
+		return fn(ctx)
+	}
+	return db.readTx(ctx, func(tx *sql.Tx) error {
+		return fn(context.WithValue(ctx, snapshotKey{}, &snapshot{db, tx}))
+	})
 }
 
 type migration struct {

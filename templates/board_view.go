@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/leaderboard"
@@ -31,11 +30,6 @@ type BoardView struct {
 	// Total is the board's row count.
 	Sliced bool
 	Total  int
-	// ChartsAt is when the charts' summary was made, when it may lag
-	// behind the table.
-	ChartsAt time.Time
-	// ChartsPending: the charts are still being made.
-	ChartsPending bool
 }
 
 // Rows are the entries of the board that this page's table shows.

@@ -3,14 +3,21 @@ package web_test
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/handlers"
+	"github.com/deep500/d5list/leaderboard"
+	"github.com/deep500/d5list/portal"
 )
 
 type answer struct {
@@ -36,6 +43,21 @@ func fetch(t *testing.T, url string, hdr ...string) answer {
 	return answer{resp.StatusCode, resp.Header, body}
 }
 
+// current GETs url until the answer is current: after a change the kept
+// answer is served stale while the new one is rendered in the background.
+func current(t *testing.T, url string, hdr ...string) answer {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		a := fetch(t, url, hdr...)
+		if a.hd.Get("X-D5-Board-Cache") != "stale" {
+			return a
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GET %s: still stale after 10 s", url)
+		}
+	}
+}
+
 func (s *listServer) review(t *testing.T, id int64, action d5list.ReviewAction, reason string) {
 	t.Helper()
 	body, _ := json.Marshal(d5list.ReviewRequest{Action: action, Reason: reason})
@@ -54,8 +76,10 @@ func (s *listServer) review(t *testing.T, id int64, action d5list.ReviewAction, 
 }
 
 // The board's page, JSON and CSV are served as cached bytes, and a verdict
-// (an organiser's review here; a runner's Complete and a rescore drop the
-// same cache), or a frozen edition, shows on the very next request.
+// (an organiser's review here; a runner's Complete and a rescore mark the
+// same cache), or a frozen edition, shows once the answer is rendered
+// again: the first request after it gets the kept answer, marked stale,
+// and the next current one shows the change.
 func TestBoardCacheFollowsVerdicts(t *testing.T) {
 	s := newListServer(t)
 	const board = "/benchmarks/l2-digits-mlp-cpu"
@@ -95,19 +119,25 @@ func TestBoardCacheFollowsVerdicts(t *testing.T) {
 		t.Fatal("box-p (needs review) is on the public board before its review")
 	}
 
-	// Accepting box-p, the fastest, puts it first on the next request.
+	// Accepting box-p, the fastest, puts it first once rendered again;
+	// until then the kept answer is served, and says it is stale.
 	s.review(t, s.ids["box-p"], d5list.ActionAccept, "")
+	for _, p := range paths {
+		if a := fetch(t, s.url+p); a.hd.Get("X-D5-Board-Cache") != "stale" || !bytes.Equal(a.body, first[p].body) {
+			t.Fatalf("the first GET %s after accepting box-p: %q, want the kept answer, stale", p, a.hd.Get("X-D5-Board-Cache"))
+		}
+	}
 	var live d5list.Leaderboard
-	if err := json.Unmarshal(fetch(t, s.url+api).body, &live); err != nil {
+	if err := json.Unmarshal(current(t, s.url+api).body, &live); err != nil {
 		t.Fatal(err)
 	}
 	if len(live.Entries) != 4 || live.Entries[0].SystemName != "box-p" {
 		t.Fatalf("JSON after accepting box-p: %+v", live.Entries)
 	}
-	if got := rowSystems(s.doc(t, board)); len(got) != 4 || got[0] != "box-p" {
+	if got := rowSystems(s.currentDoc(t, board)); len(got) != 4 || got[0] != "box-p" {
 		t.Errorf("page after accepting box-p lists %v", got)
 	}
-	if csv := string(fetch(t, s.url+api+".csv").body); !strings.Contains(csv, "box-p") {
+	if csv := string(current(t, s.url+api+".csv").body); !strings.Contains(csv, "box-p") {
 		t.Errorf("CSV after accepting box-p:\n%s", csv)
 	}
 	// (The torch-only page does not list box-p, a jax system: it is the
@@ -120,22 +150,22 @@ func TestBoardCacheFollowsVerdicts(t *testing.T) {
 
 	// Rejecting box-a takes it off.
 	s.review(t, s.ids["box-a"], d5list.ActionReject, "the re-run did not converge")
-	if got := rowSystems(s.doc(t, board)); len(got) != 3 || got[0] != "box-p" || got[1] != "box-b" {
+	if got := rowSystems(s.currentDoc(t, board)); len(got) != 3 || got[0] != "box-p" || got[1] != "box-b" {
 		t.Errorf("page after rejecting box-a lists %v", got)
 	}
-	if strings.Contains(string(s.get(t, board+"?framework=torch")), "box-a") {
+	if strings.Contains(string(current(t, s.url+board+"?framework=torch").body), "box-a") {
 		t.Error("a filtered page still lists the rejected box-a")
 	}
 
 	// Freezing an edition changes the live page (its edition link).
-	if strings.Contains(string(s.get(t, board)), `data-testid="edition-link"`) {
+	if strings.Contains(string(current(t, s.url+board).body), `data-testid="edition-link"`) {
 		t.Fatal("edition link before any edition")
 	}
 	if code := s.freeze(t, "2026-11", s.organiser); code != http.StatusCreated {
 		t.Fatalf("freezing: %d", code)
 	}
-	if !strings.Contains(string(s.get(t, board)), `data-testid="edition-link"`) {
-		t.Error("the live page has no edition link right after the freeze")
+	if !strings.Contains(string(current(t, s.url+board).body), `data-testid="edition-link"`) {
+		t.Error("the live page has no edition link once rendered again after the freeze")
 	}
 }
 
@@ -170,5 +200,78 @@ func TestBoardCacheKeepsSessionsApart(t *testing.T) {
 		if strings.Contains(after, leak) {
 			t.Errorf("the visitors' page contains %q", leak)
 		}
+	}
+}
+
+// changeMidRender is the portal with a change committed in the middle of
+// the next rendering of a board page once armed: after the page's rows
+// are read and before its summary (charts, filter choices) is.
+type changeMidRender struct {
+	*portal.Service
+	change atomic.Pointer[func()]
+}
+
+func (s *changeMidRender) BoardSummary(ctx context.Context, benchmarkID string, unverified bool) (*leaderboard.Summary, error) {
+	if change := s.change.Swap(nil); change != nil {
+		(*change)()
+	}
+	return s.Service.BoardSummary(ctx, benchmarkID, unverified)
+}
+
+// A page whose rendering a change overtakes (a verdict, an edition
+// frozen) is all of before the change, not rows of before and charts or
+// edition link of after; being kept, it is what the first request after
+// the change gets, whole and marked stale, and the page rendered again
+// after it is all of after.
+func TestBoardAnswerIsOfOneMoment(t *testing.T) {
+	const board = "/benchmarks/l2-digits-mlp-cpu"
+	for _, c := range []struct {
+		name   string
+		change func(t *testing.T, s *listServer)
+		shows  string // in the page once it shows the change, nowhere before
+		rows   []string
+	}{
+		{"verdict", func(t *testing.T, s *listServer) { s.review(t, s.ids["box-p"], d5list.ActionAccept, "") },
+			"box-p", []string{"box-p", "box-a", "box-b", "box-c"}},
+		{"edition", func(t *testing.T, s *listServer) {
+			if code := s.freeze(t, "2026-11", s.organiser); code != http.StatusCreated {
+				t.Fatalf("freezing: %d", code)
+			}
+		}, `data-testid="edition-link"`, []string{"box-a", "box-b", "box-c"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var svc *changeMidRender
+			s := newListServerWith(t, func(p *portal.Service) handlers.Service {
+				svc = &changeMidRender{Service: p}
+				return svc
+			})
+			change := func() { c.change(t, s) }
+			svc.change.Store(&change)
+
+			first := fetch(t, s.url+board)
+			if svc.change.Load() != nil {
+				t.Fatal("the page was rendered without its summary")
+			}
+			if cache := first.hd.Get("X-D5-Board-Cache"); first.code != http.StatusOK || cache != "miss" {
+				t.Fatalf("first GET: %d, %q; want 200, miss", first.code, cache)
+			}
+			if got := rowSystems(parseDoc(t, first.body)); !reflect.DeepEqual(got, []string{"box-a", "box-b", "box-c"}) {
+				t.Fatalf("the page rendered across the change lists %v, want box-a, box-b, box-c", got)
+			}
+			if strings.Contains(string(first.body), c.shows) {
+				t.Fatalf("the page rendered across the change has %s, from after it", c.shows)
+			}
+
+			if a := fetch(t, s.url+board); a.hd.Get("X-D5-Board-Cache") != "stale" || !bytes.Equal(a.body, first.body) {
+				t.Fatalf("the first GET after the change: %q, want the kept page, stale", a.hd.Get("X-D5-Board-Cache"))
+			}
+			after := current(t, s.url+board)
+			if got := rowSystems(parseDoc(t, after.body)); !reflect.DeepEqual(got, c.rows) {
+				t.Errorf("the page rendered after the change lists %v, want %v", got, c.rows)
+			}
+			if !strings.Contains(string(after.body), c.shows) {
+				t.Errorf("the page rendered after the change has no %s", c.shows)
+			}
+		})
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/handlers"
 	"github.com/deep500/d5list/leaderboard"
 	"github.com/deep500/d5list/portal"
 	"github.com/deep500/d5list/store"
@@ -38,6 +39,13 @@ func curve(base float64) []d5list.EvalPoint {
 }
 
 func newListServer(t *testing.T) *listServer {
+	t.Helper()
+	return newListServerWith(t, nil)
+}
+
+// newListServerWith is newListServer serving wrap(the portal) where wrap
+// is not nil.
+func newListServerWith(t *testing.T, wrap func(*portal.Service) handlers.Service) *listServer {
 	t.Helper()
 	ctx := context.Background()
 	db, err := store.Open(ctx, t.TempDir())
@@ -84,7 +92,11 @@ func newListServer(t *testing.T) *listServer {
 		completeOnDeclaredHardware(t, db, res, s.status)
 		ls.ids[s.system] = sub.ID
 	}
-	srv := httptest.NewServer(web.New(web.Config{}, svc, nil))
+	var served handlers.Service = svc
+	if wrap != nil {
+		served = wrap(svc)
+	}
+	srv := httptest.NewServer(web.New(web.Config{}, served, nil))
 	t.Cleanup(srv.Close)
 	ls.url = srv.URL
 	return ls
@@ -106,7 +118,22 @@ func (s *listServer) get(t *testing.T, path string) []byte {
 
 func (s *listServer) doc(t *testing.T, path string) *goquery.Document {
 	t.Helper()
-	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(s.get(t, path)))
+	return parseDoc(t, s.get(t, path))
+}
+
+// currentDoc is the page at path once current (see current).
+func (s *listServer) currentDoc(t *testing.T, path string) *goquery.Document {
+	t.Helper()
+	a := current(t, s.url+path)
+	if a.code != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", path, a.code, a.body)
+	}
+	return parseDoc(t, a.body)
+}
+
+func parseDoc(t *testing.T, body []byte) *goquery.Document {
+	t.Helper()
+	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}

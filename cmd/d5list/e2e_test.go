@@ -116,10 +116,7 @@ func (p *portalUnderTest) getJSONAs(t *testing.T, path, token string, v any) int
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := doCurrent(t, req)
 	defer resp.Body.Close()
 	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
 		t.Fatalf("GET %s: decoding: %v", path, err)
@@ -376,6 +373,24 @@ func copyDir(t *testing.T, from, to string) {
 	}
 }
 
+// doCurrent sends req and returns the answer; a board's answer kept from
+// before its last change (X-D5-Board-Cache: stale, which only a GET gets)
+// is being rendered again in the background, and is asked for again until
+// it is current.
+func doCurrent(t *testing.T, req *http.Request) *http.Response {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Header.Get("X-D5-Board-Cache") != "stale" || time.Now().After(deadline) {
+			return resp
+		}
+		resp.Body.Close()
+	}
+}
+
 // page GETs a page as a visitor; anything but 200 fails the test.
 func (p *portalUnderTest) page(t *testing.T, path string) *goquery.Document {
 	t.Helper()
@@ -393,10 +408,7 @@ func getDoc(t *testing.T, url, token string) *goquery.Document {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := doCurrent(t, req)
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET %s: %d", url, resp.StatusCode)

@@ -70,7 +70,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cmd, rest := args[0], args[1:]
 	switch cmd {
 	case "serve":
-		return serveCmd(ctx, rest, stderr)
+		return serveCmd(ctx, rest, stdout, stderr)
 	case "admin":
 		return adminCmd(ctx, rest, stdout, stderr)
 	case "healthcheck":

@@ -58,10 +58,7 @@ func (p *portalUnderTest) call(t *testing.T, method, path, token string, body an
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := doCurrent(t, req)
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
 	var e reviewAPIError

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -53,12 +54,20 @@ type serveConfig struct {
 	// KeepLogsDays prunes the re-run output lines of jobs that ended more
 	// than this many days ago, hourly; 0 keeps them.
 	KeepLogsDays int
-	// SyntheticVerdicts writes this many made-up verdicts a second to
-	// SyntheticBenchmark, through the store method of real ones, on a data
-	// folder of synthetic submissions only: the load measurements of
-	// BENCHMARKS.md ("The list at a million submissions").
-	SyntheticVerdicts  float64
+	// SyntheticChanges writes this many made-up changes a second to
+	// SyntheticBenchmark's board, of the kinds SyntheticKinds in turn
+	// (portal.SyntheticChangeKinds), through the store methods of real
+	// ones, on a data folder of synthetic submissions only, and tells
+	// SyntheticOut of each: the load measurements of BENCHMARKS.md ("The
+	// list at a million submissions").
+	SyntheticChanges   float64
+	SyntheticKinds     []string
 	SyntheticBenchmark string
+	SyntheticOut       io.Writer
+	// PprofAddr, when set, serves Go's profiles (net/http/pprof) on a
+	// listener of their own, apart from the portal's routes: the
+	// measurements of BENCHMARKS.md profile the real server with it.
+	PprofAddr string
 	// Ready, when set, receives the bound address once the server listens
 	// (tests bind 127.0.0.1:0).
 	Ready func(addr string)
@@ -68,7 +77,7 @@ type serveConfig struct {
 // remote runners may not take it (runnerCmd).
 const localRunnerPrefix = "local-"
 
-func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
+func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("serve", stderr)
 	cfg := serveConfig{}
 	env := &envDefaults{}
@@ -88,8 +97,10 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.IntVar(&cfg.ChecksInFlight, "checks-in-flight", env.Int("D5LIST_CHECKS_IN_FLIGHT", handlers.DefaultChecksInFlight), "uploads checked at once by the portal; more wait for a slot")
 	fs.Int64Var(&cfg.CheckMemory, "check-memory", env.Int64("D5LIST_CHECK_MEMORY", handlers.DefaultCheckMemory), "bytes of memory the uploads checked at once may take together, each counted at the most its size allows (about 200 MiB for the largest); more wait their turn")
 	fs.IntVar(&cfg.KeepLogsDays, "keep-logs-days", env.Int("D5LIST_KEEP_LOGS_DAYS", 0), "delete the re-run output lines of jobs that ended more than this many days ago, hourly (0: keep them); verdicts and MLLOG logs are never deleted")
-	fs.Float64Var(&cfg.SyntheticVerdicts, "synthetic-verdicts", 0, "load measurements only: made-up verdicts per second on a data folder from `admin seed-synthetic` (0: none)")
-	fs.StringVar(&cfg.SyntheticBenchmark, "synthetic-benchmark", "l2-digits-mlp-cpu", "the benchmark of --synthetic-verdicts")
+	fs.Float64Var(&cfg.SyntheticChanges, "synthetic-changes", 0, "load measurements only: made-up changes per second on a data folder from `admin seed-synthetic` (0: none), each told on stdout")
+	kinds := fs.String("synthetic-kinds", strings.Join(portal.SyntheticChangeKinds, ","), "the kinds of --synthetic-changes, written in turn")
+	fs.StringVar(&cfg.SyntheticBenchmark, "synthetic-benchmark", "l2-digits-mlp-cpu", "the benchmark of --synthetic-changes")
+	fs.StringVar(&cfg.PprofAddr, "pprof", "", "measurements only: serve Go's profiles (/debug/pprof/) on this address, e.g. 127.0.0.1:6060 (never a public one)")
 	level := fs.String("log-level", envOr("D5LIST_LOG_LEVEL", "info"), "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -101,6 +112,7 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := lv.UnmarshalText([]byte(*level)); err != nil {
 		return fmt.Errorf("serve: --log-level (D5LIST_LOG_LEVEL) %q: want debug, info, warn or error", *level)
 	}
+	cfg.SyntheticKinds, cfg.SyntheticOut = strings.Split(*kinds, ","), stdout
 	return serve(ctx, cfg, newLeveledLogger(stderr, lv))
 }
 
@@ -167,6 +179,13 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	work, stopWork := context.WithCancel(ctx)
 	defer stopWork()
 	var wg sync.WaitGroup
+	if cfg.PprofAddr != "" {
+		stop, err := servePprof(cfg.PprofAddr, log)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	labels := sysinfo.Detect().Labels()
 	heartbeat := 10 * time.Second
 	if cfg.LeaseTTL > 0 && cfg.LeaseTTL/3 < heartbeat {
@@ -187,49 +206,12 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		}
 		wg.Go(func() { _ = agent.Run(work) })
 	}
-	// Each board's charts are made from a summary that passes over the
-	// whole board: made now, a large board's first page needs no wait.
-	wg.Go(func() {
-		benches, err := db.Benchmarks(work)
-		if err != nil {
-			return
-		}
-		for _, b := range benches {
-			if _, _, err := svc.BoardSummary(work, b.ID, false); err != nil && work.Err() == nil {
-				log.Warn("making a board's summary", "benchmark", b.ID, "err", err)
-			}
-		}
-	})
-	if cfg.SyntheticVerdicts > 0 {
-		real, err := db.RealSubmissions(ctx)
+	if cfg.SyntheticChanges > 0 {
+		changes, err := newSyntheticChanges(ctx, db, svc, cfg)
 		if err != nil {
 			return err
 		}
-		if real > 0 {
-			return fmt.Errorf("serve: --synthetic-verdicts: %s holds %d real submissions; made-up verdicts go into a data folder of synthetic ones only", cfg.DataDir, real)
-		}
-		bench, err := db.Benchmark(ctx, cfg.SyntheticBenchmark)
-		if err != nil {
-			return fmt.Errorf("serve: --synthetic-benchmark: %w", err)
-		}
-		every := time.Duration(float64(time.Second) / cfg.SyntheticVerdicts)
-		wg.Go(func() {
-			t := time.NewTicker(every)
-			defer t.Stop()
-			for seq := 0; ; seq++ {
-				select {
-				case <-work.Done():
-					return
-				case <-t.C:
-				}
-				// Not cancelled mid-way: a shutdown between the queued
-				// submission and its verdict would leave it queued for
-				// good, with no runner in a synthetic folder to take it.
-				if err := svc.SyntheticVerdict(context.WithoutCancel(work), bench, seq); err != nil {
-					log.Error("synthetic verdict", "err", err)
-				}
-			}
-		})
+		wg.Go(func() { changes.run(work, log) })
 	}
 	if cfg.KeepLogsDays > 0 {
 		keep := time.Duration(cfg.KeepLogsDays) * 24 * time.Hour

@@ -52,20 +52,6 @@ func boardBench(bin, work, data, benchmark, query string, submissions, concurren
 		{"/api/v1/leaderboards/" + benchmark + query, "board.json"},
 		{"/api/v1/leaderboards/" + benchmark + ".csv" + query, "board.csv"},
 	}
-	// The server makes the charts' summaries at start; the bytes compared
-	// are the page with its charts.
-	t0 := time.Now()
-	for deadline := time.Now().Add(5 * time.Minute); ; {
-		body, code := get(client, s.url+paths[0].path, "")
-		if code == 200 && !bytes.Contains(body, []byte(`data-testid="charts-pending"`)) {
-			break
-		}
-		if time.Now().After(deadline) {
-			log.Fatal("the board's charts were not made within 5 minutes")
-		}
-		time.Sleep(time.Second)
-	}
-	fmt.Printf("the board's charts were made %s after the server started answering\n", time.Since(t0).Round(time.Second))
 	dir := filepath.Join(work, "static")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		log.Fatal(err)

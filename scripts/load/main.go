@@ -18,6 +18,14 @@
 //
 //	go run ./scripts/load -mode board -bin ./d5list [-data DIR] [-query 'rows=all&status=all']
 //
+// churn: every kind of board answer asked for while the server writes
+// -changes made-up changes a second of the -kinds in turn (upload,
+// verdict, rescore, review, edition) to a data folder of synthetic
+// submissions; the latency of the first answer after each change, per
+// kind of change and of answer; see churn.go.
+//
+//	go run ./scripts/load -mode churn -bin ./d5list -data DIR -duration 60s -concurrency 4
+//
 // dispatch: -runners simulated runners long-polling for jobs, against
 // one runner in the same run; queued-to-leased latency and the server's
 // CPU; see dispatch.go.
@@ -69,14 +77,16 @@ import (
 
 func main() {
 	mode := flag.String("mode", "upload", "upload, load, board, churn, dispatch, overhead, scaling or runner-chaos")
-	verdicts := flag.Float64("verdicts", 10, "churn mode: made-up verdicts per second written by the server")
+	changes := flag.Float64("changes", 10, "churn mode: made-up changes per second written by the server")
+	kinds := flag.String("kinds", "upload,verdict,rescore,review,edition", "churn mode: the kinds of change, written in turn")
+	pprofAddr := flag.String("pprof", "", "churn mode: the server serves Go's profiles on this loopback address (serve --pprof)")
 	bin := flag.String("bin", "./d5list", "the d5list binary")
 	bundlePath := flag.String("bundle", "", "an honest small bundle (.tar.gz), e.g. from d5list init/run/pack")
 	size := flag.Int64("size", 1020<<20, "upload mode: bytes of incompressible code/ added to the bundle")
 	duration := flag.Duration("duration", 60*time.Second, "load mode: how long")
 	readers := flag.Int("readers", 200, "load mode: concurrent readers")
 	uploaders := flag.Int("uploaders", 20, "load mode: concurrent uploaders")
-	data := flag.String("data", "", "board mode: a data folder from `d5list admin seed-synthetic` (default: seed one in the work folder)")
+	data := flag.String("data", "", "board and churn modes: a data folder from `d5list admin seed-synthetic` (board mode's default: seed one in the work folder)")
 	benchmark := flag.String("benchmark", "l2-digits-mlp-cpu", "board mode: the board to ask for")
 	query := flag.String("query", "", "board mode: the view's query, for example rows=all&status=all (the page, its JSON and its CSV are asked with it)")
 	submissions := flag.Int("submissions", 100_000, "board mode: synthetic submissions to seed when -data is not given")
@@ -107,7 +117,7 @@ func main() {
 		scalingBench(*example, *reps)
 		return
 	case "churn":
-		churnBench(*bin, *data, *benchmark, *query, *verdicts, *concurrency, *duration)
+		churnBench(*bin, *data, *benchmark, *kinds, *changes, *concurrency, *duration, *pprofAddr)
 		return
 	case "runner-chaos":
 		work, err := os.MkdirTemp("", "d5list-load-")
@@ -159,6 +169,11 @@ type server struct {
 }
 
 func startServer(bin, data string, extra ...string) *server {
+	return startServerOut(bin, data, nil, extra...)
+}
+
+// startServerOut is startServer with the server's stdout going to stdout.
+func startServerOut(bin, data string, stdout io.Writer, extra ...string) *server {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		log.Fatal(err)
@@ -167,7 +182,7 @@ func startServer(bin, data string, extra ...string) *server {
 	ln.Close()
 	args := append([]string{"serve", "--addr", addr, "--data", data, "--runners", "0", "--log-level", "warn"}, extra...)
 	s := &server{cmd: exec.Command(bin, args...), url: "http://" + addr, data: data}
-	s.cmd.Stderr = os.Stderr
+	s.cmd.Stdout, s.cmd.Stderr = stdout, os.Stderr
 	if err := s.cmd.Start(); err != nil {
 		log.Fatal(err)
 	}
@@ -269,7 +284,28 @@ func uploadBench(bin, work string, small []byte, size int64) {
 	baseline := time.Since(start)
 	f.Close()
 
-	s := startServer(bin, filepath.Join(work, "data"), "--max-upload", strconv.FormatInt(2<<30, 10))
+	// The disk's own pace: the same bytes written to a file in the data
+	// folder's file system and fsynced, as the upload's are.
+	f, _ = os.Open(path)
+	start = time.Now()
+	disk, err := os.Create(filepath.Join(work, "disk-baseline"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := io.Copy(disk, f); err != nil {
+		log.Fatal(err)
+	}
+	if err := disk.Sync(); err != nil {
+		log.Fatal(err)
+	}
+	disk.Close()
+	f.Close()
+	diskTook := time.Since(start)
+	os.Remove(disk.Name())
+
+	// At info, the server logs how long the upload took to arrive and to
+	// be synced ("submission queued").
+	s := startServer(bin, filepath.Join(work, "data"), "--max-upload", strconv.FormatInt(2<<30, 10), "--log-level", "info")
 	defer s.stop()
 	tok := s.token(bin, "big")
 	f, _ = os.Open(path)
@@ -289,6 +325,7 @@ func uploadBench(bin, work string, small []byte, size int64) {
 	mib := float64(total) / (1 << 20)
 	fmt.Printf("bundle: %.0f MiB (code/ %d MiB random, gzip level 0)\n", mib, size>>20)
 	fmt.Printf("baseline loopback io.Copy: %.2fs, %.0f MiB/s\n", baseline.Seconds(), mib/baseline.Seconds())
+	fmt.Printf("the same bytes copied to a file and fsynced: %.2fs, %.0f MiB/s\n", diskTook.Seconds(), mib/diskTook.Seconds())
 	fmt.Printf("upload to d5list: %.2fs, %.0f MiB/s, answer %d %s\n", took.Seconds(), mib/took.Seconds(), resp.StatusCode, bytes.TrimSpace(body[:min(len(body), 200)]))
 	fmt.Printf("ratio upload/baseline throughput: %.3f\n", baseline.Seconds()/took.Seconds())
 	fmt.Printf("server peak RSS (VmHWM): %.1f MiB\n", float64(vmHWM(s.cmd.Process.Pid))/1024)

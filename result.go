@@ -65,6 +65,10 @@ type RunMetrics struct {
 	Evals  []EvalPoint    `json:"evals"`
 	// Clock is the runner's own measurement of a re-run (nil in a claim).
 	Clock *RunClock `json:"clock,omitempty"`
+	// LogSHA256 names a re-run's MLLOG as its runner reported it, kept in
+	// the portal's blob store for download; empty in a claim, whose logs
+	// are in its bundle, and for re-runs measured before logs were kept.
+	LogSHA256 string `json:"log_sha256,omitempty"`
 }
 
 // ShapeMetrics are the results of one operator shape (MLLOG

@@ -1,6 +1,9 @@
 package d5list
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // Status is where a submission is in its life.
 type Status string
@@ -45,6 +48,8 @@ type Manifest struct {
 	SystemName   string `json:"system_name"`
 	Framework    string `json:"framework"`
 	CodeURL      string `json:"code_url,omitempty"`
+	// PaperURL is the paper or write-up that describes the submission.
+	PaperURL string `json:"paper_url,omitempty"`
 	// Claims are explicit claimed values; they must equal what the logs give.
 	Claims map[string]float64 `json:"claims,omitempty"`
 	// Environment is what the claim's runs ran with, as `d5list run`
@@ -59,28 +64,33 @@ const ManifestFormat = "d5list/v1"
 
 // Submission is one uploaded result and its verification state.
 type Submission struct {
-	ID           int64    `json:"id"`
-	BenchmarkID  string   `json:"benchmark"`
-	OwnerID      int64    `json:"owner_id"`
-	Owner        string   `json:"owner"`
-	Division     string   `json:"division"`
-	Availability string   `json:"availability"`
-	Submitter    string   `json:"submitter"`
-	SystemName   string   `json:"system_name"`
-	Framework    string   `json:"framework"`
-	Accelerator  string   `json:"accelerator,omitempty"`
-	Accelerators int      `json:"accelerators,omitempty"` // total count over all nodes
-	HostCPU      string   `json:"host_cpu,omitempty"`     // declared host processor model
-	Status       Status   `json:"status"`
-	BundleSHA256 string   `json:"bundle_sha256"`
-	BundleSize   int64    `json:"bundle_size"`
-	Recipe       *Recipe  `json:"recipe,omitempty"`
-	Claimed      *Result  `json:"claimed,omitempty"`
-	Measured     *Result  `json:"measured,omitempty"`
-	Reasons      []Reason `json:"reasons"`
-	Flag         string   `json:"flag,omitempty"`          // public note when flagged
-	CodeURL      string   `json:"code_url,omitempty"`      // submission.json code_url
-	CostPerHour  float64  `json:"cost_per_hour,omitempty"` // system.json price in USD, 0 when undeclared
+	ID           int64  `json:"id"`
+	BenchmarkID  string `json:"benchmark"`
+	OwnerID      int64  `json:"owner_id"`
+	Owner        string `json:"owner"`
+	Division     string `json:"division"`
+	Availability string `json:"availability"`
+	Submitter    string `json:"submitter"`
+	SystemName   string `json:"system_name"`
+	Framework    string `json:"framework"`
+	Accelerator  string `json:"accelerator,omitempty"`
+	Accelerators int    `json:"accelerators,omitempty"` // total count over all nodes
+	HostCPU      string `json:"host_cpu,omitempty"`     // declared host processor model
+	Status       Status `json:"status"`
+	BundleSHA256 string `json:"bundle_sha256"`
+	// ContentSHA256 is the sum of the bundle's files, whatever archive
+	// held them (bundle.Bundle.ContentSHA256); empty for entries uploaded
+	// before it was kept.
+	ContentSHA256 string   `json:"content_sha256,omitempty"`
+	BundleSize    int64    `json:"bundle_size"`
+	Recipe        *Recipe  `json:"recipe,omitempty"`
+	Claimed       *Result  `json:"claimed,omitempty"`
+	Measured      *Result  `json:"measured,omitempty"`
+	Reasons       []Reason `json:"reasons"`
+	Flag          string   `json:"flag,omitempty"`          // public note when flagged
+	CodeURL       string   `json:"code_url,omitempty"`      // submission.json code_url
+	PaperURL      string   `json:"paper_url,omitempty"`     // submission.json paper_url
+	CostPerHour   float64  `json:"cost_per_hour,omitempty"` // system.json price in USD, 0 when undeclared
 	// SubmitterConfirmed says that an organiser confirmed the uploading
 	// account as a member of Submitter.
 	SubmitterConfirmed bool `json:"submitter_confirmed,omitempty"`
@@ -94,6 +104,17 @@ type Submission struct {
 	System    map[string]any `json:"system,omitempty"`
 	CreatedAt time.Time      `json:"created_at"`
 	UpdatedAt time.Time      `json:"updated_at"`
+}
+
+// RepeatedUpload is the answer to storing a submission whose account
+// already uploaded the same files (ContentSHA256) as an entry that did
+// not fail: nothing is stored, and Existing is that entry. A failed entry
+// is not matched, so that its competitor can upload it again when a
+// re-run broke.
+type RepeatedUpload struct{ Existing int64 }
+
+func (e *RepeatedUpload) Error() string {
+	return "the same files as submission " + strconv.FormatInt(e.Existing, 10)
 }
 
 // Seeds returns the seeds of the claimed runs in run order.

@@ -192,6 +192,7 @@ var minRole = map[string]string{
 	// (Submission.MayDownload, TestEndToEnd).
 	"GET /submissions/{id}/bundle":           "anyone",
 	"GET /submissions/{id}/runs/{run}/log":   "anyone",
+	"GET /submissions/{id}/reruns/{run}/log": "anyone",
 	"GET /submissions/{id}/events":           "anyone", // the log only for the submitter and organisers
 	"GET /console/runners":                   "organiser",
 	"GET /console/queue":                     "organiser",

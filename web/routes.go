@@ -60,6 +60,7 @@ func routes(r chi.Router, h *handlers.Handler, assets http.Handler) {
 	r.Get("/submissions/{id}/badge.svg", h.Badge)
 	r.Get("/submissions/{id}/bundle", h.DownloadBundle)
 	r.Get("/submissions/{id}/runs/{run}/log", h.DownloadRunLog)
+	r.Get("/submissions/{id}/reruns/{run}/log", h.DownloadRerunLog)
 	// End of the public list.
 
 	// Live progress and the pool pages (issues 4 and 7): the submission's

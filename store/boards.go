@@ -1009,9 +1009,9 @@ func (db *DB) BoardSummary(ctx context.Context, benchID string, includeUnverifie
 	if err != nil {
 		return nil, err
 	}
-	best := viewBestDefault
+	best, on := viewBestDefault, viewOnDefault
 	if includeUnverified {
-		best = viewBestAll
+		best, on = viewBestAll, viewOnAll
 	}
 	sum := &leaderboard.Summary{}
 	if sum.Top, sum.Total, err = db.BoardPage(ctx, benchID, leaderboard.Options{IncludeUnverified: includeUnverified}, 0, leaderboard.ChartTop); err != nil {
@@ -1084,6 +1084,9 @@ func (db *DB) BoardSummary(ctx context.Context, benchID string, includeUnverifie
 			}
 			return leaderboard.Vendor(d5list.Entry{Accelerator: name})
 		})
+		if sum.Records, err = recordsTx(ctx, tx, benchID, on); err != nil {
+			return err
+		}
 		byFramework, err := groups("framework_name")
 		if err != nil {
 			return err
@@ -1128,20 +1131,37 @@ func (db *DB) BoardSummary(ctx context.Context, benchID string, includeUnverifie
 // on the board of benchID (the unverified one where unverified): a kept
 // summary drops the entries a later review took off.
 func (db *DB) OnBoard(ctx context.Context, benchID string, unverified bool, ids []int64) (map[int64]bool, error) {
+	view := viewBestDefault
+	if unverified {
+		view = viewBestAll
+	}
+	return db.inView(ctx, benchID, view, ids)
+}
+
+// Listed says which of ids the board of benchID lists among every entry
+// (each entry, not each system's best; the unverified ones too where
+// unverified): a kept summary's records drop the entries a review took
+// off.
+func (db *DB) Listed(ctx context.Context, benchID string, unverified bool, ids []int64) (map[int64]bool, error) {
+	view := viewOnDefault
+	if unverified {
+		view = viewOnAll
+	}
+	return db.inView(ctx, benchID, view, ids)
+}
+
+// inView says which of ids the rows of view hold.
+func (db *DB) inView(ctx context.Context, benchID, view string, ids []int64) (map[int64]bool, error) {
 	on := map[int64]bool{}
 	if len(ids) == 0 {
 		return on, nil
-	}
-	best := viewBestDefault
-	if unverified {
-		best = viewBestAll
 	}
 	args := []any{benchID}
 	for _, id := range ids {
 		args = append(args, id)
 	}
 	err := db.readTx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT submission_id FROM board_rows WHERE benchmark_id = ? AND `+best+` = 1
+		rows, err := tx.QueryContext(ctx, `SELECT submission_id FROM board_rows WHERE benchmark_id = ? AND `+view+` = 1
 			AND submission_id IN (?`+strings.Repeat(", ?", len(ids)-1)+`)`, args...)
 		if err != nil {
 			return err
@@ -1187,28 +1207,35 @@ func (db *DB) RankOf(ctx context.Context, benchID string, id int64, bestOnly boo
 		view = viewBestDefault
 	}
 	var e *d5list.Entry
-	err := db.readTx(ctx, func(tx *sql.Tx) error {
-		var raw string
-		var k1, k2 float64
-		var secMissing, created int64
-		err := tx.QueryRowContext(ctx, `SELECT entry, k1, sec_missing, k2, created_at FROM board_rows
-			WHERE submission_id = ? AND benchmark_id = ? AND `+view+` = 1`, id, benchID).Scan(&raw, &k1, &secMissing, &k2, &created)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil
-		} else if err != nil {
-			return err
-		}
-		var ahead int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM board_rows WHERE benchmark_id = ? AND `+view+` = 1
-			AND (k1, sec_missing, k2, created_at, submission_id) < (?, ?, ?, ?, ?)`, benchID, k1, secMissing, k2, created, id).Scan(&ahead); err != nil {
-			return err
-		}
-		e = new(d5list.Entry)
-		if err := json.Unmarshal([]byte(raw), e); err != nil {
-			return fmt.Errorf("decoding a board entry: %w", err)
-		}
-		leaderboard.Finish(e, ahead+1)
-		return nil
+	err := db.readTx(ctx, func(tx *sql.Tx) (err error) {
+		e, err = rankOfTx(ctx, tx, benchID, id, view)
+		return err
 	})
 	return e, wrap(err, "ranking submission %d", id)
+}
+
+// rankOfTx is RankOf on the board of view (viewOnDefault or
+// viewBestDefault), in tx.
+func rankOfTx(ctx context.Context, tx *sql.Tx, benchID string, id int64, view string) (*d5list.Entry, error) {
+	var raw string
+	var k1, k2 float64
+	var secMissing, created int64
+	err := tx.QueryRowContext(ctx, `SELECT entry, k1, sec_missing, k2, created_at FROM board_rows
+		WHERE submission_id = ? AND benchmark_id = ? AND `+view+` = 1`, id, benchID).Scan(&raw, &k1, &secMissing, &k2, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	var ahead int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM board_rows WHERE benchmark_id = ? AND `+view+` = 1
+		AND (k1, sec_missing, k2, created_at, submission_id) < (?, ?, ?, ?, ?)`, benchID, k1, secMissing, k2, created, id).Scan(&ahead); err != nil {
+		return nil, err
+	}
+	e := new(d5list.Entry)
+	if err := json.Unmarshal([]byte(raw), e); err != nil {
+		return nil, fmt.Errorf("decoding a board entry: %w", err)
+	}
+	leaderboard.Finish(e, ahead+1)
+	return e, nil
 }

@@ -354,6 +354,9 @@ func BoardCharts(bench *d5list.Benchmark, sum *leaderboard.Summary, curves []Cur
 		return nil
 	}
 	out := []ListChart{RankingRangeChart(bench, sum.Top, sum.Total)}
+	if len(sum.Records) > 0 {
+		out = append(out, RecordChart(bench, sum.Records))
+	}
 	if curvesHavePoints(curves) {
 		out = append(out, AccuracyTop10Chart(bench, curves))
 	}

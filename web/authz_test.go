@@ -206,6 +206,7 @@ var minRole = map[string]string{
 	"GET /api/openapi.yaml":                   "anyone",
 	"GET /compare":                            "anyone",
 	"GET /submitters/{name}/systems/{system}": "anyone",
+	"GET /search":                             "anyone",
 	"POST /submissions/{id}/appeal":           "competitor",
 	"POST /api/v1/submissions/{id}/appeal":    "competitor",
 	"POST /console/users/{id}/organisation":   "organiser",

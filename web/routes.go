@@ -20,6 +20,8 @@ func routes(r chi.Router, h *handlers.Handler, assets http.Handler) {
 	r.Get("/compare", h.ComparePage)
 	r.Get("/submitters/{name}", h.SubmitterPage)
 	r.Get("/submitters/{name}/systems/{system}", h.SystemPage)
+	// Search across every benchmark's list (issue 27).
+	r.Get("/search", h.SearchPage)
 	r.With(h.RequireRole(d5list.RoleCompetitor)).Post("/submissions/{id}/appeal", h.AppealPage)
 
 	// Accounts, the competitor's pages and the organiser console (issue 7).

@@ -164,6 +164,7 @@ var minRole = map[string]string{
 	"POST /console/review/{id}":                   "organiser",
 	"POST /api/v1/submissions":                    "competitor",
 	"GET /api/v1/submissions/{id}":                "anyone",
+	"GET /api/v1/account":                         "public",
 	"GET /api/v1/leaderboards/{benchmark}":        "anyone",
 	"GET /api/v1/benchmarks":                      "anyone",
 	"POST /api/v1/editions":                       "organiser",

@@ -80,6 +80,7 @@ func routes(r chi.Router, h *handlers.Handler, assets http.Handler) {
 		// An MLPerf result folder checked as check --mlperf checks it (issue 13).
 		r.With(h.RequireRole(d5list.RoleCompetitor), h.LimitUploads).Post("/mlperf/check", h.CheckMLPerf)
 		r.Get("/submissions/{id}", h.ShowSubmission)
+		r.With(h.RequireRole(d5list.RolePublic)).Get("/account", h.ShowAccount)
 		r.With(h.RequireRole(d5list.RoleCompetitor)).Post("/submissions/{id}/appeal", h.AppealSubmission)
 		r.Get("/leaderboards/{benchmark}", h.ShowLeaderboard)
 		r.Get("/benchmarks", h.ListBenchmarks)

@@ -44,7 +44,7 @@ func runDemo(ctx context.Context, db *store.DB, svc demoSubmitter, log *slog.Log
 	if err != nil {
 		return err
 	}
-	if err := writeStarter(bs, benchmark, folder, "Demo Lab"); err != nil {
+	if _, err := writeStarter(bs, benchmark, folder, "Demo Lab"); err != nil {
 		return err
 	}
 	log.Info("demo: training the reference recipe", "runs", "5", "folder", folder)

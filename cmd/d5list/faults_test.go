@@ -134,7 +134,7 @@ func faultBundle(t *testing.T) []byte {
 		defer os.RemoveAll(dir)
 		sub, out := filepath.Join(dir, "s"), filepath.Join(dir, "b.tar.gz")
 		ctx := context.Background()
-		for _, args := range [][]string{{"init", "l2-digits-mlp-cpu", sub}, {"run", sub}, {"pack", sub, "-o", out}} {
+		for _, args := range [][]string{{"init", "l2-digits-mlp-cpu", sub, "--submitter", "Fault Lab"}, {"run", sub}, {"pack", sub, "-o", out}} {
 			if err := run(ctx, args, io.Discard, io.Discard); err != nil {
 				faultBundleErr = fmt.Errorf("%v: %w", args, err)
 				return

@@ -64,33 +64,34 @@ const ManifestFormat = "d5list/v1"
 
 // Submission is one uploaded result and its verification state.
 type Submission struct {
-	ID           int64  `json:"id"`
-	BenchmarkID  string `json:"benchmark"`
-	OwnerID      int64  `json:"owner_id"`
-	Owner        string `json:"owner"`
-	Division     string `json:"division"`
-	Availability string `json:"availability"`
-	Submitter    string `json:"submitter"`
-	SystemName   string `json:"system_name"`
-	Framework    string `json:"framework"`
-	Accelerator  string `json:"accelerator,omitempty"`
-	Accelerators int    `json:"accelerators,omitempty"` // total count over all nodes
-	HostCPU      string `json:"host_cpu,omitempty"`     // declared host processor model
-	Status       Status `json:"status"`
-	BundleSHA256 string `json:"bundle_sha256"`
+	ID           int64    `json:"id"`
+	BenchmarkID  string   `json:"benchmark"`
+	OwnerID      int64    `json:"owner_id"`
+	Owner        string   `json:"owner"`
+	Division     string   `json:"division"`
+	Availability string   `json:"availability"`
+	Submitter    string   `json:"submitter"`
+	SystemName   string   `json:"system_name"`
+	Framework    string   `json:"framework"`
+	Accelerator  string   `json:"accelerator,omitempty"`
+	Accelerators int      `json:"accelerators,omitempty"` // total count over all nodes
+	HostCPU      string   `json:"host_cpu,omitempty"`     // declared host processor model
+	Status       Status   `json:"status"`
+	BundleSHA256 string   `json:"bundle_sha256"`
+	BundleSize   int64    `json:"bundle_size"`
+	Recipe       *Recipe  `json:"recipe,omitempty"`
+	Claimed      *Result  `json:"claimed,omitempty"`
+	Measured     *Result  `json:"measured,omitempty"`
+	Reasons      []Reason `json:"reasons"`
+	Flag         string   `json:"flag,omitempty"`          // public note when flagged
+	CodeURL      string   `json:"code_url,omitempty"`      // submission.json code_url
+	CostPerHour  float64  `json:"cost_per_hour,omitempty"` // system.json price in USD, 0 when undeclared
+	// PaperURL is submission.json's paper_url, beside CodeURL.
+	PaperURL string `json:"paper_url,omitempty"`
 	// ContentSHA256 is the sum of the bundle's files, whatever archive
 	// held them (bundle.Bundle.ContentSHA256); empty for entries uploaded
 	// before it was kept.
-	ContentSHA256 string   `json:"content_sha256,omitempty"`
-	BundleSize    int64    `json:"bundle_size"`
-	Recipe        *Recipe  `json:"recipe,omitempty"`
-	Claimed       *Result  `json:"claimed,omitempty"`
-	Measured      *Result  `json:"measured,omitempty"`
-	Reasons       []Reason `json:"reasons"`
-	Flag          string   `json:"flag,omitempty"`          // public note when flagged
-	CodeURL       string   `json:"code_url,omitempty"`      // submission.json code_url
-	PaperURL      string   `json:"paper_url,omitempty"`     // submission.json paper_url
-	CostPerHour   float64  `json:"cost_per_hour,omitempty"` // system.json price in USD, 0 when undeclared
+	ContentSHA256 string `json:"content_sha256,omitempty"`
 	// SubmitterConfirmed says that an organiser confirmed the uploading
 	// account as a member of Submitter.
 	SubmitterConfirmed bool `json:"submitter_confirmed,omitempty"`

@@ -12,32 +12,28 @@ import (
 // stays private, claimed and measured are null until known, and reasons is
 // always a list.
 type submissionJSON struct {
-	ID           int64         `json:"id"`
-	Benchmark    string        `json:"benchmark"`
-	Status       d5list.Status `json:"status"`
-	Final        bool          `json:"final"`
-	Division     string        `json:"division"`
-	Availability string        `json:"availability"`
-	Submitter    string        `json:"submitter"`
-	SystemName   string        `json:"system_name"`
-	Framework    string        `json:"framework"`
-	Accelerator  string        `json:"accelerator,omitempty"`
-	Accelerators int           `json:"accelerators,omitempty"`
-	HostCPU      string        `json:"host_cpu,omitempty"`
-	BundleSHA256 string        `json:"bundle_sha256"`
-	BundleSize   int64         `json:"bundle_size"`
-	// ContentSHA256 is the sum of the bundle's files, however packed.
-	ContentSHA256 string          `json:"content_sha256,omitempty"`
-	CodeURL       string          `json:"code_url,omitempty"`
-	PaperURL      string          `json:"paper_url,omitempty"`
-	Recipe        *d5list.Recipe  `json:"recipe"`
-	Claimed       *d5list.Result  `json:"claimed"`
-	Measured      *d5list.Result  `json:"measured"`
-	Reasons       []d5list.Reason `json:"reasons"`
-	Flag          string          `json:"flag,omitempty"`
-	URL           string          `json:"url"`
-	CreatedAt     time.Time       `json:"created_at"`
-	UpdatedAt     time.Time       `json:"updated_at"`
+	ID           int64           `json:"id"`
+	Benchmark    string          `json:"benchmark"`
+	Status       d5list.Status   `json:"status"`
+	Final        bool            `json:"final"`
+	Division     string          `json:"division"`
+	Availability string          `json:"availability"`
+	Submitter    string          `json:"submitter"`
+	SystemName   string          `json:"system_name"`
+	Framework    string          `json:"framework"`
+	Accelerator  string          `json:"accelerator,omitempty"`
+	Accelerators int             `json:"accelerators,omitempty"`
+	HostCPU      string          `json:"host_cpu,omitempty"`
+	BundleSHA256 string          `json:"bundle_sha256"`
+	BundleSize   int64           `json:"bundle_size"`
+	Recipe       *d5list.Recipe  `json:"recipe"`
+	Claimed      *d5list.Result  `json:"claimed"`
+	Measured     *d5list.Result  `json:"measured"`
+	Reasons      []d5list.Reason `json:"reasons"`
+	Flag         string          `json:"flag,omitempty"`
+	URL          string          `json:"url"`
+	CreatedAt    time.Time       `json:"created_at"`
+	UpdatedAt    time.Time       `json:"updated_at"`
 	// The verification job, from the runner pool: its state, the attempt
 	// (1 on the first lease) and the place in the line (1 is next; 0 when
 	// not waiting).
@@ -49,6 +45,12 @@ type submissionJSON struct {
 	// NoRunner, for a queued job, says that no online runner can take it
 	// and what one needs.
 	NoRunner string `json:"no_runner,omitempty"`
+	// ContentSHA256 is the sum of the bundle's files however packed (an
+	// upload of the same files repeats the entry); CodeURL and PaperURL
+	// are submission.json's links.
+	ContentSHA256 string `json:"content_sha256,omitempty"`
+	CodeURL       string `json:"code_url,omitempty"`
+	PaperURL      string `json:"paper_url,omitempty"`
 }
 
 func newSubmissionJSON(s *d5list.Submission) submissionJSON {
@@ -61,9 +63,10 @@ func newSubmissionJSON(s *d5list.Submission) submissionJSON {
 		Division: s.Division, Availability: s.Availability, Submitter: s.Submitter,
 		SystemName: s.SystemName, Framework: s.Framework, Accelerator: s.Accelerator,
 		Accelerators: s.Accelerators, HostCPU: s.HostCPU, BundleSHA256: s.BundleSHA256,
-		BundleSize: s.BundleSize, ContentSHA256: s.ContentSHA256, CodeURL: s.CodeURL, PaperURL: s.PaperURL, Recipe: s.Recipe, Claimed: s.Claimed, Measured: s.Measured,
+		BundleSize: s.BundleSize, Recipe: s.Recipe, Claimed: s.Claimed, Measured: s.Measured,
 		Reasons: reasons, Flag: s.Flag, URL: "/submissions/" + strconv.FormatInt(s.ID, 10),
 		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
+		ContentSHA256: s.ContentSHA256, CodeURL: s.CodeURL, PaperURL: s.PaperURL,
 	}
 }
 

@@ -22,8 +22,8 @@ var searchColumns = []string{"sort_submitter", "sort_system", "framework", "acce
 // match. The names come from search_names: by substring through its
 // trigram index for a text of three characters or more, by the start of
 // the name for a shorter one. Each name's rows are then a range of its
-// column's index. cut says that more than leaderboard.MaxSearchNames names matched
-// and only the first were looked up.
+// column's index. cut says that more than leaderboard.MaxSearchNames
+// names matched and only the first were looked up.
 func (db *DB) Search(ctx context.Context, text string, perBoard int) (found []leaderboard.Found, cut bool, err error) {
 	text = strings.ToLower(strings.TrimSpace(text))
 	if text == "" {
@@ -84,7 +84,8 @@ func (db *DB) Search(ctx context.Context, text string, perBoard int) (found []le
 }
 
 // searchNamesTx is the keys of the names that match text, by board_rows
-// column, at most leaderboard.MaxSearchNames of them; more says that there were more.
+// column, at most leaderboard.MaxSearchNames of them; more says that
+// there were more.
 func searchNamesTx(ctx context.Context, tx *sql.Tx, text string) (keys map[string][]any, more bool, err error) {
 	q, args := `SELECT n.kind, n.key FROM search_names_text t JOIN search_names n ON n.id = t.rowid
 		WHERE search_names_text MATCH ? LIMIT ?`, []any{`"` + strings.ReplaceAll(text, `"`, `""`) + `"`, leaderboard.MaxSearchNames + 1}

@@ -81,8 +81,8 @@ func TestSearchFindsWhatTheBoardsList(t *testing.T) {
 	}
 }
 
-// A text that many names hold looks up the first leaderboard.MaxSearchNames and says
-// that it cut the rest.
+// A text that many names hold looks up the first
+// leaderboard.MaxSearchNames and says that it cut the rest.
 func TestSearchBoundsTheNames(t *testing.T) {
 	db := openTestDB(t, t.TempDir())
 	ctx := context.Background()
@@ -90,7 +90,8 @@ func TestSearchBoundsTheNames(t *testing.T) {
 	if err := db.UpsertBenchmarks(ctx, []d5list.Benchmark{bench}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.InsertSynthetic(ctx, leaderboard.Synthetic(&bench, leaderboard.MaxSearchNames+10, leaderboard.MaxSearchNames+10, SyntheticSubmitter, 1)); err != nil {
+	n := leaderboard.MaxSearchNames + 10
+	if err := db.InsertSynthetic(ctx, leaderboard.Synthetic(&bench, n, n, SyntheticSubmitter, 1)); err != nil {
 		t.Fatal(err)
 	}
 	found, cut, err := db.Search(ctx, "system", 10)

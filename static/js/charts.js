@@ -55,8 +55,7 @@
   // (s)"), starts at the line instead; a title or subtitle wider than the
   // chart wraps; a legend wraps onto as many lines as its items need
   // rather than paging them. The plot moves down or up by the lines added
-  // and the chart grows by them, so that the plot keeps its height. A
-  // chart in a hidden tab takes the width of the page's text.
+  // and the chart grows by them, so that the plot keeps its height.
   function fitWidth(option, el, width) {
     list(option.yAxis).forEach(function (axis) {
       if (axis.name && (!axis.nameLocation || axis.nameLocation === 'end')) {

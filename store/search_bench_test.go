@@ -12,7 +12,7 @@ import (
 // BenchmarkSearch searches a board of synthetic submissions over 1,000
 // systems (100,000 seeded here, or the data folder of `d5list admin
 // seed-synthetic` that D5LIST_BENCH_DATA names): one system's name, a
-// part of a hundred systems' names, an accelerator, and the submitter of
+// part of ten systems' names, an accelerator, and the submitter of
 // every system. Each text is searched across the list (Search, the first
 // 10 entries of each board) and, as the baseline BENCHMARKS.md divides
 // by, with the board's own search (BoardPage with Options.Search, a

@@ -356,10 +356,31 @@ func (db *DB) CompleteJob(ctx context.Context, jobID int64, secret string, measu
 			enc, string(st), encReasons, now, j.SubmissionID); err != nil {
 			return err
 		}
+		if err := rerunLogsTx(ctx, tx, j, measured); err != nil {
+			return err
+		}
 		// The verdict and the entry's place on the boards are one change.
 		return syncBoardRowTx(ctx, tx, j.SubmissionID)
 	})
 	return wrap(err, "completing job %d", jobID)
+}
+
+// rerunLogsTx names the blobs of the re-run's logs that measured carries
+// (RunMetrics.LogSHA256) in rerun_logs, with the verdict.
+func rerunLogsTx(ctx context.Context, tx *sql.Tx, j *jobRow, measured *d5list.Result) error {
+	if measured == nil {
+		return nil
+	}
+	for _, r := range measured.Runs {
+		if r.LogSHA256 == "" {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO rerun_logs (job_id, run, submission_id, sha256) VALUES (?, ?, ?, ?)`,
+			j.ID, r.Index, j.SubmissionID, r.LogSHA256); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // FailJob records that the holder's re-run broke. The job goes back to the

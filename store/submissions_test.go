@@ -176,3 +176,29 @@ func TestRepeatedUploadIsTheEntryItRepeats(t *testing.T) {
 		t.Fatalf("another account's upload of the same files: %v", err)
 	}
 }
+
+// A verdict names the blobs of its re-run's logs in rerun_logs, in its
+// own transaction, so that a blob a measured result refers to is found by
+// an index as a bundle's is.
+func TestCompleteJobNamesTheRerunLogs(t *testing.T) {
+	db, _ := newTestDB(t)
+	ctx := context.Background()
+	s := mustCreate(t, db, testSubmission("l2-digits", 1, 2))
+	l := mustLease(t, db, "r", nil, time.Minute)
+	measured := *s.Claimed
+	measured.Runs = append([]d5list.RunMetrics(nil), s.Claimed.Runs...)
+	for i := range measured.Runs {
+		measured.Runs[i].LogSHA256 = strings.Repeat(string(rune('a'+i)), 64)
+	}
+	if err := db.CompleteJob(ctx, l.Job.ID, l.Secret, &measured, d5list.StatusVerified, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range measured.Runs {
+		var sub int64
+		var run int
+		err := db.read.QueryRowContext(ctx, `SELECT submission_id, run FROM rerun_logs WHERE sha256 = ?`, r.LogSHA256).Scan(&sub, &run)
+		if err != nil || sub != s.ID || run != i {
+			t.Errorf("re-run log %d: submission %d run %d (%v), want submission %d run %d", i, sub, run, err, s.ID, i)
+		}
+	}
+}

@@ -14,13 +14,14 @@ import (
 	"github.com/deep500/d5list/portal"
 )
 
-// digitsLog is an MLLOG run of the digits benchmark that reaches acc.
-func digitsLog(run int, acc float64) []byte {
+// digitsLog is an MLLOG run of the digits benchmark, the run-th, of the
+// given seed, that reaches acc.
+func digitsLog(seed int64, run int, acc float64) []byte {
 	var b strings.Builder
 	line := func(ms int, typ, key, value, meta string) {
 		fmt.Fprintf(&b, `:::MLLOG {"namespace":"","time_ms":%d,"event_type":"%s","key":"%s","value":%s,"metadata":%s}`+"\n", ms, typ, key, value, meta)
 	}
-	line(1000, "POINT_IN_TIME", "seed", strconv.Itoa(100+run), "{}")
+	line(1000, "POINT_IN_TIME", "seed", strconv.FormatInt(seed, 10), "{}")
 	line(1000, "INTERVAL_START", "run_start", "null", "{}")
 	line(3000+100*run, "POINT_IN_TIME", "eval_accuracy", strconv.FormatFloat(acc, 'f', -1, 64), `{"epoch_num":1}`)
 	line(3000+100*run, "INTERVAL_END", "run_stop", "null", `{"status":"success"}`)
@@ -38,10 +39,9 @@ func rerunEntry(t *testing.T, p *realPortal, claimedAcc, rerunAcc float64) (int6
 	if err != nil {
 		t.Fatal(err)
 	}
-	var claimedLogs, rerunLogs []d5list.RunLog
+	var claimedLogs []d5list.RunLog
 	for i := range bench.Runs {
-		claimedLogs = append(claimedLogs, d5list.RunLog{Index: i, Seed: int64(100 + i), Log: digitsLog(i, claimedAcc)})
-		rerunLogs = append(rerunLogs, d5list.RunLog{Index: i, Seed: int64(100 + i), Log: digitsLog(i, rerunAcc)})
+		claimedLogs = append(claimedLogs, d5list.RunLog{Index: i, Seed: int64(100 + i), Log: digitsLog(int64(100+i), i, claimedAcc)})
 	}
 	claimed, err := portal.Measure(bench, claimedLogs)
 	if err != nil {
@@ -58,6 +58,12 @@ func rerunEntry(t *testing.T, p *realPortal, claimedAcc, rerunAcc float64) (int6
 	lease, err := p.db.LeaseJob(ctx, "r1", nil, time.Minute)
 	if err != nil || lease == nil {
 		t.Fatalf("lease: %v %v", lease, err)
+	}
+	// The runs the lease asks for, each logging its seed, as a runner's
+	// report holds them.
+	var rerunLogs []d5list.RunLog
+	for i, seed := range lease.Spec.Seeds {
+		rerunLogs = append(rerunLogs, d5list.RunLog{Index: i, Seed: seed, Log: digitsLog(seed, i, rerunAcc)})
 	}
 	if err := p.svc.Complete(ctx, lease.Job.ID, lease.Secret, rerunLogs, map[string]string{"cpu_model": "AMD EPYC", "runs": "builtin"}); err != nil {
 		t.Fatal(err)

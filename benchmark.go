@@ -201,12 +201,24 @@ type VerifyPolicy struct {
 	// the re-run's, each in its TimingDirection. Empty means
 	// time_to_train_s, the training levels' clock.
 	Timed []string `json:"timed,omitempty" yaml:"timed"`
-	// TimingPrecision is the precision the portal promises for this
-	// benchmark's timing: on a quiet runner, a claim more than this share
-	// faster than its re-run is a discrepancy. The verifier widens it by the
-	// noise the runner measured during the re-run (docs/timing.md); zero
-	// means DefaultTimingPrecision.
+	// TimingPrecision is the noise the portal allows between a claim and
+	// its re-run on the same machine at the same speed: the re-run may be
+	// this share slower per unit of work than the claim. The verifier adds
+	// TimingDrift and the noise the runner measured during the re-run
+	// (docs/timing.md); zero means DefaultTimingPrecision.
 	TimingPrecision float64 `json:"timing_precision,omitempty" yaml:"timing_precision"`
+	// TimingDrift is how much slower than the competitor's machine a
+	// runner of the same model may be without a sign of it in the wait
+	// the runner measured: another machine that runs warmer, a slower
+	// clock at re-run time, a neighbour on the same physical core. A
+	// claim's timing is a discrepancy only beyond it. Zero means
+	// DefaultTimingDrift.
+	TimingDrift float64 `json:"timing_drift,omitempty" yaml:"timing_drift"`
+	// Remeasures bounds how often a verdict that rests on timing alone
+	// (a gap, or a re-run too noisy to judge) waits for the timed runs to
+	// be measured again, later and on another runner where there is one,
+	// before it stands. Zero means DefaultRemeasures; negative means none.
+	Remeasures int `json:"remeasures,omitempty" yaml:"remeasures"`
 	// SameHardware lists the runner labels that must equal the declared
 	// system's for timing to be verified.
 	SameHardware []string `json:"same_hardware,omitempty" yaml:"same_hardware"`
@@ -219,6 +231,27 @@ type VerifyPolicy struct {
 	// follow each other in one process set a small bound, well below the
 	// duration of one run.
 	MaxRunGapSeconds float64 `json:"max_run_gap_s,omitempty" yaml:"max_run_gap_s"`
+	// FreshRuns is how many runs with seeds the portal draws at lease time
+	// every re-run adds to the claimed seeds' (JobSpec.FreshSeeds). Zero
+	// means as many as the benchmark's runs; negative means none, for a
+	// benchmark whose every run costs too much to run twice.
+	FreshRuns int `json:"fresh_runs,omitempty" yaml:"fresh_runs"`
+	// Harness names the runner's harness that runs the timed loop of a
+	// benchmark of the competitor's code and audits its outputs (harness
+	// package): "operator" (Level 0: the fixed op, shapes and repeats) or
+	// "mlp-inference" (Level 1). Empty: the competitor's code times itself.
+	Harness string `json:"harness,omitempty" yaml:"harness"`
+}
+
+// FreshRunCount is how many fresh-seed runs a re-run of bench makes.
+func (b *Benchmark) FreshRunCount() int {
+	switch n := b.Verify.FreshRuns; {
+	case n < 0:
+		return 0
+	case n > 0:
+		return n
+	}
+	return b.Runs
 }
 
 // DefaultTimingPrecision is the timing precision of a benchmark that
@@ -231,6 +264,36 @@ func (v VerifyPolicy) Precision() float64 {
 		return v.TimingPrecision
 	}
 	return DefaultTimingPrecision
+}
+
+// DefaultTimingDrift allows a runner a quarter slower than the machine a
+// claim was made on: more than two machines of one model differ by, or one
+// machine between a cool and a hot afternoon (docs/timing.md).
+const DefaultTimingDrift = 0.25
+
+// Drift is the benchmark's allowance for a slower machine (TimingDrift).
+func (v VerifyPolicy) Drift() float64 {
+	if v.TimingDrift > 0 {
+		return v.TimingDrift
+	}
+	return DefaultTimingDrift
+}
+
+// DefaultRemeasures is how many more measurements a timing verdict may
+// wait for: with the first, three, so that one busy moment of a runner
+// decides nothing.
+const DefaultRemeasures = 2
+
+// RemeasureCount is how many more measurements of its timed runs a timing
+// verdict may wait for (Remeasures).
+func (v VerifyPolicy) RemeasureCount() int {
+	switch n := v.Remeasures; {
+	case n < 0:
+		return 0
+	case n > 0:
+		return n
+	}
+	return DefaultRemeasures
 }
 
 // RemeasuredOn reports whether a re-run on a runner with these labels

@@ -35,3 +35,12 @@ func TestRemeasuredOnComparesGPUModelCountAndDriver(t *testing.T) {
 		}
 	}
 }
+
+func TestFreshRunCount(t *testing.T) {
+	for _, c := range []struct{ runs, fresh, want int }{{5, 0, 5}, {5, 3, 3}, {5, -1, 0}} {
+		b := Benchmark{Runs: c.runs, Verify: VerifyPolicy{FreshRuns: c.fresh}}
+		if got := b.FreshRunCount(); got != c.want {
+			t.Errorf("runs %d, fresh_runs %d: %d fresh runs, want %d", c.runs, c.fresh, got, c.want)
+		}
+	}
+}

@@ -31,11 +31,43 @@ type Job struct {
 	// copied to a re-run's job. Leasing also checks the recipe's needs as
 	// RunnerNeeds says today, for jobs stored before a need was added; a
 	// benchmark's requires are read at lease time.
-	Requires     map[string]string `json:"requires,omitempty"`
-	LeaseExpires time.Time         `json:"lease_expires,omitempty"`
-	Error        string            `json:"error,omitempty"`
-	CreatedAt    time.Time         `json:"created_at"`
-	UpdatedAt    time.Time         `json:"updated_at"`
+	Requires map[string]string `json:"requires,omitempty"`
+	// FreshSeeds are the seeds the latest lease drew for the job's fresh
+	// runs (JobSpec.FreshSeeds); never published, so not in JSON.
+	FreshSeeds []int64 `json:"-"`
+	// Remeasure is 0 for a re-run of the whole claim, and n for the n-th
+	// measurement again of the timed runs of a verdict that rested on
+	// timing alone (VerifyPolicy.Remeasures).
+	Remeasure    int       `json:"remeasure,omitempty"`
+	LeaseExpires time.Time `json:"lease_expires,omitempty"`
+	Error        string    `json:"error,omitempty"`
+	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
+}
+
+// ClaimedSeedsToRun are the claimed seeds a lease of j for bench re-runs
+// beside freshRuns fresh ones: all of them, but none in a re-measure of
+// the competitor's code that has fresh runs, which times only those
+// (Result.TimedRuns; the job it repeats reproduced the claimed seeds'
+// runs).
+func (j *Job) ClaimedSeedsToRun(bench *Benchmark, claimed []int64, freshRuns int) []int64 {
+	if j.Remeasure > 0 && freshRuns > 0 && bench.ReRunBy() == RunsEntrypoint {
+		return nil
+	}
+	return claimed
+}
+
+// RemeasureRequest asks for the timed runs of a submission to be measured
+// again before its verdict stands.
+type RemeasureRequest struct {
+	// Why is what in the verdict asks for it, for the timeline.
+	Why string
+	// After is how long no runner may take the new job: a busy moment of
+	// a machine passes.
+	After time.Duration
+	// Elsewhere is how long after that only another runner than the last
+	// may take it, where one that can run it is online.
+	Elsewhere time.Duration
 }
 
 // Lease is what a runner holds while it works on a job. The secret proves
@@ -52,15 +84,44 @@ type JobSpec struct {
 	SubmissionID int64     `json:"submission_id"`
 	Benchmark    Benchmark `json:"benchmark"`
 	Recipe       Recipe    `json:"recipe"`
-	Seeds        []int64   `json:"seeds"` // one per run, in run order
-	BundleSHA256 string    `json:"bundle_sha256"`
+	Seeds        []int64   `json:"seeds"` // one per claimed run, in run order
+	// FreshSeeds are seeds the portal drew when it leased the job and
+	// published nowhere: the runs after the claimed ones. The competitor's
+	// code cannot have computed, stored or tuned anything for them, so
+	// they are the runs whose times rank (Result.TimedRuns), and they are
+	// judged against the claim's distribution rather than run by run.
+	FreshSeeds   []int64 `json:"fresh_seeds,omitempty"`
+	BundleSHA256 string  `json:"bundle_sha256"`
+}
+
+// SeededRun is one run a job asks for: its index in the re-run, its seed,
+// and whether the seed is one of the job's fresh ones.
+type SeededRun struct {
+	Index int
+	Seed  int64
+	Fresh bool
+}
+
+// Runs are the runs of the job in order: the claimed seeds, then the
+// fresh ones.
+func (s JobSpec) Runs() []SeededRun {
+	runs := make([]SeededRun, 0, len(s.Seeds)+len(s.FreshSeeds))
+	for _, seed := range s.Seeds {
+		runs = append(runs, SeededRun{Index: len(runs), Seed: seed})
+	}
+	for _, seed := range s.FreshSeeds {
+		runs = append(runs, SeededRun{Index: len(runs), Seed: seed, Fresh: true})
+	}
+	return runs
 }
 
 // RunLog is the MLLOG text of one re-run, and what the runner's own clocks
 // said of it.
 type RunLog struct {
-	Index int       `json:"index"`
-	Seed  int64     `json:"seed"`
+	Index int   `json:"index"`
+	Seed  int64 `json:"seed"`
+	// Fresh says Seed is one of the job's fresh seeds (JobSpec.FreshSeeds).
+	Fresh bool      `json:"fresh,omitempty"`
 	Log   []byte    `json:"log"`
 	Clock *RunClock `json:"clock,omitempty"`
 }
@@ -88,11 +149,22 @@ type RunClock struct {
 	// code (the process executor): its timestamps are a claim like the
 	// bundle's, and LogS and WallS are the runner's measure of them.
 	CompetitorLog bool `json:"competitor_log,omitempty"`
-	// LogS is the time the runner saw pass, by its own clock, between the
-	// run_start and the run_stop line arriving in the run's log; 0 where
-	// they did not arrive one after the other (a log written all at once),
-	// and then the run's whole wall time is its measure.
+	// LogS is the run's timed window on the runner's clock: from the run
+	// opening its gate (taking its seed) to its run_stop line arriving in
+	// the result log the runner reads (runners before the gate: from the
+	// run_start line arriving). 0 where the run breached its window, and
+	// then the run's whole wall time is its measure.
 	LogS float64 `json:"log_s,omitempty"`
+	// BeforeWindowCPUS is the CPU time the run's processes spent before its
+	// window opened (starting, importing, loading; the process executor):
+	// work that could not use the run's seed, shown beside the window.
+	BeforeWindowCPUS float64 `json:"before_window_cpu_s,omitempty"`
+	// Breaches are what the run did to its window that no honest run does
+	// (Breach* codes), as the runner saw it: each is a discrepancy.
+	Breaches []Reason `json:"breaches,omitempty"`
+	// Audit is the runner's check of a harness benchmark's work after the
+	// window (harness package): nil where the benchmark has no harness.
+	Audit *Audit `json:"audit,omitempty"`
 	// Processes counts the run's processes that the runner saw computing
 	// for at least a quarter of its wall time (the process executor): the
 	// workers of a data-parallel run, seen rather than taken from the log.
@@ -130,10 +202,6 @@ func SecretName(name string) bool {
 	return false
 }
 
-// LogClockPollS is how often, in seconds, a runner looks at a run's log
-// to time its lines: LogS is exact to within it at either end.
-const LogClockPollS = 0.02
-
 // Availability is the share of the run's wall time it was not kept
 // waiting for a CPU by other work on the machine: 1 on a quiet machine, or
 // where the wait is unknown.
@@ -148,6 +216,57 @@ func (c *RunClock) Availability() float64 {
 		a = 0.05
 	}
 	return a
+}
+
+// Breach codes: how a run of the competitor's code broke its timed window
+// (runner/window.go).
+const (
+	BreachGateNotOpened  = "gate_not_opened" // it never took its seed
+	BreachWindowMissing  = "window_missing"  // no run_start, or no run_stop, arrived
+	BreachWindowRepeated = "window_repeated" // a second run_start or run_stop arrived
+)
+
+// Audit is what a runner found when it checked the outputs of a run of a
+// harness benchmark (Benchmark.Verify.Harness) after its window: the run
+// committed to every call's output during the window, and the runner
+// recomputed a few calls it picked only then with its own reference.
+type Audit struct {
+	Sections []AuditSection `json:"sections"`
+	// Failures are the checks that did not hold (AuditMissing,
+	// AuditMismatch): each is a discrepancy.
+	Failures []Reason `json:"failures,omitempty"`
+}
+
+// AuditSection is one committed stream of calls: an operator shape, or the
+// batches of an inference run.
+type AuditSection struct {
+	Name  string `json:"name"`
+	Calls int    `json:"calls"`
+	// Checked are the calls the runner recomputed and compared.
+	Checked []int `json:"checked"`
+	// MaxRelError and MaxAbsError are the largest errors of the checked
+	// outputs against the runner's reference: the runner's own measure of
+	// the run's accuracy.
+	MaxRelError float64 `json:"max_rel_error"`
+	MaxAbsError float64 `json:"max_abs_error"`
+	// Accuracy is the test accuracy of a training run's last weights by the
+	// runner's own evaluation; nil where the section has none.
+	Accuracy *float64 `json:"accuracy,omitempty"`
+}
+
+// Audit failure codes.
+const (
+	AuditMissing  = "audit_missing"  // no commitment in the window, or no answer to the audit
+	AuditMismatch = "audit_mismatch" // an output that was not the one committed, or not the operator's
+)
+
+// IsBreach reports whether code is one of the Breach codes.
+func IsBreach(code string) bool {
+	switch code {
+	case BreachGateNotOpened, BreachWindowMissing, BreachWindowRepeated:
+		return true
+	}
+	return false
 }
 
 // FailureOutputMarker starts the tail of a run's output that a runner may

@@ -26,6 +26,7 @@ type Entry struct {
 	CostPerHour        float64 `json:"cost_per_hour,omitempty"`
 	CodeURL            string  `json:"code_url,omitempty"`
 	Status             Status  `json:"status"`
+	Accepted           bool    `json:"accepted,omitempty"` // an organiser accepted it over its re-run's findings (Submission.Accepted)
 	Flag               string  `json:"flag,omitempty"`
 	Metric             string  `json:"metric"`
 	Value              float64 `json:"value"` // the olympic mean over runs, of Basis

@@ -29,7 +29,8 @@ const MaxLogLineBytes = 4096
 // JobEvent is one step of a verification job's life, recorded as it
 // happens: leased (by Runner, on Attempt), lease_expired, requeued (the
 // runner reported a failure with attempts left), failed, completed (Detail
-// is the verdict) or cancelled.
+// is the verdict), remeasure (a verdict held back for another measurement)
+// or cancelled.
 type JobEvent struct {
 	JobID   int64     `json:"job_id"`
 	Attempt int       `json:"attempt"`
@@ -46,7 +47,10 @@ const (
 	EventRequeued     = "requeued"
 	EventFailed       = "failed"
 	EventCompleted    = "completed"
-	EventCancelled    = "cancelled"
+	// EventRemeasure ends a job whose verdict waits for its timed runs to
+	// be measured again (Detail: the verdict held back and why).
+	EventRemeasure = "remeasure"
+	EventCancelled = "cancelled"
 )
 
 // TimelineEntry is one line of a submission's timeline: its upload and

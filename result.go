@@ -15,6 +15,42 @@ type Result struct {
 	Runner map[string]string `json:"runner,omitempty"`
 }
 
+// TimedRuns are the runs of a measured result whose times the portal ranks
+// and judges. For the competitor's code, the fresh-seed runs where the
+// re-run had any: the code knew the claimed seeds in advance and could
+// have computed their results before any clock started. The portal's own
+// workloads compute nothing ahead, so every run of theirs counts.
+func (r *Result) TimedRuns() []RunMetrics {
+	if r == nil {
+		return nil
+	}
+	var fresh []RunMetrics
+	for _, run := range r.Runs {
+		if run.Fresh && run.Clock != nil && run.Clock.CompetitorLog {
+			fresh = append(fresh, run)
+		}
+	}
+	if len(fresh) > 0 {
+		return fresh
+	}
+	return r.Runs
+}
+
+// ClaimedSeedRuns are the re-runs of the claim's own seeds, which must
+// reproduce the claimed runs.
+func (r *Result) ClaimedSeedRuns() []RunMetrics {
+	if r == nil {
+		return nil
+	}
+	var runs []RunMetrics
+	for _, run := range r.Runs {
+		if !run.Fresh {
+			runs = append(runs, run)
+		}
+	}
+	return runs
+}
+
 // RecordedVersions are the software versions a runner recorded inside the
 // re-run's own sandbox: the framework.* labels of its runs'
 // RunClock.Environment (probed once per job, so alike in every run). Nil
@@ -69,6 +105,12 @@ type RunMetrics struct {
 	// the portal's blob store for download; empty in a claim, whose logs
 	// are in its bundle, and for re-runs measured before logs were kept.
 	LogSHA256 string `json:"log_sha256,omitempty"`
+	// Fresh marks a re-run whose seed the portal drew when it leased the
+	// job (JobSpec.FreshSeeds); false in a claim.
+	Fresh bool `json:"fresh,omitempty"`
+	// GivenSeed is the seed the runner handed a re-run, which its log must
+	// name as Seed; 0 in a claim.
+	GivenSeed int64 `json:"given_seed,omitempty"`
 }
 
 // ShapeMetrics are the results of one operator shape (MLLOG

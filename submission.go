@@ -118,6 +118,14 @@ func (e *RepeatedUpload) Error() string {
 	return "the same files as submission " + strconv.FormatInt(e.Existing, 10)
 }
 
+// Accepted reports whether an organiser accepted the entry over the
+// findings of its re-run: only a discrepancy or a verdict that needs
+// review can be accepted, and the findings stay with it, whereas the
+// portal verifies an entry only where its re-run found nothing.
+func (s *Submission) Accepted() bool {
+	return s.Status == StatusVerified && len(s.Reasons) > 0
+}
+
 // Seeds returns the seeds of the claimed runs in run order.
 func (s *Submission) Seeds() []int64 {
 	if s.Claimed == nil {

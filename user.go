@@ -44,10 +44,3 @@ const MaxOrganisationLen = 100
 func CleanOrganisation(name string) string {
 	return strings.Join(strings.Fields(name), " ")
 }
-
-// SameOrganisation compares two organisation names as the portal does:
-// ignoring case and spacing, so that nobody posts as "nvidia" beside a
-// confirmed "NVIDIA".
-func SameOrganisation(a, b string) bool {
-	return strings.EqualFold(CleanOrganisation(a), CleanOrganisation(b))
-}

@@ -65,6 +65,23 @@ func DefaultLimits() Limits {
 	}
 }
 
+// CheckMemory is the most memory that reading and checking an upload of
+// size bytes takes, for a portal to admit uploads by (size < 0: not
+// known). However it is built, an upload holds at most MaxHeldBytes of
+// files in memory, and at most MaxCompression times its size; read and
+// parsed they take up to 2.75 times that (the MLLOG reader's bounds keep
+// it so), and a recipe.py at its limit and the readers' buffers 32 MiB
+// beside. BENCHMARKS.md ("Upload check memory") has the measurements, and
+// TestUploadMemoryStudy holds each of them to this.
+func (l Limits) CheckMemory(size int64) int64 {
+	l = l.withDefaults()
+	held := l.MaxHeldBytes
+	if size >= 0 {
+		held = min(held, int64(float64(size)*l.MaxCompression))
+	}
+	return 32<<20 + held*11/4
+}
+
 // withDefaults fills zero limits from DefaultLimits, so that a zero Limits
 // value never means "unbounded".
 func (l Limits) withDefaults() Limits {

@@ -5,15 +5,42 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/harness"
 )
 
 //go:embed benchmarks.yaml
 var benchmarksYAML []byte
+
+// Skeleton is a new benchmark's definition with every field commented,
+// where the console's editor starts; its id is empty, so that saving it
+// unchanged is refused.
+//
+//go:embed skeleton.yaml
+var Skeleton string
+
+// CopyOf is b's definition as YAML under a new id, for a benchmark that
+// starts from an existing one.
+func CopyOf(b d5list.Benchmark) (string, error) {
+	var out strings.Builder
+	out.WriteString("# A copy of " + b.ID + ": give it its own id and name, change what differs, and save.\n")
+	b.ID += "-copy"
+	b.Name = "Copy of " + b.Name
+	enc := yaml.NewEncoder(&out)
+	enc.SetIndent(2)
+	if err := enc.Encode(b); err != nil {
+		return "", err
+	}
+	if err := enc.Close(); err != nil {
+		return "", err
+	}
+	return out.String(), nil
+}
 
 // Benchmarks returns the embedded catalogue, validated.
 func Benchmarks() ([]d5list.Benchmark, error) {
@@ -33,6 +60,21 @@ func RefuseBuiltIn(bs []d5list.Benchmark) error {
 		if _, err := Lookup(builtIn, b.ID); err == nil {
 			return d5list.Errorf(d5list.EINVALID, "benchmark %s is built in: the portal seeds it from catalog/benchmarks.yaml at every start, so a change made here would be undone; add it under a new id, or change that file", b.ID)
 		}
+	}
+	return nil
+}
+
+// CheckWorkloads refuses a benchmark whose workload: names none of the
+// builtin workloads known (workloads.Names): only a builtin runner takes
+// such a benchmark's jobs, and none could run it, so they would wait in
+// the queue for good. name is the file the benchmarks came from.
+func CheckWorkloads(name string, bs []d5list.Benchmark, known []string) error {
+	for i, b := range bs {
+		if b.Workload == "" || slices.Contains(known, b.Workload) {
+			continue
+		}
+		return d5list.Errorf(d5list.EINVALID, "%s: entry %d (%s): workload: %q is not a builtin workload of this portal (%s): no runner could take its jobs, which would wait in the queue for good; name one of those, or leave workload out for a benchmark whose entries bring their own code",
+			name, i, b.ID, b.Workload, strings.Join(known, ", "))
 	}
 	return nil
 }
@@ -134,6 +176,11 @@ func Validate(b *d5list.Benchmark) error {
 		if _, ok := b.Division.Mutable[k]; ok {
 			return d5list.Errorf(d5list.EINVALID, "division: key %q is both fixed and mutable", k)
 		}
+	}
+	// A harness benchmark's task is made from its own definition: one that
+	// makes none would fail every job at the runner.
+	if _, err := harness.For(b, &d5list.Recipe{Fixed: b.Division.Fixed, Mutable: b.Division.Mutable}); err != nil {
+		return d5list.Errorf(d5list.EINVALID, "verify.harness: %v", err)
 	}
 	return nil
 }

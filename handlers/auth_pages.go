@@ -27,19 +27,25 @@ func (h *Handler) Login(w http.ResponseWriter, r *http.Request) {
 	}
 	name, next := r.PostFormValue("name"), localPath(r.PostFormValue("next"))
 	account := strings.ToLower(strings.TrimSpace(name))
-	if ok, wait := h.browser.accountFails.open(account); !ok {
+	if ok, wait := h.browser.accountFails.allow(account); !ok {
 		h.refuseLimited(w, r, wait, "wrong passwords for this account")
 		return
 	}
-	user, err := acc.Login(r.Context(), name, r.PostFormValue("password"))
+	release, err := h.browser.hashes.hold(r.Context(), 1)
 	if err != nil {
-		code := d5list.ErrorCode(err)
+		h.browser.accountFails.refund(account)
+		return // the client left while waiting
+	}
+	user, err := acc.Login(r.Context(), name, r.PostFormValue("password"))
+	release()
+	code := d5list.ErrorCode(err)
+	if code != d5list.EUNAUTHORIZED {
+		h.browser.accountFails.refund(account) // only a wrong password spends it
+	}
+	if err != nil {
 		if code != d5list.EUNAUTHORIZED && code != d5list.EFORBIDDEN {
 			h.Error(w, r, err)
 			return
-		}
-		if code == d5list.EUNAUTHORIZED {
-			h.browser.accountFails.spend(account)
 		}
 		h.render(w, r, StatusOf(code), templates.LoginPage(d5list.ErrorMessage(err), name, next))
 		return
@@ -81,7 +87,12 @@ func (h *Handler) Signup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name, org := r.PostFormValue("name"), r.PostFormValue("organisation")
+	release, err := h.browser.hashes.hold(r.Context(), 1)
+	if err != nil {
+		return // the client left while waiting
+	}
 	user, err := acc.SignUp(r.Context(), name, org, r.PostFormValue("password"), !h.browser.RequireApproval)
+	release()
 	if err != nil {
 		code := d5list.ErrorCode(err)
 		if code != d5list.EINVALID && code != d5list.ECONFLICT {

@@ -3,13 +3,14 @@ package handlers
 import (
 	"fmt"
 	"math"
-	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"sync"
 	"time"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/bundle"
 )
 
 // RateLimit is a token bucket: Burst attempts at once, refilled at one
@@ -23,7 +24,11 @@ type RateLimit struct {
 // one try every 6 s from one address, and one wrong password a minute on
 // one account from all addresses together, after 20. Uploads allow a
 // burst of 30 then one per 2 s, and 200 a day; two of one user's and
-// eight in all are checked at once, some 1.2 GB at the worst (BENCHMARKS.md).
+// eight in all are checked at once, within 768 MiB of what their checks
+// may hold (bundle.Limits.CheckMemory: some 200 MiB for the largest,
+// three of those at once; BENCHMARKS.md, "Upload check memory").
+// Two password hashes are computed at once, 64 MiB each (argon2id): more
+// attempts wait their turn rather than each taking its 64 MiB.
 var (
 	DefaultLoginRate       = RateLimit{Burst: 10, Every: 6 * time.Second}
 	DefaultAccountFailRate = RateLimit{Burst: 20, Every: time.Minute}
@@ -36,6 +41,8 @@ const (
 	DefaultUploadsPerDay   = 200
 	DefaultUploadsInFlight = 2
 	DefaultChecksInFlight  = 8
+	DefaultCheckMemory     = 768 << 20
+	DefaultHashesAtOnce    = 2
 )
 
 type bucket struct {
@@ -58,15 +65,7 @@ func newLimiter(r RateLimit) *limiter {
 }
 
 // allow takes a token for key, or says how long until one is back.
-func (l *limiter) allow(key string) (bool, time.Duration) { return l.check(key, true) }
-
-// open says whether key has a token left, without taking it.
-func (l *limiter) open(key string) (bool, time.Duration) { return l.check(key, false) }
-
-// spend takes a token for key if one is left.
-func (l *limiter) spend(key string) { l.check(key, true) }
-
-func (l *limiter) check(key string, take bool) (bool, time.Duration) {
+func (l *limiter) allow(key string) (bool, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
@@ -89,24 +88,38 @@ func (l *limiter) check(key string, take bool) (bool, time.Duration) {
 	if b.tokens < 1 {
 		return false, time.Duration((1 - b.tokens) * float64(l.rate.Every))
 	}
-	if take {
-		b.tokens--
-	}
+	b.tokens--
 	return true, 0
+}
+
+// refund gives back a token that allow took for key.
+func (l *limiter) refund(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if b := l.buckets[key]; b != nil {
+		b.tokens = math.Min(float64(l.rate.Burst), b.tokens+1)
+	}
 }
 
 // browserState is BrowserOptions with its defaults and the limiters.
 type browserState struct {
 	BrowserOptions
 	login, upload *limiter
-	// accountFails counts wrong passwords per account name from every
-	// address, so that a guesser with many addresses is slowed too; only
-	// failures spend it, so nobody locks an account out by logging in.
+	// accountFails counts wrong passwords per account name, existing or
+	// not, from every address, so that a guesser with many addresses is
+	// slowed too. A token is taken before the password is hashed and given
+	// back unless the password was wrong: many attempts at once on one
+	// name are answered before they are hashed, and nobody locks an
+	// account out by logging in.
 	accountFails *limiter
-	uploadDay    *limiter
-	inFlight     *inFlight
-	// checks holds a token per upload being checked, portal-wide.
-	checks chan struct{}
+	// hashes bounds the password hashes computed at once, portal-wide.
+	hashes    *budget
+	uploadDay *limiter
+	inFlight  *inFlight
+	// checks holds a token per upload being checked, portal-wide, and
+	// checkMemory the most memory each of them may take.
+	checks      chan struct{}
+	checkMemory *budget
 }
 
 func newBrowserState(o BrowserOptions) browserState {
@@ -131,11 +144,17 @@ func newBrowserState(o BrowserOptions) browserState {
 	if o.ChecksInFlight <= 0 {
 		o.ChecksInFlight = DefaultChecksInFlight
 	}
+	if o.CheckMemory <= 0 {
+		o.CheckMemory = DefaultCheckMemory
+	}
+	if o.HashesAtOnce <= 0 {
+		o.HashesAtOnce = DefaultHashesAtOnce
+	}
 	return browserState{BrowserOptions: o, login: newLimiter(o.LoginRate), upload: newLimiter(o.UploadRate),
-		accountFails: newLimiter(o.AccountFailRate),
-		uploadDay:    newLimiter(RateLimit{Burst: o.UploadsPerDay, Every: 24 * time.Hour / time.Duration(o.UploadsPerDay)}),
-		inFlight:     &inFlight{max: o.UploadsInFlight, held: map[string]int{}},
-		checks:       make(chan struct{}, o.ChecksInFlight)}
+		accountFails: newLimiter(o.AccountFailRate), hashes: newBudget(int64(o.HashesAtOnce)),
+		uploadDay: newLimiter(RateLimit{Burst: o.UploadsPerDay, Every: 24 * time.Hour / time.Duration(o.UploadsPerDay)}),
+		inFlight:  &inFlight{max: o.UploadsInFlight, held: map[string]int{}},
+		checks:    make(chan struct{}, o.ChecksInFlight), checkMemory: newBudget(o.CheckMemory)}
 }
 
 func (h *Handler) refuseLimited(w http.ResponseWriter, r *http.Request, wait time.Duration, what string) {
@@ -170,6 +189,17 @@ func (h *Handler) LimitUploads(next http.Handler) http.Handler {
 		case <-r.Context().Done():
 			return
 		}
+		// Weighed by its declared size, the largest for a body without one:
+		// the upload is not read until its check fits.
+		size := r.ContentLength
+		if size < 0 {
+			size = h.opts.MaxUploadBytes
+		}
+		release, err := h.browser.checkMemory.hold(r.Context(), bundle.DefaultLimits().CheckMemory(size))
+		if err != nil {
+			return
+		}
+		defer release()
 		next.ServeHTTP(w, r)
 	})
 }
@@ -199,12 +229,19 @@ func (f *inFlight) give(key string) {
 	}
 }
 
-// clientIP is the connection's address. X-Forwarded-For is not trusted:
-// any client could set it to slip out of its bucket.
+// clientIP is the connection's address, an IPv6 one as its /64: a
+// network hands each client a /64 at least, and each of its addresses
+// would otherwise have a bucket of its own. X-Forwarded-For is not
+// trusted: any client could set it to slip out of its bucket.
 func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	addr, err := netip.ParseAddrPort(r.RemoteAddr)
 	if err != nil {
 		return r.RemoteAddr
 	}
-	return host
+	ip := addr.Addr().Unmap()
+	if ip.Is4() {
+		return ip.String()
+	}
+	prefix, _ := ip.Prefix(64)
+	return prefix.String()
 }

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode"
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/templates"
@@ -42,6 +43,10 @@ type RunnerTokens interface {
 // BrowserOptions tunes accounts, sessions and the browser pages.
 type BrowserOptions struct {
 	Accounts Accounts
+	// Workloads are the builtin workloads the portal's runners run
+	// (workloads.Names): the console refuses a benchmark that names
+	// another. Nil checks nothing.
+	Workloads []string
 	// RequireApproval keeps new sign-ups from logging in until an
 	// organiser approves them.
 	RequireApproval bool
@@ -56,16 +61,21 @@ type BrowserOptions struct {
 	// AccountFailRate bounds wrong passwords per account name, from all
 	// addresses together.
 	AccountFailRate RateLimit
+	// HashesAtOnce bounds the password hashes (log-ins, sign-ups) computed
+	// at once, each of which holds 64 MiB; 0 means DefaultHashesAtOnce.
+	HashesAtOnce int
 	// UploadsPerDay bounds one user's uploads (bundles and MLPerf checks,
 	// refused ones included) per 24 hours; 0 means DefaultUploadsPerDay.
 	UploadsPerDay int
 	// UploadsInFlight bounds one user's uploads being read and checked at
-	// once, and ChecksInFlight everybody's: checking an upload holds its
+	// once, and ChecksInFlight everybody's. Checking an upload holds its
 	// files and parsed logs in memory (BENCHMARKS.md, "Upload check
-	// memory"), so these two bound the portal's memory. Uploads past
-	// ChecksInFlight wait for a slot; past UploadsInFlight they get a 429.
-	// 0 means the defaults.
+	// memory"): CheckMemory bounds, in bytes, the sum of what the uploads
+	// being checked may take (bundle.Limits.CheckMemory of each one's
+	// size). Uploads past ChecksInFlight or CheckMemory wait their turn,
+	// unread; past UploadsInFlight they get a 429. 0 means the defaults.
 	UploadsInFlight, ChecksInFlight int
+	CheckMemory                     int64
 }
 
 // SessionCookie names the session cookie. Its value is 256 random bits;
@@ -182,9 +192,16 @@ func toLogin(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-// localPath keeps redirects after log-in on this site.
+// localPath keeps redirects after log-in on this site: p must be a plain
+// path of it, or the redirect goes home. Browsers drop tabs and newlines
+// anywhere in a URL and read a backslash as a slash, so "/\t/evil.example"
+// and "/\evil.example" would both lead to evil.example; url.Parse refuses
+// ASCII controls, and the rest is checked here.
 func localPath(p string) string {
-	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/\\") || strings.ContainsAny(p, "\r\n") {
+	u, err := url.Parse(p)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.Opaque != "" ||
+		!strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") ||
+		strings.ContainsFunc(p, func(c rune) bool { return c == '\\' || unicode.IsControl(c) }) {
 		return "/"
 	}
 	return p

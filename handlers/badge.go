@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"html"
 	"net/http"
-	"strconv"
 	"unicode/utf8"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/leaderboard"
 )
 
 // entryRanker finds one entry's rank without ranking its board where the
@@ -42,7 +42,7 @@ func (h *Handler) Badge(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			if e != nil {
-				value = fmt.Sprintf("#%d · %s %s", e.Rank, strconv.FormatFloat(e.Value, 'g', 4, 64), bench.Ranking.Unit)
+				value = fmt.Sprintf("#%d · %s", e.Rank, leaderboard.FormatValue(e.Value, bench.Ranking.Unit))
 			}
 		}
 	} else if sub.Status == d5list.StatusRejected || sub.Status == d5list.StatusDiscrepancy {

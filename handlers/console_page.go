@@ -22,9 +22,10 @@ type editionLister interface {
 // maxYAMLBytes bounds the benchmark editor's text.
 const maxYAMLBytes = 256 << 10
 
-// ConsolePage is GET /console (organisers).
+// ConsolePage is GET /console (organisers); ?from=ID starts the
+// benchmark editor from a copy of benchmark ID.
 func (h *Handler) ConsolePage(w http.ResponseWriter, r *http.Request) {
-	h.renderConsole(w, r, http.StatusOK, templates.Console{Notice: r.URL.Query().Get("done")})
+	h.renderConsole(w, r, http.StatusOK, templates.Console{Notice: r.URL.Query().Get("done"), From: r.URL.Query().Get("from")})
 }
 
 // renderConsole fills c with the console's lists and renders it.
@@ -66,7 +67,23 @@ func (h *Handler) renderConsole(w http.ResponseWriter, r *http.Request, status i
 		}
 	}
 	c.Roles = grantableRoles(user.Role)
+	if c.YAML == "" {
+		if c.YAML, err = editorStart(c.Benchmarks, c.From); err != nil {
+			h.Error(w, r, err)
+			return
+		}
+	}
 	h.render(w, r, status, templates.ConsolePage(c))
+}
+
+// editorStart is the benchmark editor's text before anything is typed: a
+// copy of the benchmark from, or the commented skeleton (an unknown from
+// included, which a stale link may name).
+func editorStart(benchmarks []d5list.Benchmark, from string) (string, error) {
+	if b, err := catalog.Lookup(benchmarks, from); err == nil && from != "" {
+		return catalog.CopyOf(*b)
+	}
+	return catalog.Skeleton, nil
 }
 
 // grantableRoles: an organiser may make competitors and organisers, and
@@ -231,6 +248,12 @@ func (h *Handler) ConsoleBenchmarks(w http.ResponseWriter, r *http.Request) {
 		fail(err)
 		return
 	}
+	if h.browser.Workloads != nil {
+		if err := catalog.CheckWorkloads("benchmarks.yaml", bs, h.browser.Workloads); err != nil {
+			fail(err)
+			return
+		}
+	}
 	// A changed definition rebuilds the benchmark's board rows: the save
 	// and its rebuild run to the end even if the organiser's browser
 	// leaves. Each committed part of the rebuild drops the boards' cached
@@ -316,7 +339,9 @@ func (h *Handler) ConsoleReview(w http.ResponseWriter, r *http.Request) {
 }
 
 // ConsoleFreezeEdition is POST /console/editions: the console's form for
-// what POST /api/v1/editions does.
+// what POST /api/v1/editions does. Freezing cannot be undone, so the form
+// first answers with a page that asks to confirm, whose own form posts
+// confirm=yes; only that one freezes.
 func (h *Handler) ConsoleFreezeEdition(w http.ResponseWriter, r *http.Request) {
 	ls, err := h.list()
 	if err != nil {
@@ -324,6 +349,10 @@ func (h *Handler) ConsoleFreezeEdition(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := strings.TrimSpace(r.PostFormValue("name"))
+	if r.PostFormValue("confirm") != "yes" {
+		h.confirmEdition(w, r, name)
+		return
+	}
 	ed, err := ls.FreezeEdition(r.Context(), userFrom(r.Context()), name)
 	if err != nil {
 		if c := d5list.ErrorCode(err); c == d5list.EINVALID || c == d5list.ECONFLICT {
@@ -334,4 +363,36 @@ func (h *Handler) ConsoleFreezeEdition(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.Redirect(w, r, "/console?done=edition+"+url.QueryEscape(ed.Name)+"+frozen#editions", http.StatusSeeOther)
+}
+
+// confirmEdition asks to confirm freezing edition name, or re-shows the
+// console's form with the reason where the name could not be frozen
+// (empty, or taken).
+func (h *Handler) confirmEdition(w http.ResponseWriter, r *http.Request, name string) {
+	refuse := func(msg string) {
+		h.renderConsole(w, r, http.StatusBadRequest, templates.Console{EditionError: msg, EditionName: name})
+	}
+	if name == "" {
+		refuse("name: required, for example 2026-11")
+		return
+	}
+	if el, ok := h.svc.(editionLister); ok {
+		editions, err := el.Editions(r.Context())
+		if err != nil {
+			h.Error(w, r, err)
+			return
+		}
+		for _, e := range editions {
+			if e.Name == name {
+				refuse("edition " + name + " is frozen already; a frozen edition never changes, so choose another name")
+				return
+			}
+		}
+	}
+	benchmarks, err := h.svc.Benchmarks(r.Context())
+	if err != nil {
+		h.Error(w, r, err)
+		return
+	}
+	h.render(w, r, http.StatusOK, templates.EditionConfirmPage(name, len(benchmarks)))
 }

@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"time"
 
+	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/leaderboard"
+	"github.com/deep500/d5list/templates"
 )
 
 type atomFeed struct {
@@ -37,6 +39,33 @@ type atomEntry struct {
 	Summary string     `xml:"summary"`
 }
 
+// feedText is a verified entry's title and summary in the feed: the value
+// its board ranks, printed as the board prints it, with whose it is (the
+// portal's measurement, or the claim no runner could re-measure).
+func feedText(bench *d5list.Benchmark, s *d5list.Submission) (title, summary string) {
+	title = fmt.Sprintf("#%d %s · %s on %s", s.ID, s.Submitter, s.SystemName, s.BenchmarkID)
+	summary = fmt.Sprintf("%s ran %s on %s (%s, %s division).", s.Submitter, bench.Name, s.SystemName, s.Framework, s.Division)
+	e, ok := leaderboard.EntryOf(bench, s)
+	if !ok {
+		return title, summary
+	}
+	value := leaderboard.FormatValue(e.Value, bench.Ranking.Unit)
+	title += ": " + value
+	summary += " " + templates.RankedLabel(bench) + ": " + value
+	switch {
+	case e.Basis == d5list.BasisClaimed:
+		summary += ", as claimed: no runner of its hardware could re-measure it."
+	case e.Claimed != 0 && leaderboard.FormatValue(e.Claimed, bench.Ranking.Unit) != value:
+		summary += ", as the portal measured it (claimed " + leaderboard.FormatValue(e.Claimed, bench.Ranking.Unit) + ")."
+	default:
+		summary += ", as the portal measured it."
+	}
+	if e.Accepted {
+		summary += " An organiser accepted it after reviewing its re-run's findings."
+	}
+	return title, summary
+}
+
 // Feed is GET /feed.atom: the 50 most recently verified entries.
 func (h *Handler) Feed(w http.ResponseWriter, r *http.Request) {
 	ls, err := h.list()
@@ -60,16 +89,22 @@ func (h *Handler) Feed(w http.ResponseWriter, r *http.Request) {
 	if len(subs) > 0 {
 		feed.Updated = subs[0].UpdatedAt.UTC().Format(time.RFC3339Nano)
 	}
-	for _, s := range subs {
-		link := base + leaderboard.SubmissionPath(s.ID)
-		summary := fmt.Sprintf("%s ran %s on %s (%s, %s division).", s.Submitter, s.BenchmarkID, s.SystemName, s.Framework, s.Division)
-		if s.Claimed != nil && s.Claimed.Score.Valid {
-			summary += fmt.Sprintf(" Score %g.", s.Claimed.Score.Value)
+	benches := map[string]*d5list.Benchmark{}
+	for i := range subs {
+		s := &subs[i]
+		bench, ok := benches[s.BenchmarkID]
+		if !ok {
+			if bench, err = h.svc.Benchmark(r.Context(), s.BenchmarkID); err != nil {
+				h.Error(w, r, err)
+				return
+			}
+			benches[s.BenchmarkID] = bench
 		}
+		link := base + leaderboard.SubmissionPath(s.ID)
+		title, summary := feedText(bench, s)
 		feed.Entries = append(feed.Entries, atomEntry{
 			// The id is the permalink, which never changes.
-			Title: fmt.Sprintf("#%d %s · %s on %s", s.ID, s.Submitter, s.SystemName, s.BenchmarkID),
-			ID:    link, Updated: s.UpdatedAt.UTC().Format(time.RFC3339Nano),
+			Title: title, ID: link, Updated: s.UpdatedAt.UTC().Format(time.RFC3339Nano),
 			Link: []atomLink{{Href: link}}, Summary: summary,
 		})
 	}

@@ -6,7 +6,6 @@ import (
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/templates"
-	"github.com/deep500/d5list/verifier"
 )
 
 // SubmissionPage is GET /submissions/{id}: status, reasons, and the
@@ -58,8 +57,8 @@ func (h *Handler) submissionLive(r *http.Request, sub *d5list.Submission, bench 
 			}
 		}
 	}
-	live.NextStep = verifier.NextStep(sub.Status, sub.Reasons)
 	user, _ := h.viewer(r) // a bad token just sees the public page
+	live.NextStep = templates.NextStepFor(readerOf(user, sub), sub)
 	live.Hidden = sub.Hidden()
 	if user != nil && user.ID == sub.OwnerID && d5list.ActionAppeal.Allowed(sub.Status) {
 		if as, ok := h.svc.(AppealService); ok {
@@ -84,10 +83,27 @@ func (h *Handler) submissionLive(r *http.Request, sub *d5list.Submission, bench 
 	if live.Log, err = ps.SubmissionLog(ctx, sub.ID, -1, logTailLines); err != nil {
 		return live, err
 	}
+	if live.Progress, err = h.rerunProgress(ctx, sub); err != nil {
+		return live, err
+	}
 	if live.Timeline, err = ps.Timeline(ctx, sub.ID); err != nil {
 		return live, err
 	}
 	return live, nil
+}
+
+// readerOf is who user is to sub's page: the competitor who uploaded it
+// (an organiser's own entry included), an organiser, or a visitor.
+func readerOf(user *d5list.User, sub *d5list.Submission) templates.Reader {
+	switch {
+	case user == nil:
+		return templates.Visitor
+	case user.ID == sub.OwnerID:
+		return templates.Competitor
+	case user.Role.AtLeast(d5list.RoleOrganiser):
+		return templates.Organiser
+	}
+	return templates.Visitor
 }
 
 // noRunnerFor says, for a queued job that no online runner can take, what

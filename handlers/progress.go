@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/templates"
 )
 
 // ProgressService is the live-progress side of the portal: runners' output
@@ -46,6 +48,22 @@ var (
 // streams cost nothing but their keep-alives.
 type ChangeCounter interface {
 	Changes() uint64
+}
+
+// ProgressReader reads how far a re-run has got from its lines; asked of
+// the Service by type assertion, like ProgressService.
+type ProgressReader interface {
+	RerunProgress(ctx context.Context, sub *d5list.Submission) (*d5list.RerunProgress, error)
+}
+
+// rerunProgress is how far sub's re-run got, for a viewer who may read
+// its log: nil where the service keeps none or nothing arrived yet.
+func (h *Handler) rerunProgress(ctx context.Context, sub *d5list.Submission) (*d5list.RerunProgress, error) {
+	pr, ok := h.svc.(ProgressReader)
+	if !ok || sub.Status.Final() {
+		return nil, nil
+	}
+	return pr.RerunProgress(ctx, sub)
 }
 
 // logTailLines is how many lines the page and one stream event carry.
@@ -205,6 +223,7 @@ func (h *Handler) SubmissionEvents(w http.ResponseWriter, r *http.Request) {
 	}
 
 	var last liveState
+	var lastProgress string
 	first := true
 	lastWrite := time.Now()
 	ends := time.Now().Add(EventsMaxAge)
@@ -270,6 +289,18 @@ func (h *Handler) SubmissionEvents(w http.ResponseWriter, r *http.Request) {
 				_ = rc.Flush()
 				return
 			}
+			if logVisible {
+				html, err := h.progressHTML(ctx, sub)
+				if err != nil {
+					return
+				}
+				if html != lastProgress {
+					if writeEvent(w, "progress", "", progressEvent{HTML: html}) != nil {
+						return
+					}
+					lastProgress, wrote = html, true
+				}
+			}
 			seen, lastRead = changes, time.Now()
 		}
 		if !wrote && time.Since(lastWrite) >= EventsKeepAlive {
@@ -293,6 +324,24 @@ func (h *Handler) SubmissionEvents(w http.ResponseWriter, r *http.Request) {
 		case <-tick.C:
 		}
 	}
+}
+
+// progressEvent is the "progress" event of a submission's stream: the
+// page's progress section, rendered as the page renders it, which the
+// page's script swaps in.
+type progressEvent struct {
+	HTML string `json:"html"`
+}
+
+// progressHTML renders sub's re-run progress as the page shows it.
+func (h *Handler) progressHTML(ctx context.Context, sub *d5list.Submission) (string, error) {
+	p, err := h.rerunProgress(ctx, sub)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	err = templates.RerunProgress(p).Render(ctx, &b)
+	return b.String(), err
 }
 
 // writeEvent writes one event; data is JSON, on one line.

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 
 	d5list "github.com/deep500/d5list"
@@ -16,15 +17,29 @@ func (h *Handler) pool(w http.ResponseWriter, r *http.Request) bool {
 }
 
 // ShowQueue is GET /api/v1/queue: the backlog of each benchmark and every
-// unfinished job with its state, attempts and place in the line.
+// unfinished job with its state, attempts and place in the line. Which
+// runner holds a job names the pool's machines, so only organisers see it.
 func (h *Handler) ShowQueue(w http.ResponseWriter, r *http.Request) {
 	if !h.pool(w, r) {
+		return
+	}
+	viewer, err := h.viewer(r)
+	if err != nil {
+		h.Error(w, r, err)
 		return
 	}
 	q, err := h.runners.Queue(r.Context())
 	if err != nil {
 		h.Error(w, r, err)
 		return
+	}
+	if viewer == nil || !viewer.Role.AtLeast(d5list.RoleOrganiser) {
+		public := *q
+		public.Jobs = slices.Clone(q.Jobs)
+		for i := range public.Jobs {
+			public.Jobs[i].RunnerID = ""
+		}
+		q = &public
 	}
 	h.writeJSON(w, r, http.StatusOK, q)
 }

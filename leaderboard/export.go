@@ -21,7 +21,7 @@ var csvHeader = []string{
 	"rank", "submission_id", "benchmark", "submitter", "system_name", "framework", "division", "availability",
 	"accelerator", "accelerators", "status", "flag", "metric", "value", "min", "max", "runs", "created_at",
 	"prev_rank", "new", "cost_per_hour", "submission_url", "code_url", "system_url", "basis", "claimed",
-	"host_cpu", "submitter_confirmed",
+	"host_cpu", "submitter_confirmed", "value_text", "accepted",
 }
 
 // csvColumns is the header of a board's CSV: the fixed columns, then one
@@ -45,9 +45,10 @@ func SystemPath(submitter, system string) string {
 	return SubmitterPath(submitter) + "/systems/" + url.PathEscape(system)
 }
 
-// WriteJSON writes board as JSON, the same bytes as json.Encoder's Encode
-// of it (an empty list as []), one entry at a time: an export of 100,000
-// entries never sits in memory whole.
+// WriteJSON writes board as JSON, one entry at a time (an export of
+// 100,000 entries never sits in memory whole): the same bytes as
+// json.Encoder's Encode of it (an empty list as []), each entry with its
+// value_text beside its fields.
 func WriteJSON(w io.Writer, board *d5list.Leaderboard) error {
 	return WriteJSONFrom(w, &board.Benchmark, entriesOf(board))
 }
@@ -67,6 +68,18 @@ func entriesOf(board *d5list.Leaderboard) Entries {
 	}
 }
 
+// exportedEntry is an entry as the JSON export writes it: every field of
+// the entry, and its value as the board prints it (FormatValue), so that
+// a reader who quotes the export quotes the board.
+type exportedEntry struct {
+	*d5list.Entry
+	ValueText string `json:"value_text"`
+}
+
+func exported(bench *d5list.Benchmark, e *d5list.Entry) exportedEntry {
+	return exportedEntry{Entry: e, ValueText: FormatValue(e.Value, bench.Ranking.Unit)}
+}
+
 // WriteJSONFrom is WriteJSON of the board of bench whose entries each
 // gives, one at a time.
 func WriteJSONFrom(w io.Writer, bench *d5list.Benchmark, each Entries) error {
@@ -80,7 +93,7 @@ func WriteJSONFrom(w io.Writer, bench *d5list.Benchmark, each Entries) error {
 	bw.WriteString(`,"entries":[`)
 	first := true
 	err = each(func(e *d5list.Entry) error {
-		b, err := json.Marshal(e)
+		b, err := json.Marshal(exported(bench, e))
 		if err != nil {
 			return err
 		}
@@ -122,6 +135,7 @@ func WriteCSVFrom(w io.Writer, bench *d5list.Benchmark, each Entries, base strin
 			strconv.Itoa(e.PrevRank), strconv.FormatBool(e.New), f(e.CostPerHour),
 			base + SubmissionPath(e.SubmissionID), csvText(e.CodeURL), base + SystemPath(e.Submitter, e.SystemName),
 			e.Basis, f(e.Claimed), csvText(e.HostCPU), strconv.FormatBool(e.SubmitterConfirmed),
+			FormatValue(e.Value, bench.Ranking.Unit), strconv.FormatBool(e.Accepted),
 		}
 		for _, c := range levelCols {
 			v, ok := e.Measures[c.Metric]
@@ -225,6 +239,9 @@ func ReadCSV(r io.Reader) ([]d5list.Entry, error) {
 			return nil, fmt.Errorf("csv line %d, column submitter_confirmed: %q is not true or false", line, rec[27])
 		}
 		e.SubmitterConfirmed = confirmed
+		if e.Accepted, err = strconv.ParseBool(rec[29]); err != nil {
+			return nil, fmt.Errorf("csv line %d, column accepted: %q is not true or false", line, rec[29])
+		}
 		for i, m := range measures {
 			cell := rec[len(csvHeader)+i]
 			if cell == "" {

@@ -63,6 +63,20 @@ func RowOf(bench *d5list.Benchmark, s *d5list.Submission) (Row, bool) {
 	return r, true
 }
 
+// EntryOf is submission s as the boards of bench list it, without a rank
+// and with its values rounded as the boards show them; false where no
+// board lists it. A page or feed that names one entry quotes the board
+// through it.
+func EntryOf(bench *d5list.Benchmark, s *d5list.Submission) (d5list.Entry, bool) {
+	c, ok := candidateOf(bench, s)
+	if !ok {
+		return d5list.Entry{}, false
+	}
+	e := c.entry
+	Finish(&e, 0)
+	return e, true
+}
+
 // ascending maps a value so that smaller is better.
 func ascending(v float64, dir d5list.Direction) float64 {
 	if dir.Better(1, 0) {

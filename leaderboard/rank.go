@@ -138,6 +138,7 @@ func candidateOf(bench *d5list.Benchmark, s *d5list.Submission) (candidate, bool
 		CostPerHour:        s.CostPerHour,
 		CodeURL:            s.CodeURL,
 		Status:             s.Status,
+		Accepted:           s.Accepted(),
 		Flag:               s.Flag,
 		Metric:             metric,
 		Value:              score.Value,
@@ -241,13 +242,14 @@ func Measures(level int, runs []d5list.RunMetrics) map[string]float64 {
 }
 
 // RankedRuns are the runs a submission is ranked by: what the portal
-// measured, where its re-run ran on the hardware the submission declares,
+// measured (its fresh-seed runs, d5list.Result.TimedRuns), where its
+// re-run ran on the hardware the submission declares,
 // since a claim is a hypothesis and a forged clock must buy nothing. Where
 // it could not (no runner of that hardware, or no re-run yet) the claim is
 // all there is, and the entry says so.
 func RankedRuns(bench *d5list.Benchmark, s *d5list.Submission) ([]d5list.RunMetrics, string) {
 	if m := s.Measured; m != nil && len(m.Runs) > 0 && bench.RemeasuredOn(s, m.Runner) {
-		return m.Runs, d5list.BasisMeasured
+		return m.TimedRuns(), d5list.BasisMeasured
 	}
 	return s.Claimed.Runs, d5list.BasisClaimed
 }

@@ -59,6 +59,15 @@ var shapeKeys = map[string]bool{
 	d5list.MetricOpTime: true, d5list.MetricOpRelL2Error: true, d5list.MetricOpMaxError: true,
 }
 
+// offClockKeys are the summary metrics that may also be logged after
+// run_stop: an operator's errors, which check its outputs against a
+// reference and are not the work the window times (Deep500's L0 harness
+// times the call, not the check).
+var offClockKeys = map[string]bool{d5list.MetricOpRelL2Error: true, d5list.MetricOpMaxError: true}
+
+// IsOffClockMetric reports whether metric may be logged after run_stop.
+func IsOffClockMetric(metric string) bool { return offClockKeys[metric] }
+
 // IsShapeMetric reports whether an operator run logs metric once per shape.
 func IsShapeMetric(metric string) bool { return shapeKeys[metric] }
 
@@ -99,7 +108,7 @@ func IsSummaryMetric(metric string) bool {
 //     tracked_stats.throughput), else train_samples x last epoch / time.
 //   - The summary metrics (IsSummaryMetric: op_time_ms, op_rel_l2_error,
 //     op_max_error, latency_p50_ms, latency_p99_ms) logged between
-//     run_start and run_stop go to Extra, folded over the run: op_time_ms
+//     run_start and run_stop (the errors also after run_stop) go to Extra, folded over the run: op_time_ms
 //     summed over the shapes, the errors their maximum. When q.Metric is
 //     one of them there is no curve: the run converges when its run_stop
 //     status is "success" and its value reaches q (an operator error at
@@ -214,10 +223,10 @@ func Derive(events []Event, q d5list.QualityTarget, file string, index int) (d5l
 		to = stop + 1
 	}
 	summaries := map[string]float64{}
-	for i := from; i < to; i++ {
+	for i := from; i < len(events); i++ {
 		e := &events[i]
 		fold, ok := summaryKeys[e.Key]
-		if !ok {
+		if !ok || (i >= to && !offClockKeys[e.Key]) {
 			continue
 		}
 		v, ok := Float(e.Value)

@@ -23,6 +23,13 @@ const MaxLineBytes = 1 << 20
 // file of short lines could otherwise cost twenty times its size.
 const MaxEvents = 20_000
 
+// MaxDecodedBytes bounds the JSON text of the values and metadata decoded
+// from one file (Event.Decoded, summed): decoded, an object of short keys
+// and numbers costs ten times its text, so that a file of long metadata
+// would cost far more than its size. MLPerf's richest published run log
+// (unet3d) decodes 138 kB.
+const MaxDecodedBytes = 2 << 20
+
 // maxSyntaxReasons caps how many bad lines one file reports, so a binary
 // file uploaded by mistake yields a readable answer.
 const maxSyntaxReasons = 20
@@ -52,6 +59,7 @@ func Parse(r io.Reader, file string) ([]Event, error) {
 		events  []Event
 		reasons []d5list.Reason
 		line    int
+		decoded int
 	)
 	bad := func(msg string) {
 		if len(reasons) < maxSyntaxReasons {
@@ -73,6 +81,10 @@ func Parse(r io.Reader, file string) ([]Event, error) {
 		ev.Line = line
 		if len(events) == MaxEvents {
 			bad(fmt.Sprintf("more than %d MLLOG events in one file (MLPerf's longest published run logs 1,229); the rest is not read", MaxEvents))
+			break
+		}
+		if decoded += ev.Decoded; decoded > MaxDecodedBytes {
+			bad(fmt.Sprintf("the values and metadata of the events up to here take more than %d bytes (MLPerf's richest published run log, 138 kB); the rest is not read", MaxDecodedBytes))
 			break
 		}
 		events = append(events, ev)
@@ -149,12 +161,14 @@ func decodePayload(p []byte) (Event, error) {
 			return Event{}, fmt.Errorf("event %q: bad value: %v", key, err)
 		}
 		ev.Value = normalize(ev.Value)
+		ev.Decoded += len(v)
 	}
 	if m := bytes.TrimSpace(raw.Metadata); len(m) > 0 && len(m) <= maxMetadataBytes {
 		var meta map[string]any
 		if err := decodeNumbers(m, &meta); err != nil {
 			return Event{}, fmt.Errorf("event %q: bad metadata: %v", key, err)
 		}
+		ev.Decoded += len(m)
 		if meta != nil {
 			ev.Metadata = normalize(meta).(map[string]any)
 		}
@@ -317,10 +331,31 @@ func Int(v any) (int64, bool) {
 	return 0, false
 }
 
+// DecodedBytes sums the events' Decoded.
+func DecodedBytes(events []Event) int {
+	n := 0
+	for _, e := range events {
+		n += e.Decoded
+	}
+	return n
+}
+
 // Meta returns metadata[key] of the event, or nil.
 func (e *Event) Meta(key string) any {
 	if e.Metadata == nil {
 		return nil
 	}
 	return e.Metadata[key]
+}
+
+// ParseLine reads the event of one log line, as Parse reads each line: ok
+// is false for a line without ":::MLLOG" or with a payload Parse would
+// refuse.
+func ParseLine(text string) (Event, bool) {
+	i := strings.Index(text, marker)
+	if i < 0 {
+		return Event{}, false
+	}
+	ev, err := decodePayload(bytes.TrimSpace([]byte(text[i+len(marker):])))
+	return ev, err == nil
 }

@@ -343,6 +343,24 @@ func TestParseBoundsWhatItKeeps(t *testing.T) {
 	if len(evs) != MaxEvents || len(rs) != 1 || rs[0].Line != MaxEvents+1 || !strings.Contains(rs[0].Message, "the rest is not read") {
 		t.Fatalf("%d events, reasons %+v; want %d and one reason at line %d", len(evs), rs, MaxEvents, MaxEvents+1)
 	}
+
+	// Metadata of 3 kB a line: past MaxDecodedBytes of values and
+	// metadata, well before MaxEvents, the rest is not read.
+	b.Reset()
+	meta := `{"epoch_num": 1, "note": "` + strings.Repeat("x", 3000) + `"}`
+	line := func(i int) string {
+		return fmt.Sprintf(":::MLLOG {\"time_ms\": %d, \"key\": \"eval_accuracy\", \"value\": 0.5, \"metadata\": %s}\n", i, meta)
+	}
+	for i := range 2 * MaxDecodedBytes / len(meta) {
+		b.WriteString(line(i))
+	}
+	evs, err = Parse(strings.NewReader(b.String()), "meta.txt")
+	rs = d5list.ErrorReasons(err)
+	perEvent := len(meta) + len("0.5")
+	if want := MaxDecodedBytes / perEvent; len(evs) != want || DecodedBytes(evs) != want*perEvent || len(rs) != 1 ||
+		rs[0].Line != want+1 || !strings.Contains(rs[0].Message, "the rest is not read") {
+		t.Fatalf("%d events decoding %d bytes, reasons %+v; want %d events and one reason at line %d", len(evs), DecodedBytes(evs), rs, want, want+1)
+	}
 }
 
 // A sum or a mean of huge logged values would overflow to +Inf, which

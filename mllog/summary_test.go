@@ -57,3 +57,26 @@ func TestDeriveOperatorRun(t *testing.T) {
 		t.Error("a run whose worst shape misses the tolerance converged")
 	}
 }
+
+// An operator's errors may be logged after run_stop (the harness checks
+// the last output off the clock); its time may not: an op_time_ms after
+// run_stop is not the run's.
+func TestDeriveTakesErrorsAfterRunStop(t *testing.T) {
+	log := strings.Join([]string{
+		`:::MLLOG {"time_ms":1010,"event_type":"INTERVAL_START","key":"run_start","value":null,"metadata":{}}`,
+		`:::MLLOG {"time_ms":1100,"event_type":"POINT_IN_TIME","key":"op_time_ms","value":14.5,"metadata":{"shape":"a"}}`,
+		`:::MLLOG {"time_ms":1210,"event_type":"INTERVAL_END","key":"run_stop","value":null,"metadata":{"status":"success"}}`,
+		`:::MLLOG {"time_ms":1300,"event_type":"POINT_IN_TIME","key":"op_rel_l2_error","value":1.5e-15,"metadata":{"shape":"a"}}`,
+		`:::MLLOG {"time_ms":1300,"event_type":"POINT_IN_TIME","key":"op_max_error","value":1e-13,"metadata":{"shape":"a"}}`,
+		`:::MLLOG {"time_ms":1300,"event_type":"POINT_IN_TIME","key":"op_time_ms","value":1,"metadata":{"shape":"a"}}`,
+	}, "\n")
+	events, err := Parse(strings.NewReader(log), "r.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := d5list.QualityTarget{Metric: d5list.MetricOpRelL2Error, Target: 1e-12, Mode: "final", Direction: d5list.LowerIsBetter}
+	m, _ := Derive(events, q, "r.txt", 0)
+	if m.Extra[d5list.MetricOpRelL2Error] != 1.5e-15 || m.Extra[d5list.MetricOpMaxError] != 1e-13 || m.Extra[d5list.MetricOpTime] != 14.5 || !m.Converged {
+		t.Fatalf("extra %v, converged %v: want the errors logged after run_stop and the time logged before it", m.Extra, m.Converged)
+	}
+}

@@ -70,6 +70,11 @@ type Config struct {
 	// ScratchDir holds the folders a check unpacks (CheckMLPerf); "" is the
 	// system's temporary folder.
 	ScratchDir string
+	// RemeasureAfter is how long the timed runs of a verdict that rests on
+	// timing alone wait before they are measured again, and
+	// RemeasureElsewhere how long after that they wait for another runner
+	// than the last (remeasure.go); zero takes the defaults.
+	RemeasureAfter, RemeasureElsewhere time.Duration
 }
 
 // Service implements the portal's use cases.
@@ -95,6 +100,12 @@ func New(st Store, blobs Blobs, cfg Config, log *slog.Logger) *Service {
 	}
 	if cfg.LeaseTTL == 0 {
 		cfg.LeaseTTL = 2 * time.Minute
+	}
+	if cfg.RemeasureAfter == 0 {
+		cfg.RemeasureAfter = DefaultRemeasureAfter
+	}
+	if cfg.RemeasureElsewhere == 0 {
+		cfg.RemeasureElsewhere = DefaultRemeasureElsewhere
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -383,6 +394,10 @@ func (s *Service) Complete(ctx context.Context, jobID int64, secret string, logs
 	if err != nil {
 		return err
 	}
+	claimedSeeds := job.ClaimedSeedsToRun(bench, sub.Seeds(), len(job.FreshSeeds))
+	if err := reportsTheLeasedRuns(claimedSeeds, job.FreshSeeds, logs); err != nil {
+		return err
+	}
 	measured, err := Measure(bench, logs)
 	if err != nil {
 		return err
@@ -391,7 +406,22 @@ func (s *Service) Complete(ctx context.Context, jobID int64, secret string, logs
 	if err := s.keepRerunLogs(measured, logs); err != nil {
 		return err
 	}
+	rs, remeasures := s.store.(RemeasureStore)
+	gapsSeen := 0
+	if remeasures && job.Remeasure > 0 {
+		earlier, gaps, err := remeasureChain(ctx, rs, job)
+		if err != nil {
+			return err
+		}
+		if len(claimedSeeds) == 0 {
+			measured = withReproducedRuns(measured, earlier)
+		}
+		gapsSeen = gaps
+	}
 	status, reasons := verifier.Compare(bench, sub.Claimed, measured, bench.RemeasuredOn(sub, runner))
+	if why := remeasureWhy(bench, job, sub.Claimed, measured, status, reasons, gapsSeen); remeasures && why != "" {
+		return s.remeasure(ctx, rs, job, secret, measured, status, reasons, why)
+	}
 	if err := s.store.CompleteJob(ctx, jobID, secret, measured, status, reasons); err != nil {
 		return err
 	}
@@ -427,25 +457,20 @@ func (s *Service) keepRerunLogs(measured *d5list.Result, logs []d5list.RunLog) e
 }
 
 // onRunnerClock puts a re-run whose log the competitor's code wrote on the
-// runner's clock. Its time to train is what the runner saw pass between
-// the run_start and run_stop lines arriving (LogS), or, for a log that
-// arrived all at once, the run's whole wall time. The log's own time is
-// kept where it is within two polls of LogS (each line is seen up to a poll
-// late, so the runner can tell no better); otherwise the log is stretched
-// or shrunk to the runner's time, evaluation times and time to accuracy
+// runner's clock: its time to train is its window as the runner saw it
+// (LogS: from the run taking its seed at the gate to its run_stop line
+// arriving), or the run's whole wall time where it breached its window.
+// The log's evaluation times and time to accuracy are stretched or shrunk
 // with it (and the throughput inversely): a re-run that sleeps 5 s and
 // logs 10 ms measures 5 s, and one that replays a claim's logs in no time
-// measures no time.
+// measures no time. The log's own timestamps are the run's claim.
 func onRunnerClock(run *d5list.RunMetrics) {
 	c := run.Clock
 	if c == nil || !c.CompetitorLog {
 		return
 	}
 	seen := c.LogS
-	if seen > 0 && math.Abs(run.TimeToTrain-seen) <= 2*d5list.LogClockPollS {
-		return
-	}
-	if seen == 0 {
+	if seen == 0 || len(c.Breaches) > 0 {
 		seen = c.WallS
 	}
 	if seen == run.TimeToTrain {
@@ -500,7 +525,7 @@ func Measure(bench *d5list.Benchmark, logs []d5list.RunLog) (*d5list.Result, err
 		if l.Index != i {
 			return nil, d5list.Errorf(d5list.EINVALID, "run logs out of order: position %d holds run %d", i, l.Index)
 		}
-		file := "rerun/result_" + itoa(l.Index) + ".txt"
+		file := rerunFile(l.Index)
 		events, err := mllog.Parse(bytesReader(l.Log), file)
 		if err != nil {
 			return nil, err
@@ -508,10 +533,16 @@ func Measure(bench *d5list.Benchmark, logs []d5list.RunLog) (*d5list.Result, err
 		run, _ := mllog.Derive(events, bench.Quality, file, l.Index)
 		if l.Clock != nil {
 			c := *l.Clock
-			for _, v := range []float64{c.WallS, c.CPUS, c.WaitS, c.LogS} {
+			for _, v := range []float64{c.WallS, c.CPUS, c.WaitS, c.LogS, c.BeforeWindowCPUS} {
 				if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-					return nil, d5list.Errorf(d5list.EINVALID, "run %d: clock: wall, CPU, wait and log times must be finite and not negative", l.Index)
+					return nil, d5list.Errorf(d5list.EINVALID, "run %d: clock: wall, CPU, wait, window and before-window CPU times must be finite and not negative", l.Index)
 				}
+			}
+			if err := checkBreaches(l.Index, c.Breaches); err != nil {
+				return nil, err
+			}
+			if err := checkAudit(l.Index, c.Audit); err != nil {
+				return nil, err
 			}
 			if len(c.Environment) > maxEnvironmentEntries {
 				return nil, d5list.Errorf(d5list.EINVALID, "run %d: clock: the recorded environment holds %d entries, more than %d", l.Index, len(c.Environment), maxEnvironmentEntries)
@@ -534,8 +565,76 @@ func Measure(bench *d5list.Benchmark, logs []d5list.RunLog) (*d5list.Result, err
 			onRunnerClock(&run)
 			throughputOnRunnerClock(bench, &run)
 		}
+		run.Fresh, run.GivenSeed = l.Fresh, l.Seed
 		res.Runs = append(res.Runs, run)
 	}
-	res.Score = d5list.OlympicScore(res.Runs, bench.Ranking.Metric, bench.Ranking.Direction)
+	res.Score = d5list.OlympicScore(res.TimedRuns(), bench.Ranking.Metric, bench.Ranking.Direction)
 	return res, nil
+}
+
+// rerunFile names a re-run's log in findings.
+func rerunFile(index int) string { return "rerun/result_" + itoa(index) + ".txt" }
+
+// checkBreaches bounds a run's reported breaches of its window: the
+// runner's codes only, each message a sentence, a handful at most (a run
+// breaches its window in one way at a time).
+func checkBreaches(run int, breaches []d5list.Reason) error {
+	const maxBreaches, maxBreachMessage = 4, 300
+	if len(breaches) > maxBreaches {
+		return d5list.Errorf(d5list.EINVALID, "run %d: clock: %d breaches, more than %d", run, len(breaches), maxBreaches)
+	}
+	for _, b := range breaches {
+		if !d5list.IsBreach(b.Code) || len(b.Message) > maxBreachMessage {
+			return d5list.Errorf(d5list.EINVALID, "run %d: clock: breach %.40q is not one the runner reports, or its message is over %d bytes", run, b.Code, maxBreachMessage)
+		}
+	}
+	return nil
+}
+
+// checkAudit bounds a run's reported audit as the runner makes it: a
+// section per operator shape (the harness's 64 commitments at most), a
+// few calls checked in each, finite errors, and failures with the audit's
+// codes in a sentence each.
+func checkAudit(run int, a *d5list.Audit) error {
+	if a == nil {
+		return nil
+	}
+	const maxSections, maxChecked, maxMessage = 64, 64, 300
+	if len(a.Sections) > maxSections || len(a.Failures) > maxSections*(maxChecked+1) {
+		return d5list.Errorf(d5list.EINVALID, "run %d: audit: %d sections and %d failures, more than a runner reports", run, len(a.Sections), len(a.Failures))
+	}
+	for _, s := range a.Sections {
+		bad := len(s.Name) > maxMessage || len(s.Checked) > maxChecked || s.Calls < 0
+		for _, v := range []float64{s.MaxRelError, s.MaxAbsError} {
+			bad = bad || math.IsNaN(v) || math.IsInf(v, 0) || v < 0
+		}
+		if bad {
+			return d5list.Errorf(d5list.EINVALID, "run %d: audit: section %.40q is not one a runner reports", run, s.Name)
+		}
+	}
+	for _, f := range a.Failures {
+		if (f.Code != d5list.AuditMissing && f.Code != d5list.AuditMismatch) || len(f.Message) > maxMessage {
+			return d5list.Errorf(d5list.EINVALID, "run %d: audit: failure %.40q is not one a runner reports", run, f.Code)
+		}
+	}
+	return nil
+}
+
+// reportsTheLeasedRuns checks that a runner's report holds the runs its
+// lease asked for, in order: the claimed seeds, then the fresh seeds the
+// lease drew. A runner that knows no fresh seeds (older than the portal)
+// reports too few runs and is told so.
+func reportsTheLeasedRuns(claimed, fresh []int64, logs []d5list.RunLog) error {
+	want := d5list.JobSpec{Seeds: claimed, FreshSeeds: fresh}.Runs()
+	if len(logs) != len(want) {
+		return d5list.Errorf(d5list.EINVALID, "the report holds %d runs; the lease asked for %d (%d with the claimed seeds, %d with fresh ones): is the runner older than the portal?",
+			len(logs), len(want), len(claimed), len(fresh))
+	}
+	for i, w := range want {
+		if l := logs[i]; l.Seed != w.Seed || l.Fresh != w.Fresh {
+			return d5list.Errorf(d5list.EINVALID, "run %d: the report says seed %d (fresh %t); the lease asked for seed %d (fresh %t)",
+				i, l.Seed, l.Fresh, w.Seed, w.Fresh)
+		}
+	}
+	return nil
 }

@@ -94,10 +94,12 @@ func TestMeasure(t *testing.T) {
 }
 
 // A re-run whose log the competitor's code wrote is measured on the
-// runner's clock: a log claiming 0.01 s for a run the runner saw take 5 s
-// between its run_start and run_stop lines measures 5 s, its evaluations
-// stretched with it; one written all at once is held to the run's wall
-// time; one claiming more than the runner saw is shrunk to it; the builtin workloads' logs are the runner's own and keep theirs.
+// runner's clock: its window, from taking its seed at the gate to its
+// run_stop line arriving, whatever the log says (a log claiming 0.01 s of
+// a 5 s window measures 5 s, its evaluations stretched with it; one
+// claiming a second of a 0.2 s window, a replay, is shrunk to it); a run
+// that breached its window is held to its whole wall time; the builtin
+// workloads' logs are the runner's own and keep theirs.
 func TestMeasureOnTheRunnersClock(t *testing.T) {
 	b := digits(t)
 	logOf := func(ms int) []byte {
@@ -109,20 +111,19 @@ func TestMeasureOnTheRunnersClock(t *testing.T) {
 		}, "\n"))
 	}
 	log := logOf(10)
+	breach := []d5list.Reason{{Code: d5list.BreachWindowRepeated, Message: "2 run_start and 2 run_stop lines arrived"}}
 	cases := []struct {
 		name  string
 		clock *d5list.RunClock
 		want  float64
 		logMS int // the run's length as logged; 0 means 10 ms
 	}{
-		{"competitor's log, lines seen 5 s apart", &d5list.RunClock{CompetitorLog: true, LogS: 5, WallS: 6}, 5, 0},
-		{"competitor's log written at once", &d5list.RunClock{CompetitorLog: true, WallS: 6}, 6, 0},
-		{"competitor's log claiming more than seen, within two polls", &d5list.RunClock{CompetitorLog: true, LogS: 0.001, WallS: 0.002}, 0.01, 0},
+		{"a window of 5 s", &d5list.RunClock{CompetitorLog: true, LogS: 5, WallS: 6}, 5, 0},
+		{"a window a little longer than logged", &d5list.RunClock{CompetitorLog: true, LogS: 1.004, WallS: 2}, 1.004, 1000},
 		// A replay of the claim's logs: lines written faster than they say.
-		{"competitor's log claiming more than two polls over what was seen", &d5list.RunClock{CompetitorLog: true, LogS: 0.2, WallS: 1}, 0.2, 1000},
-		{"lines seen a little later than logged, within two polls", &d5list.RunClock{CompetitorLog: true, LogS: 1 + 1.5*d5list.LogClockPollS, WallS: 2}, 1, 1000},
-		{"lines seen later than logged by more than two polls", &d5list.RunClock{CompetitorLog: true, LogS: 1.2, WallS: 2}, 1.2, 1000},
-		{"competitor's log written at once, claiming more than the whole run", &d5list.RunClock{CompetitorLog: true, WallS: 0.004}, 0.004, 0},
+		{"a window shorter than logged", &d5list.RunClock{CompetitorLog: true, LogS: 0.2, WallS: 1}, 0.2, 1000},
+		{"a breached window", &d5list.RunClock{CompetitorLog: true, WallS: 6, Breaches: breach}, 6, 0},
+		{"a breached window with a window time", &d5list.RunClock{CompetitorLog: true, LogS: 0.05, WallS: 6, Breaches: breach}, 6, 0},
 		{"the runner's own workload", &d5list.RunClock{WallS: 6}, 0.01, 0},
 	}
 	for _, c := range cases {
@@ -144,8 +145,14 @@ func TestMeasureOnTheRunnersClock(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Measure(b, []d5list.RunLog{{Index: 0, Log: log, Clock: &d5list.RunClock{CompetitorLog: true, LogS: math.Inf(1)}}}); d5list.ErrorCode(err) != d5list.EINVALID {
-		t.Errorf("an infinite log time: %v", err)
+	for name, clock := range map[string]*d5list.RunClock{
+		"an infinite window":        {CompetitorLog: true, LogS: math.Inf(1)},
+		"a breach of no known kind": {CompetitorLog: true, Breaches: []d5list.Reason{{Code: "made_up", Message: "x"}}},
+		"a breach of many words":    {CompetitorLog: true, Breaches: []d5list.Reason{{Code: d5list.BreachWindowMissing, Message: strings.Repeat("x", 301)}}},
+	} {
+		if _, err := Measure(b, []d5list.RunLog{{Index: 0, Log: log, Clock: clock}}); d5list.ErrorCode(err) != d5list.EINVALID {
+			t.Errorf("%s: %v, want %s", name, err, d5list.EINVALID)
+		}
 	}
 }
 
@@ -179,5 +186,36 @@ func TestMeasureThroughputOnTheRunnersClock(t *testing.T) {
 				t.Fatalf("throughput %v, want %v", got, c.want)
 			}
 		})
+	}
+}
+
+// A report must hold the runs its lease asked for: the claimed seeds in
+// order, then the lease's fresh ones, each marked as such. A runner older
+// than fresh seeds, or one that swapped a fresh run for a claimed seed's,
+// is refused before any verdict.
+func TestReportHoldsTheLeasedRuns(t *testing.T) {
+	claimed, fresh := []int64{1, 2}, []int64{71, 72}
+	run := func(i int, seed int64, isFresh bool) d5list.RunLog {
+		return d5list.RunLog{Index: i, Seed: seed, Fresh: isFresh}
+	}
+	cases := []struct {
+		name string
+		logs []d5list.RunLog
+		ok   bool
+	}{
+		{"as leased", []d5list.RunLog{run(0, 1, false), run(1, 2, false), run(2, 71, true), run(3, 72, true)}, true},
+		{"no fresh runs", []d5list.RunLog{run(0, 1, false), run(1, 2, false)}, false},
+		{"a fresh seed of its own", []d5list.RunLog{run(0, 1, false), run(1, 2, false), run(2, 71, true), run(3, 99, true)}, false},
+		{"a claimed seed passed off as fresh", []d5list.RunLog{run(0, 1, false), run(1, 2, false), run(2, 1, true), run(3, 72, true)}, false},
+		{"a fresh run not marked", []d5list.RunLog{run(0, 1, false), run(1, 2, false), run(2, 71, false), run(3, 72, true)}, false},
+	}
+	for _, c := range cases {
+		err := reportsTheLeasedRuns(claimed, fresh, c.logs)
+		if (err == nil) != c.ok {
+			t.Errorf("%s: %v, want ok %t", c.name, err, c.ok)
+		}
+		if err != nil && d5list.ErrorCode(err) != d5list.EINVALID {
+			t.Errorf("%s: code %s, want %s", c.name, d5list.ErrorCode(err), d5list.EINVALID)
+		}
 	}
 }

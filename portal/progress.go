@@ -179,6 +179,8 @@ func eventEntry(e d5list.JobEvent) d5list.TimelineEntry {
 		t.Text = "verification failed (" + attempt + "): " + e.Detail
 	case d5list.EventCompleted:
 		t.Text = "re-run completed by runner " + e.Runner + " (" + attempt + "); verdict: " + e.Detail
+	case d5list.EventRemeasure:
+		t.Text = "re-run completed by runner " + e.Runner + " (" + attempt + "); its verdict (" + e.Detail + ") waits for its timed runs to be measured again"
 	case d5list.EventCancelled:
 		t.Text = "cancelled by an organiser (" + attempt + ")"
 	default:

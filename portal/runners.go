@@ -207,6 +207,11 @@ func (s *Service) BundlePath(ctx context.Context, tokenName string, jobID int64,
 	if err != nil {
 		return "", err
 	}
+	// heldJob also knows the lease whose report ended the job, so that a
+	// repeated report is recognised; the bundle is for a live lease only.
+	if job.State != d5list.JobLeased {
+		return "", d5list.Errorf(d5list.ECONFLICT, "job %d is %s: its bundle is for the runner holding its lease", jobID, job.State)
+	}
 	sub, err := s.store.Submission(ctx, job.SubmissionID)
 	if err != nil {
 		return "", err

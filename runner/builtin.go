@@ -15,15 +15,17 @@ import (
 // executes no competitor code: the recipe only selects hyperparameters.
 type Builtin struct{}
 
-// Execute runs every seed of the spec in order.
+// Execute runs every seed of the spec in order, the fresh ones last.
 func (Builtin) Execute(ctx context.Context, spec d5list.JobSpec) ([]d5list.RunLog, error) {
 	work, ok := workloads.Lookup(spec.Benchmark.Workload)
 	if !ok {
 		return nil, fmt.Errorf("benchmark %s: no builtin workload %q", spec.Benchmark.ID, spec.Benchmark.Workload)
 	}
-	logs := make([]d5list.RunLog, 0, len(spec.Seeds))
+	runs := spec.Runs()
+	logs := make([]d5list.RunLog, 0, len(runs))
 	onLine := LinesFrom(ctx)
-	for i, seed := range spec.Seeds {
+	for _, r := range runs {
+		i, seed := r.Index, r.Seed
 		var buf bytes.Buffer
 		var w io.Writer = &buf
 		var lines *lineWriter
@@ -47,7 +49,7 @@ func (Builtin) Execute(ctx context.Context, spec d5list.JobSpec) ([]d5list.RunLo
 		if err != nil {
 			return nil, fmt.Errorf("run %d (seed %d): %w", i, seed, err)
 		}
-		logs = append(logs, d5list.RunLog{Index: i, Seed: seed, Log: buf.Bytes(), Clock: clock})
+		logs = append(logs, d5list.RunLog{Index: i, Seed: seed, Fresh: r.Fresh, Log: buf.Bytes(), Clock: clock})
 	}
 	return logs, nil
 }

@@ -100,7 +100,7 @@ func TestRecordedEnvironmentHoldsNoRunnerSecrets(t *testing.T) {
 		t.Fatalf("%d run logs, want 2", len(q.logs))
 	}
 	for _, l := range q.logs {
-		if l.Clock == nil || l.Clock.Environment["env.D5_SEED"] == "" {
+		if l.Clock == nil || l.Clock.Environment["env.D5_GATE"] == "" {
 			t.Fatalf("run %d recorded no environment: %+v", l.Index, l.Clock)
 		}
 		for k, v := range l.Clock.Environment {

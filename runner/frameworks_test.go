@@ -58,8 +58,11 @@ func TestProcessRecordsEnvironment(t *testing.T) {
 		if env["framework.python"] != python || env["framework.torch"] != torch {
 			t.Errorf("run %d recorded %v, want framework.python=%s and framework.torch=%s as %s says", l.Index, env, python, torch, SandboxPython)
 		}
-		if env["env.D5_SEED"] != strconv.FormatInt(l.Seed, 10) || env["env.PATH"] == "" || env["env.D5_RESULT_LOG"] != "/d5/run/result.txt" {
+		if env["env.D5_GATE"] != "/d5/ctl/gate" || env["env.PATH"] == "" || env["env.D5_RESULT_LOG"] != "/d5/ctl/log" {
 			t.Errorf("run %d recorded the variables %v, want the sandbox's own", l.Index, env)
+		}
+		if _, ok := env["env.D5_SEED"]; ok {
+			t.Errorf("run %d was given its seed in its environment, before its window: %v", l.Index, env)
 		}
 		if _, ok := env["env.CUDA_VISIBLE_DEVICES"]; ok {
 			t.Errorf("run %d of a CPU job was given GPUs: %v", l.Index, env)

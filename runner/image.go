@@ -151,7 +151,7 @@ func unpackImage(ctx context.Context, archive, rootfs string, lim ImageLimits) (
 // the /sys entries GPU drivers read (gpuSysPaths). The image is mounted
 // read-only, so bwrap cannot make them when it starts.
 func imageMountpoints() []string {
-	dirs := []string{"proc", "dev", "tmp", "sys", "d5/bundle", "d5/run", "d5/data"}
+	dirs := []string{"proc", "dev", "tmp", "sys", "d5/bundle", "d5/run", "d5/ctl", "d5/lib", "d5/data"}
 	for _, d := range gpuSysPaths {
 		if strings.HasPrefix(d, "/sys/") {
 			dirs = append(dirs, strings.TrimPrefix(d, "/"))

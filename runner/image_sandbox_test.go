@@ -22,6 +22,7 @@ import (
 const probeSource = `package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -64,8 +65,12 @@ func main() {
 		tmpWrite = err.Error()
 	}
 	pci, _ := os.ReadDir("/sys/bus/pci/devices")
-	out := fmt.Sprintf("marker=%s\nhost-python-absent=%v\npath=%s\nseed=%s\nlinked=%s\ntmp-type=%s\ntmp-write=%s\nld-preload=%s\nsys-pci-devices=%d\n",
-		marker, os.IsNotExist(hostPython), os.Getenv("PATH"), os.Getenv("D5_SEED"), linked, tmpType, tmpWrite, os.Getenv("LD_PRELOAD"), len(pci))
+	var gate struct{ Seed int64 }
+	if b, err := os.ReadFile(os.Getenv("D5_GATE")); err == nil {
+		json.Unmarshal(b, &gate)
+	}
+	out := fmt.Sprintf("marker=%s\nhost-python-absent=%v\npath=%s\nseed=%d\nlinked=%s\ntmp-type=%s\ntmp-write=%s\nld-preload=%s\nsys-pci-devices=%d\n",
+		marker, os.IsNotExist(hostPython), os.Getenv("PATH"), gate.Seed, linked, tmpType, tmpWrite, os.Getenv("LD_PRELOAD"), len(pci))
 	if err := os.WriteFile(os.Getenv("D5_RESULT_LOG"), []byte(out), 0o644); err != nil {
 		os.Exit(1)
 	}
@@ -333,15 +338,20 @@ func TestImageSandboxMountsGPUPathsOnItsReadOnlyRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Mkdir(host.bundle, 0o755); err != nil {
-		t.Fatal(err)
+	for _, d := range []string{host.bundle, host.ctl, host.lib} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	host.devices = []string{"/dev/null"}
 	tmp := filepath.Join(host.run, "tmp")
 	if err := os.Mkdir(tmp, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	in := layout{bundle: "/d5/bundle", run: "/d5/run", result: "/d5/run/result.txt", scratch: "/d5/run/scratch"}
+	// The probe writes a plain file in its run folder: this test is about
+	// the mounts, not the result log.
+	in := sandboxLayout
+	in.result, host.result = "/d5/run/result.txt", filepath.Join(host.run, "result.txt")
 	p, err := NewProcess(ProcessOptions{Fetch: fetchOf(nil), WorkDir: job})
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/bundle"
+	"github.com/deep500/d5list/harness"
 )
 
 // sandboxUID is the user a root runner drops to before starting bwrap. The
@@ -79,6 +80,17 @@ func newProcess(opts ProcessOptions) (*Process, error) {
 		}
 		p.prlimit = pl
 	}
+	if p.bwrap != "" && os.Geteuid() == 0 {
+		// Runs drop to the sandbox user, which must reach every job's
+		// folder: a work dir it cannot enter would fail every job, three
+		// times each, so the runner refuses to start instead.
+		if err := os.MkdirAll(opts.WorkDir, 0o755); err != nil {
+			return nil, d5list.Errorf(d5list.EUNAVAILABLE, "process executor: work dir %s: %v", opts.WorkDir, err)
+		}
+		if err := traversable(opts.WorkDir); err != nil {
+			return nil, err
+		}
+	}
 	return p, nil
 }
 
@@ -98,43 +110,54 @@ func (p *Process) Execute(ctx context.Context, spec d5list.JobSpec) ([]d5list.Ru
 	if p.bwrap == "" && !p.opts.AllowUnsandboxed {
 		return nil, errNoSandbox("bwrap", errors.New("not found"))
 	}
+	task, err := harness.For(&spec.Benchmark, &spec.Recipe)
+	if err != nil {
+		return nil, err
+	}
 	setup := jobSetup{fetch: p.opts.Fetch, dir: p.opts.WorkDir, limits: p.opts.Limits, keep: p.opts.KeepWork, timeLimit: p.opts.DefaultTimeLimit}
-	var gpus gpuShare // none, unless the benchmark runs on accelerators
-	switch {
+	pj := processJob{task: task, dropUID: p.bwrap != "" && os.Geteuid() == 0}
+	switch { // no GPUs, unless the benchmark runs on accelerators
 	case !needsGPUs(&spec.Benchmark):
 	case p.gpus != nil:
-		var err error
-		if gpus.ids, err = p.gpus.acquire(ctx); err != nil {
+		if pj.gpus.ids, err = p.gpus.acquire(ctx); err != nil {
 			return nil, err
 		}
-		defer p.gpus.release(gpus.ids)
+		defer p.gpus.release(pj.gpus.ids)
 	default:
-		gpus.unmanaged = true
+		pj.gpus.unmanaged = true
 	}
-	dropUID := p.bwrap != "" && os.Geteuid() == 0
 	// The recipe's image is pulled and unpacked once per job, before any
 	// run's clock starts: run 0's wall time is the run's alone, and a
 	// log that arrives all at once is timed by it.
-	var img jobImage
 	if spec.Recipe.Image != "" {
 		setup.prepare = func(ctx context.Context, job string) error {
 			var err error
-			img.rootfs, img.env, err = p.image(ctx, job, spec.Recipe.Image, dropUID)
+			pj.img.rootfs, pj.img.env, err = p.image(ctx, job, spec.Recipe.Image, pj.dropUID)
 			return err
 		}
 	}
 	// What the job's runs ran with is asked in their own sandbox, started
 	// as the first run's was, once the runs are done (off their clocks).
-	var launch sandboxLaunch
 	setup.record = func(ctx context.Context) map[string]string {
 		if spec.Recipe.Image != "" {
-			return p.probeEnvironment(ctx, spec, launch)
+			return p.probeEnvironment(ctx, spec, pj.launch)
 		}
-		return p.hostVersions.get(func() map[string]string { return p.probeEnvironment(ctx, spec, launch) })
+		return p.hostVersions.get(func() map[string]string { return p.probeEnvironment(ctx, spec, pj.launch) })
 	}
 	return setup.execute(ctx, spec, func(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64) ([]byte, *d5list.RunClock, error) {
-		return p.run(ctx, spec, job, entry, mode, i, seed, gpus, img, dropUID, &launch)
+		return p.run(ctx, spec, job, entry, mode, i, seed, &pj)
 	})
+}
+
+// processJob is what every run of a job shares: its GPUs, its unpacked
+// image, whether the sandbox drops to its own user, its harness task, and
+// how its first run's sandbox was started (for probeEnvironment).
+type processJob struct {
+	gpus    gpuShare
+	img     jobImage
+	dropUID bool
+	task    *harness.Task
+	launch  sandboxLaunch
 }
 
 // jobImage is a job's unpacked recipe image: its root filesystem and the
@@ -188,6 +211,9 @@ func (s jobSetup) execute(ctx context.Context, spec d5list.JobSpec, run runFunc)
 	if err != nil || !info.Mode().IsRegular() {
 		return nil, d5list.Errorf(d5list.EINVALID, "recipe: entrypoint %q is not a file of the bundle", entry)
 	}
+	if err := harness.Stage(filepath.Join(job, "lib")); err != nil {
+		return nil, err
+	}
 	if s.prepare != nil {
 		if err := s.prepare(ctx, job); err != nil {
 			if c := context.Cause(ctx); c != nil {
@@ -196,8 +222,10 @@ func (s jobSetup) execute(ctx context.Context, spec d5list.JobSpec, run runFunc)
 			return nil, err
 		}
 	}
-	logs := make([]d5list.RunLog, 0, len(spec.Seeds))
-	for i, seed := range spec.Seeds {
+	runs := spec.Runs()
+	logs := make([]d5list.RunLog, 0, len(runs))
+	for _, r := range runs {
+		i, seed := r.Index, r.Seed
 		start := time.Now()
 		log, clock, err := run(ctx, spec, job, entry, info.Mode(), i, seed)
 		if err != nil {
@@ -212,7 +240,7 @@ func (s jobSetup) execute(ctx context.Context, spec d5list.JobSpec, run runFunc)
 			clock = &d5list.RunClock{}
 		}
 		clock.WallS = time.Since(start).Seconds()
-		logs = append(logs, d5list.RunLog{Index: i, Seed: seed, Log: log, Clock: clock})
+		logs = append(logs, d5list.RunLog{Index: i, Seed: seed, Fresh: r.Fresh, Log: log, Clock: clock})
 	}
 	if s.record != nil {
 		versions := s.record(ctx)
@@ -290,9 +318,11 @@ func prepareJob(ctx context.Context, fetch FetchFunc, spec d5list.JobSpec, work 
 }
 
 // layout is where a run sees its folders: the same paths as on the host
-// when unsandboxed, fixed paths under /d5 inside the sandbox.
+// when unsandboxed, fixed paths under /d5 inside the sandbox. ctl is the
+// runner's folder of the run's gate and result log (window.go), which the
+// sandbox sees read-only; lib holds the runner's harness (harness.go).
 type layout struct {
-	bundle, run, result, scratch, data string
+	bundle, run, result, gate, ctl, lib, scratch, data string
 	// devices are the GPU device nodes of the job's share, bound into the
 	// sandbox at the same paths (gpuDevices).
 	devices []string
@@ -301,17 +331,22 @@ type layout struct {
 // hostLayout is run i's folders on the host, with its scratch folder made.
 func hostLayout(job, dataDir string, i int) (layout, error) {
 	run := filepath.Join(job, fmt.Sprintf("run-%d", i))
+	ctl := filepath.Join(job, fmt.Sprintf("ctl-%d", i))
 	l := layout{
 		bundle:  filepath.Join(job, "bundle"),
 		run:     run,
-		result:  filepath.Join(run, "result.txt"),
+		ctl:     ctl,
+		lib:     filepath.Join(job, "lib"),
+		result:  filepath.Join(ctl, windowLogName),
+		gate:    filepath.Join(ctl, windowGateName),
 		scratch: filepath.Join(run, "scratch"),
 		data:    dataDir,
 	}
 	return l, os.MkdirAll(l.scratch, 0o755)
 }
 
-func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64, gpus gpuShare, img jobImage, dropUID bool, launch *sandboxLaunch) ([]byte, *d5list.RunClock, error) {
+func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64, pj *processJob) ([]byte, *d5list.RunClock, error) {
+	gpus, img, dropUID := pj.gpus, pj.img, pj.dropUID
 	host, err := hostLayout(job, p.opts.DataDir, i)
 	if err != nil {
 		return nil, nil, err
@@ -329,7 +364,7 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	}
 	in := host
 	if p.bwrap != "" {
-		in = layout{bundle: "/d5/bundle", run: "/d5/run", result: "/d5/run/result.txt", scratch: "/d5/run/scratch"}
+		in = sandboxLayout
 		if p.opts.DataDir != "" {
 			in.data = "/d5/data"
 		}
@@ -339,7 +374,7 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 		return nil, nil, err
 	}
 	entryArgs := len(argv)
-	env := runEnv(spec, in, i, seed, gpus)
+	env := runEnv(spec, in, i, gpus, pj.task)
 	if len(p.opts.ExtraPath) > 0 {
 		env[0] = "PATH=" + strings.Join(p.opts.ExtraPath, ":") + ":" + strings.TrimPrefix(env[0], "PATH=")
 	}
@@ -386,19 +421,23 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	if i == 0 {
 		// The sandbox (or, unsandboxed, the plain start) of the job's runs,
 		// for probeEnvironment.
-		*launch = sandboxLaunch{started: true, argv: slices.Clone(argv[:len(argv)-entryArgs]), env: cmd.Env, dir: cmd.Dir, dropUID: dropUID}
+		pj.launch = sandboxLaunch{started: true, argv: slices.Clone(argv[:len(argv)-entryArgs]), env: cmd.Env, dir: cmd.Dir, dropUID: dropUID}
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if dropUID {
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: sandboxUID, Gid: sandboxUID}
 	}
 	tail := newTail(p.opts.TailLines)
-	// The run's MLLOG file is followed while it runs: the runner times
-	// its run_start and run_stop lines as they arrive (logClock), and live
-	// progress shows its events, so an entrypoint need not print them.
-	var lc logClock
-	stopMLLOG := tailFile(host.result, i, d5list.StreamMLLOG, bothLines(lc.line, LinesFrom(ctx)), logClockPoll)
 	tree := newTreeClock()
+	// The run's gate and result log: the runner times its window as the
+	// run takes its seed and its lines arrive, and live progress shows its
+	// events as they do, so an entrypoint need not print them.
+	var beforeWindow time.Duration
+	win, err := openWindow(host.ctl, windowRun{index: i, seed: seed, fresh: i >= len(spec.Seeds), task: pj.task,
+		maxBytes: p.opts.Limits.MaxResultBytes, onLine: LinesFrom(ctx), onGate: func() { beforeWindow = tree.cpuNow() }})
+	if err != nil {
+		return nil, nil, err
+	}
 	onStart := func(run, pid int) {
 		tree.follow(pid)
 		if p.opts.OnStart != nil {
@@ -408,9 +447,16 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	started := time.Now()
 	err = runGroup(ctx, cmd, p.opts.KillGrace, i, tail, bothLines(p.opts.OnLine, LinesFrom(ctx)), onStart)
 	foreign, computing, treeCPU := tree.finish()
-	stopMLLOG()
+	clock := &d5list.RunClock{}
+	log, logErr := win.close(clock)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w%s", err, tail.String())
+	}
+	if logErr != nil {
+		return nil, nil, logErr
+	}
+	if len(log) == 0 {
+		return nil, nil, fmt.Errorf("the entrypoint wrote nothing to $D5_RESULT_LOG%s", tail.String())
 	}
 	// WaitS, as the builtin workloads report it: the share of the run
 	// that foreign work delayed its processes by, times its wall time.
@@ -420,12 +466,16 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	if treeCPU > 0 {
 		cpu = max(cpu, treeCPU.Seconds())
 	}
-	clock := &d5list.RunClock{CPUS: cpu, WaitS: foreign * time.Since(started).Seconds(), Processes: &computing,
-		Environment: envRecord(env)}
-	lc.measure(clock)
-	log, err := readResult(host.result, p.opts.Limits.MaxResultBytes, tail)
-	return log, clock, err
+	clock.CPUS, clock.WaitS, clock.Processes = cpu, foreign*time.Since(started).Seconds(), &computing
+	clock.BeforeWindowCPUS = beforeWindow.Seconds()
+	clock.Audit = win.audit(seed)
+	clock.Environment = envRecord(env)
+	return log, clock, nil
 }
+
+// sandboxLayout is where a sandboxed run sees its folders.
+var sandboxLayout = layout{bundle: "/d5/bundle", run: "/d5/run", ctl: "/d5/ctl", lib: "/d5/lib",
+	result: "/d5/ctl/" + windowLogName, gate: "/d5/ctl/" + windowGateName, scratch: "/d5/run/scratch"}
 
 // hostVersionsTTL is how long the runner reuses what its own sandbox's
 // python3 reported: a probe starts Python and imports torch (about a
@@ -551,8 +601,8 @@ func traversable(dir string) error {
 			return err
 		}
 		if fi.Mode().Perm()&0o001 == 0 {
-			return d5list.Errorf(d5list.EUNAVAILABLE, "process executor: the sandbox user (uid %d) cannot enter %s (mode %v): "+
-				"choose a work dir whose parents are world-searchable (chmod o+x)", sandboxUID, d, fi.Mode().Perm())
+			return d5list.Errorf(d5list.EUNAVAILABLE, "process executor: the sandbox user (uid %d) cannot enter %s (mode %v), on the way to the work dir %s: "+
+				"choose a work dir (the runner's --work) whose parents are all world-searchable, or chmod o+x %s", sandboxUID, d, fi.Mode().Perm(), dir, d)
 		}
 		if d == filepath.Dir(d) {
 			return nil
@@ -588,20 +638,24 @@ const (
 
 // runEnv is the whole environment of a run: nothing leaks from the runner
 // except the GPU selection.
-func runEnv(spec d5list.JobSpec, l layout, i int, seed int64, gpus gpuShare) []string {
+func runEnv(spec d5list.JobSpec, l layout, i int, gpus gpuShare, task *harness.Task) []string {
 	env := []string{
 		sandboxPath,
 		"HOME=" + l.scratch,
 		"TMPDIR=" + l.scratch,
 		sandboxLang,
 		"D5_RESULT_LOG=" + l.result,
-		"D5_SEED=" + strconv.FormatInt(seed, 10),
+		"D5_GATE=" + l.gate,
+		"PYTHONPATH=" + l.lib,
 		"D5_RUN_INDEX=" + strconv.Itoa(i),
-		"D5_RUNS=" + strconv.Itoa(len(spec.Seeds)),
+		"D5_RUNS=" + strconv.Itoa(len(spec.Seeds)+len(spec.FreshSeeds)),
 		"D5_DATA_DIR=" + l.data,
 		"D5_BENCHMARK=" + spec.Benchmark.ID,
 		"D5_SCRATCH=" + l.scratch,
 		"D5_BUNDLE=" + l.bundle,
+	}
+	if task != nil {
+		env = append(env, "D5_TASK="+task.JSON(), "D5_AUDIT="+filepath.Join(l.ctl, windowAuditName), "D5_REVEAL="+filepath.Join(l.ctl, windowRevealName))
 	}
 	return append(env, gpuEnv(gpus)...)
 }

@@ -122,7 +122,7 @@ func TestProcessRunsEntrypointPerSeed(t *testing.T) {
 			}
 		}
 		if logged != seeds[i] {
-			t.Errorf("log %d: the run logged seed %d, want D5_SEED %d", i, logged, seeds[i])
+			t.Errorf("log %d: the run logged seed %d, want the gate's %d", i, logged, seeds[i])
 		}
 	}
 	for i := range seeds {
@@ -415,12 +415,22 @@ func TestCheckEntrypoint(t *testing.T) {
 	}
 }
 
-// TestProcessReadsBackOnlyRegularFiles runs entrypoints that put something
-// other than a log where $D5_RESULT_LOG points: a link to a secret outside
-// the run, a link to /dev/zero, a FIFO. Each re-run fails at once with
-// what it found, and the secret appears nowhere; the honest entrypoint of
-// the same bundle passes (TestProcessRunsEntrypointPerSeed).
-func TestProcessReadsBackOnlyRegularFiles(t *testing.T) {
+// takeSeed is the shell way to open the gate: the run's seed, and its
+// window, come from it.
+const takeSeed = "read -r gate < \"$D5_GATE\"\n"
+
+// mllogLine is a shell line that appends one MLLOG event to the result log.
+func mllogLine(key, ms, meta string) string {
+	return `echo ':::MLLOG {"namespace": "", "time_ms": ` + ms + `, "event_type": "POINT_IN_TIME", "key": "` + key + `", "value": null, "metadata": {` + meta + `}}' >> "$D5_RESULT_LOG"` + "\n"
+}
+
+// TestProcessRunCannotReplaceItsLogOrGate: the result log and the gate are
+// the runner's FIFOs in a folder the sandbox sees read-only. A run cannot
+// swap the log for a link to a secret or to /dev/zero, remove, rename or
+// chmod it, read back what it wrote (to take a line back before the
+// runner sees it), or write into its gate; what it logged is what the
+// runner got, and no secret of the runner's host appears anywhere.
+func TestProcessRunCannotReplaceItsLogOrGate(t *testing.T) {
 	needBwrap(t)
 	secretDir := workDir(t)
 	secret := filepath.Join(secretDir, "runner.env")
@@ -428,62 +438,85 @@ func TestProcessReadsBackOnlyRegularFiles(t *testing.T) {
 	if err := os.WriteFile(secret, []byte(secretText+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cases := []struct{ name, script, want string }{
-		{"a link to the runner's secret", "#!/bin/sh\nln -sf " + secret + " \"$D5_RESULT_LOG\"\n", "symbolic link"},
-		{"a link to /dev/zero", "#!/bin/sh\nln -sf /dev/zero \"$D5_RESULT_LOG\"\n", "symbolic link"},
-		{"a FIFO", "#!/bin/sh\nmkfifo \"$D5_RESULT_LOG\"\n", "a FIFO"},
+	attempts := map[string]string{
+		"link-secret": "ln -sf " + secret + ` "$D5_RESULT_LOG"`,
+		"link-zero":   `ln -sf /dev/zero "$D5_RESULT_LOG"`,
+		"remove":      `rm -f "$D5_RESULT_LOG"`,
+		"rename":      `mv "$D5_RESULT_LOG" "$D5_SCRATCH/log"`,
+		"chmod":       `chmod 666 "$D5_RESULT_LOG"`,
+		"read-back":   `timeout 1 cat "$D5_RESULT_LOG"`,
+		"fill-gate":   `echo '{"seed": 1}' > "$D5_GATE"`,
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			var mu sync.Mutex
-			var lines []string
-			p, err := NewProcess(ProcessOptions{Fetch: fixtureBundle(t, c.script), WorkDir: workDir(t),
-				OnLine: func(run int, stream, line string) {
-					mu.Lock()
-					defer mu.Unlock()
-					lines = append(lines, line)
-				}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			start := time.Now()
-			_, err = p.Execute(context.Background(), testSpec(1))
-			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "D5_RESULT_LOG") {
-				t.Fatalf("got %v, want a failed re-run naming %q", err, c.want)
-			}
-			if d := time.Since(start); d > 30*time.Second {
-				t.Errorf("the re-run took %v to fail", d)
-			}
+	script := "#!/bin/sh\n" + takeSeed + mllogLine("run_start", "1000", "")
+	for name, cmd := range attempts {
+		script += "if " + cmd + " >/dev/null 2>&1; then echo '" + name + ": done'; else echo '" + name + ": blocked'; fi\n"
+	}
+	script += mllogLine("run_stop", "1010", `"status": "success"`)
+	var mu sync.Mutex
+	var lines []string
+	got := map[string]string{}
+	p, err := NewProcess(ProcessOptions{Fetch: fixtureBundle(t, script), WorkDir: workDir(t),
+		OnLine: func(run int, stream, line string) {
 			mu.Lock()
 			defer mu.Unlock()
-			for _, s := range append(lines, err.Error()) {
-				if strings.Contains(s, "d5r_do_not_leak") {
-					t.Fatalf("the secret leaked: %q", s)
-				}
+			lines = append(lines, line)
+			if k, v, ok := strings.Cut(line, ": "); ok && stream == "stdout" {
+				got[k] = v
 			}
-		})
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs, err := p.Execute(context.Background(), testSpec(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for name := range attempts {
+		if got[name] != "blocked" {
+			t.Errorf("%s: %q, want blocked", name, got[name])
+		}
+	}
+	c := logs[0].Clock
+	if n := strings.Count(string(logs[0].Log), ":::MLLOG"); n != 2 || len(c.Breaches) != 0 || !(c.LogS > 0) {
+		t.Fatalf("the runner got %d lines and clock %+v, want the run's two lines and its window:\n%s", n, c, logs[0].Log)
+	}
+	for _, s := range append(lines, string(logs[0].Log)) {
+		if strings.Contains(s, "d5r_do_not_leak") {
+			t.Fatalf("the secret leaked: %q", s)
+		}
 	}
 }
 
-// TestProcessTimesTheLogLines: the runner times a run's run_start and
-// run_stop lines as they arrive, whatever time_ms the entrypoint writes in
-// them: a run that sleeps a second between them and logs 10 ms is seen to
-// take the second; a log written all at once gives no such time.
-func TestProcessTimesTheLogLines(t *testing.T) {
+// TestProcessTimesTheWindow: the runner's clock starts when the run takes
+// its seed at the gate and stops when its run_stop line arrives, whatever
+// the log's time_ms says. A run that sleeps a second inside its window and
+// logs 10 ms is seen to take the second; a second spent before the gate is
+// on no clock (and could not have used the seed). A run that logs a fast
+// pair and then its real log (truncating the log in between changes
+// nothing: it is a FIFO), never takes its seed, opens its window before
+// its seed, or logs no run_stop, breaches its window.
+func TestProcessTimesTheWindow(t *testing.T) {
 	needBwrap(t)
-	line := func(key, ms, meta string) string {
-		return `echo ':::MLLOG {"namespace": "", "time_ms": ` + ms + `, "event_type": "POINT_IN_TIME", "key": "` + key + `", "value": null, "metadata": {` + meta + `}}' >> "$D5_RESULT_LOG"` + "\n"
-	}
-	forged := "#!/bin/sh\nset -e\n" + line("run_start", "1000", "") + "sleep 1\n" +
-		line("eval_accuracy", "1005", `"epoch_num": 1`) + line("run_stop", "1010", `"status": "success"`)
-	atOnce := "#!/bin/sh\nset -e\n{\n" + strings.ReplaceAll(line("run_start", "1000", "")+line("run_stop", "1010", `"status": "success"`), ` >> "$D5_RESULT_LOG"`, "") + "} > \"$D5_RESULT_LOG\"\n"
+	start, stop := mllogLine("run_start", "1000", ""), mllogLine("run_stop", "1010", `"status": "success"`)
 	for _, c := range []struct {
 		name     string
 		script   string
-		min, max float64
-	}{{"a forged clock", forged, 0.9, 3}, {"a log written at once", atOnce, 0, 0}} {
+		min, max float64 // the window, where there is no breach
+		breach   string
+	}{
+		{"a forged clock", takeSeed + start + "sleep 1\n" + mllogLine("eval_accuracy", "1005", `"epoch_num": 1`) + stop, 0.9, 3, ""},
+		{"work before the gate", "sleep 1\n" + takeSeed + start + stop, 0, 0.5, ""},
+		{"an early fake pair, then the real log", takeSeed + start + stop + ": > \"$D5_RESULT_LOG\"\nsleep 1\n" + start + stop, 0, 0, d5list.BreachWindowRepeated},
+		{"a seed never taken", start + stop, 0, 0, d5list.BreachGateNotOpened},
+		// The window opens at the gate, wherever run_start is: a run_start
+		// logged before the seed was taken buys nothing.
+		{"run_start before the gate", start + "sleep 1\n" + takeSeed + stop, 0, 0.5, ""},
+		{"no run_stop", takeSeed + start, 0, 0, d5list.BreachWindowMissing},
+	} {
 		t.Run(c.name, func(t *testing.T) {
-			p, err := NewProcess(ProcessOptions{Fetch: fixtureBundle(t, c.script), WorkDir: workDir(t)})
+			p, err := NewProcess(ProcessOptions{Fetch: fixtureBundle(t, "#!/bin/sh\nset -e\n"+c.script), WorkDir: workDir(t)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -492,8 +525,14 @@ func TestProcessTimesTheLogLines(t *testing.T) {
 				t.Fatal(err)
 			}
 			clock := logs[0].Clock
-			if clock == nil || !clock.CompetitorLog || clock.LogS < c.min || clock.LogS > c.max || clock.WallS < clock.LogS {
-				t.Fatalf("clock %+v, want a competitor's log seen for %v to %v s", clock, c.min, c.max)
+			if c.breach != "" {
+				if len(clock.Breaches) != 1 || clock.Breaches[0].Code != c.breach || clock.LogS != 0 {
+					t.Fatalf("clock %+v, want the breach %s and no window", clock, c.breach)
+				}
+				return
+			}
+			if len(clock.Breaches) != 0 || !clock.CompetitorLog || clock.LogS < c.min || clock.LogS > c.max || clock.WallS < clock.LogS {
+				t.Fatalf("clock %+v, want a window of %v to %v s", clock, c.min, c.max)
 			}
 		})
 	}
@@ -501,13 +540,19 @@ func TestProcessTimesTheLogLines(t *testing.T) {
 
 // The CPU time a sandboxed run records is its processes' own: bwrap's
 // rusage leaves out what the sandbox's init reaps, so it is read from the
-// run's process tree. A shell that counts for most of its run inside the
-// sandbox records most of the run's wall time, not nothing.
+// run's process tree. A shell that counts inside the sandbox records about
+// the CPU time the same loop takes outside it, not nothing, however busy
+// the machine (the run's wall time is no measure then).
 func TestProcessRecordsTheSandboxesCPU(t *testing.T) {
 	needBwrap(t)
-	script := "#!/bin/sh\nset -e\n" +
-		`i=0; while [ $i -lt 1000000 ]; do i=$((i+1)); done` + "\n" +
+	const count = `i=0; while [ $i -lt 1000000 ]; do i=$((i+1)); done`
+	script := "#!/bin/sh\nset -e\n" + takeSeed + mllogLine("run_start", "1000", "") + count + "\n" +
 		`echo ':::MLLOG {"namespace": "", "time_ms": 1000, "event_type": "POINT_IN_TIME", "key": "run_stop", "value": null, "metadata": {"status": "success"}}' > "$D5_RESULT_LOG"` + "\n"
+	direct := exec.Command("/bin/sh", "-c", count)
+	if err := direct.Run(); err != nil {
+		t.Fatal(err)
+	}
+	alone := (direct.ProcessState.UserTime() + direct.ProcessState.SystemTime()).Seconds()
 	p, err := NewProcess(ProcessOptions{Fetch: fixtureBundle(t, script), WorkDir: workDir(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -516,7 +561,9 @@ func TestProcessRecordsTheSandboxesCPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := logs[0].Clock; c == nil || c.CPUS < 0.5*c.WallS || c.CPUS > c.WallS+0.5 {
-		t.Fatalf("clock %+v: want the run's own CPU time, most of its wall time", c)
+	c := logs[0].Clock
+	t.Logf("the loop took %.2f s of CPU outside the sandbox; the sandboxed run recorded %+v", alone, c)
+	if c == nil || c.CPUS < 0.5*alone || c.CPUS > c.WallS+0.5 {
+		t.Fatalf("clock %+v: want the run's own CPU time, about the loop's %.2f s outside the sandbox", c, alone)
 	}
 }

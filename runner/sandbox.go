@@ -41,6 +41,8 @@ func (p *Process) bwrapArgs(host, in layout, env []string, spec d5list.JobSpec) 
 	a = append(a,
 		"--ro-bind", host.bundle, in.bundle,
 		"--bind", host.run, in.run,
+		"--ro-bind", host.ctl, in.ctl,
+		"--ro-bind", host.lib, in.lib,
 	)
 	if host.data != "" {
 		a = append(a, "--ro-bind", host.data, in.data)
@@ -72,6 +74,8 @@ func (p *Process) bwrapImageArgs(rootfs, tmp string, host, in layout, env []stri
 	a = append(a,
 		"--ro-bind", host.bundle, in.bundle,
 		"--bind", host.run, in.run,
+		"--ro-bind", host.ctl, in.ctl,
+		"--ro-bind", host.lib, in.lib,
 	)
 	if host.data != "" {
 		a = append(a, "--ro-bind", host.data, in.data)

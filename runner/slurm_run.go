@@ -57,6 +57,11 @@ func (s *Slurm) Execute(ctx context.Context, spec d5list.JobSpec) ([]d5list.RunL
 		// this executor does not start one, so it does not pretend to.
 		return nil, d5list.Errorf(d5list.EINVALID, "recipe image: the Slurm executor does not run container images; a process-executor runner does")
 	}
+	if spec.Benchmark.Verify.Harness != "" {
+		// The audit needs a FIFO the runner answers only after run_stop,
+		// which a compute node cannot reach.
+		return nil, d5list.Errorf(d5list.EINVALID, "benchmark %s: the Slurm executor cannot audit a harness benchmark's runs (its compute nodes cannot reach the runner's FIFOs); a process-executor runner re-runs it", spec.Benchmark.ID)
+	}
 	setup := jobSetup{fetch: s.opts.Fetch, dir: s.opts.SharedDir, limits: s.opts.Limits, keep: s.opts.KeepWork, timeLimit: s.opts.DefaultTimeLimit}
 	return setup.execute(ctx, spec, s.run)
 }
@@ -70,6 +75,13 @@ func (s *Slurm) run(ctx context.Context, spec d5list.JobSpec, job, entry string,
 	if err != nil {
 		return nil, nil, err
 	}
+	// A compute node reaches the runner only through the shared folder, so
+	// the log is a file there and the gate a file holding the seed from the
+	// start: a Slurm run's window is its log's (docs/SECURITY.md).
+	l.result, l.gate = filepath.Join(l.run, "result.txt"), filepath.Join(l.run, "gate.json")
+	if err := writeGateFile(l.gate, i, seed); err != nil {
+		return nil, nil, err
+	}
 	argv, err := entryArgv(filepath.Join(l.bundle, filepath.FromSlash(entry)), mode)
 	if err != nil {
 		return nil, nil, err
@@ -77,7 +89,7 @@ func (s *Slurm) run(ctx context.Context, spec d5list.JobSpec, job, entry string,
 	script := filepath.Join(l.run, "batch.sh")
 	output := filepath.Join(l.run, "slurm.out")
 	workers, _ := spec.Benchmark.FixedWorkers()
-	if err := os.WriteFile(script, []byte(s.batchScript(runEnv(spec, l, i, seed, gpuShare{}), l.bundle, argv, workers)), 0o755); err != nil {
+	if err := os.WriteFile(script, []byte(s.batchScript(runEnv(spec, l, i, gpuShare{}, nil), l.bundle, argv, workers)), 0o755); err != nil {
 		return nil, nil, err
 	}
 	id, err := s.submit(ctx, s.sbatchArgs(spec, i, left, output, l.bundle, script))

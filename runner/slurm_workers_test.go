@@ -27,8 +27,11 @@ while [ "$(ls "$D5_SCRATCH" | grep -c '^worker-')" -lt "$WORLD_SIZE" ]; do
   tries=$((tries + 1)); [ "$tries" -lt 300 ] || { echo "the other workers never reported" >&2; exit 3; }
   sleep 0.1
 done
+read -r gate < "$D5_GATE"
+seed=${gate#*\"seed\":}
+seed=${seed%%,*}
 {
-  echo ":::MLLOG {\"namespace\": \"\", \"time_ms\": 1, \"event_type\": \"POINT\", \"key\": \"seed\", \"value\": $D5_SEED, \"metadata\": {}}"
+  echo ":::MLLOG {\"namespace\": \"\", \"time_ms\": 1, \"event_type\": \"POINT\", \"key\": \"seed\", \"value\": $seed, \"metadata\": {}}"
   cat "$D5_SCRATCH"/worker-*
 } > "$D5_RESULT_LOG"
 `

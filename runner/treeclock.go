@@ -71,6 +71,25 @@ func (c *treeClock) sample() {
 	}
 }
 
+// cpuNow reads the tree now and returns the CPU time its processes have
+// spent so far (those that ended before the last reading included).
+func (c *treeClock) cpuNow() time.Duration {
+	c.mu.Lock()
+	started := c.leader != 0
+	c.mu.Unlock()
+	if !started {
+		return 0
+	}
+	c.sample()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var cpu time.Duration
+	for _, p := range c.procs {
+		cpu += p.cpu
+	}
+	return cpu
+}
+
 // foreignDelayShare stops following and returns the share of the run's
 // span that foreign work delayed it by; 0 where /proc cannot tell.
 func (c *treeClock) foreignDelayShare() float64 {

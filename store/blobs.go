@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -218,4 +219,47 @@ func syncDir(dir string) {
 		d.Sync()
 		d.Close()
 	}
+}
+
+// RemoveUnreferencedBlobs removes the stored blobs that no row names (a
+// submission its bundle, rerun_logs a re-run's log) and returns how many:
+// a portal killed between storing an upload's bytes and writing its row
+// (or removing a refused one's), or between keeping a re-run's logs and
+// writing its verdict, leaves them. A
+// portal calls it as it starts, before it takes uploads: an upload of a
+// process still running would lose its bytes between the two steps.
+func (db *DB) RemoveUnreferencedBlobs(ctx context.Context) (int, error) {
+	dirs, err := os.ReadDir(db.blobs.root)
+	if err != nil {
+		return 0, fmt.Errorf("store: listing %s: %w", db.blobs.root, err)
+	}
+	removed := 0
+	for _, d := range dirs {
+		if !d.IsDir() || d.Name() == "tmp" {
+			continue
+		}
+		files, err := os.ReadDir(filepath.Join(db.blobs.root, d.Name()))
+		if err != nil {
+			return removed, fmt.Errorf("store: listing blobs: %w", err)
+		}
+		for _, f := range files {
+			sha := f.Name()
+			if !f.Type().IsRegular() || db.blobs.Path(sha) != filepath.Join(db.blobs.root, d.Name(), sha) {
+				continue // not a blob's name where it belongs
+			}
+			var named bool
+			if err := db.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM submissions WHERE bundle_sha256 = ?)
+				OR EXISTS (SELECT 1 FROM rerun_logs WHERE sha256 = ?)`, sha, sha).Scan(&named); err != nil {
+				return removed, fmt.Errorf("store: looking up blob %s: %w", sha, err)
+			}
+			if named {
+				continue
+			}
+			if err := db.blobs.Remove(sha); err != nil {
+				return removed, err
+			}
+			removed++
+		}
+	}
+	return removed, nil
 }

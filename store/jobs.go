@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/subtle"
 	"database/sql"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,7 +21,8 @@ import (
 // given up after MaxAttempts leases, so nothing stays stuck.
 
 const jobColumns = `id, submission_id, benchmark_id, state, attempts, max_attempts, runner_id,
-	lease_expires, error, created_at, updated_at, secret_hash, requires FROM jobs`
+	lease_expires, error, created_at, updated_at, secret_hash, requires, fresh_seeds,
+	remeasure, not_before, avoid_runner, elsewhere_until FROM jobs`
 
 // jobRequires is the requires column of a submission's first job.
 func jobRequires(r *d5list.Recipe) (string, error) {
@@ -32,25 +35,35 @@ func jobRequires(r *d5list.Recipe) (string, error) {
 }
 
 // jobRow is a job with the hash of its lease secret, which never leaves
-// this package.
+// this package, and a re-measure's wishes for its runner (RemeasureJob).
 type jobRow struct {
 	d5list.Job
 	secretHash string
 	expires    int64
+	// notBefore: no lease before; avoidRunner leases it only after
+	// elsewhereUntil where another runner can (UnixNano).
+	notBefore, elsewhereUntil int64
+	avoidRunner               string
 }
 
 func scanJob(row scanner) (*jobRow, error) {
 	var j jobRow
 	var created, updated int64
-	var requires string
+	var requires, fresh string
 	err := row.Scan(&j.ID, &j.SubmissionID, &j.BenchmarkID, &j.State, &j.Attempts, &j.MaxAttempts, &j.RunnerID,
-		&j.expires, &j.Error, &created, &updated, &j.secretHash, &requires)
+		&j.expires, &j.Error, &created, &updated, &j.secretHash, &requires, &fresh,
+		&j.Remeasure, &j.notBefore, &j.avoidRunner, &j.elsewhereUntil)
 	if err != nil {
 		return nil, err
 	}
 	if requires != "" {
 		if err := json.Unmarshal([]byte(requires), &j.Requires); err != nil {
 			return nil, fmt.Errorf("job %d: requires: %w", j.ID, err)
+		}
+	}
+	if fresh != "" {
+		if err := json.Unmarshal([]byte(fresh), &j.FreshSeeds); err != nil {
+			return nil, fmt.Errorf("job %d: fresh_seeds: %w", j.ID, err)
 		}
 	}
 	j.LeaseExpires = fromUnixNano(j.expires)
@@ -131,8 +144,10 @@ func (db *DB) Jobs(ctx context.Context, submissionID int64) ([]d5list.Job, error
 
 // LeaseJob gives the runner the oldest waiting job it has the labels for:
 // a queued one, or one whose lease expired. A job already leased
-// MaxAttempts times is failed instead, whichever runner asks. It returns
-// nil, nil when nothing fits.
+// MaxAttempts times is failed instead, whichever runner asks. A re-measure
+// waits as RemeasureJob asked: for its time, then for another runner than
+// the last while one that can run it is online. It returns nil, nil when
+// nothing fits.
 func (db *DB) LeaseJob(ctx context.Context, runnerID string, labels map[string]string, ttl time.Duration) (*d5list.Lease, error) {
 	if runnerID == "" {
 		return nil, d5list.Errorf(d5list.EINVALID, "lease: empty runner id")
@@ -143,8 +158,7 @@ func (db *DB) LeaseJob(ctx context.Context, runnerID string, labels map[string]s
 	var lease *d5list.Lease
 	err := db.writeTx(ctx, func(tx *sql.Tx) error {
 		now := db.now().UnixNano()
-		waiting, err := queryJobsTx(ctx, tx, `WHERE state = ? OR (state = ? AND lease_expires <= ?) ORDER BY id`,
-			string(d5list.JobQueued), string(d5list.JobLeased), now)
+		waiting, err := queryJobsTx(ctx, tx, `WHERE `+leasableWhere+` ORDER BY id`, leasableArgs(now)...)
 		if err != nil {
 			return err
 		}
@@ -197,6 +211,11 @@ func (db *DB) LeaseJob(ctx context.Context, runnerID string, labels map[string]s
 			if !d5list.HasLabels(labels, sub.Recipe.RunnerNeeds()) {
 				continue
 			}
+			if elsewhere, err := db.wantsAnotherRunnerTx(ctx, tx, j, bench, sub, runnerID, now); err != nil {
+				return err
+			} else if elsewhere {
+				continue
+			}
 			if expired {
 				if err := jobEventTx(ctx, tx, j, j.Attempts, d5list.EventLeaseExpired, j.RunnerID, "", j.expires); err != nil {
 					return err
@@ -206,9 +225,14 @@ func (db *DB) LeaseJob(ctx context.Context, runnerID string, labels map[string]s
 				return err
 			}
 			secret := randomString()
+			fresh := freshSeeds(bench.FreshRunCount(), sub.Seeds())
+			freshJSON, err := json.Marshal(fresh)
+			if err != nil {
+				return err
+			}
 			_, err = tx.ExecContext(ctx, `UPDATE jobs SET state = ?, attempts = attempts + 1, runner_id = ?,
-				secret_hash = ?, lease_expires = ?, error = ?, updated_at = ? WHERE id = ?`,
-				string(d5list.JobLeased), runnerID, hashSecret(secret), now+int64(ttl), lastErr, now, j.ID)
+				secret_hash = ?, lease_expires = ?, error = ?, updated_at = ?, fresh_seeds = ? WHERE id = ?`,
+				string(d5list.JobLeased), runnerID, hashSecret(secret), now+int64(ttl), lastErr, now, string(freshJSON), j.ID)
 			if err != nil {
 				return err
 			}
@@ -223,8 +247,8 @@ func (db *DB) LeaseJob(ctx context.Context, runnerID string, labels map[string]s
 			if err != nil {
 				return err
 			}
-			spec := d5list.JobSpec{JobID: j.ID, SubmissionID: sub.ID, Benchmark: *bench, Seeds: sub.Seeds(),
-				BundleSHA256: sub.BundleSHA256}
+			spec := d5list.JobSpec{JobID: j.ID, SubmissionID: sub.ID, Benchmark: *bench,
+				Seeds: j.ClaimedSeedsToRun(bench, sub.Seeds(), len(fresh)), FreshSeeds: fresh, BundleSHA256: sub.BundleSHA256}
 			if sub.Recipe != nil {
 				spec.Recipe = *sub.Recipe
 			}
@@ -297,8 +321,8 @@ func (db *DB) HeartbeatJob(ctx context.Context, jobID int64, secret string, ttl 
 }
 
 // CheckLease returns the job if secret holds its live lease, or is the
-// lease whose report completed it, so that a runner may fetch the bundle
-// and a repeated report is recognised.
+// lease whose report completed it, so that a repeated report is
+// recognised (the caller tells the two apart by the job's state).
 func (db *DB) CheckLease(ctx context.Context, jobID int64, secret string) (*d5list.Job, error) {
 	var job *d5list.Job
 	err := db.readTx(ctx, func(tx *sql.Tx) error {
@@ -322,18 +346,44 @@ func (db *DB) CheckLease(ctx context.Context, jobID int64, secret string) (*d5li
 // submission gets the measured result, status and reasons, together. A
 // report repeated with the same secret after success is a no-op.
 func (db *DB) CompleteJob(ctx context.Context, jobID int64, secret string, measured *d5list.Result, st d5list.Status, reasons []d5list.Reason) error {
+	err := db.endJob(ctx, jobID, secret, measured, st, reasons, func(tx *sql.Tx, j *jobRow, v encodedVerdict, now int64) error {
+		if err := jobEventTx(ctx, tx, j, j.Attempts, d5list.EventCompleted, j.RunnerID, string(st), now); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE submissions SET measured = ?, status = ?, reasons = ?, updated_at = ? WHERE id = ?`,
+			v.measured, string(st), v.reasons, now, j.SubmissionID); err != nil {
+			return err
+		}
+		// The verdict and the entry's place on the boards are one change.
+		return syncBoardRowTx(ctx, tx, j.SubmissionID)
+	})
+	return wrap(err, "completing job %d", jobID)
+}
+
+// encodedVerdict is a re-run's measured result and reasons as stored.
+type encodedVerdict struct {
+	measured any
+	reasons  string
+}
+
+// endJob ends the holder's job with a verdict, in one transaction: the job
+// is done, the blobs of its logs are named, and record writes what the
+// verdict changes. A report repeated with the same secret after that is a
+// no-op.
+func (db *DB) endJob(ctx context.Context, jobID int64, secret string, measured *d5list.Result, st d5list.Status, reasons []d5list.Reason,
+	record func(tx *sql.Tx, j *jobRow, v encodedVerdict, now int64) error) error {
 	if !st.Final() {
 		return d5list.Errorf(d5list.EINVALID, "job %d: %q is not a final status", jobID, st)
 	}
-	enc, err := encodeResult(measured)
-	if err != nil {
+	var v encodedVerdict
+	var err error
+	if v.measured, err = encodeResult(measured); err != nil {
 		return fmt.Errorf("store: job %d: encoding the measured result: %w", jobID, err)
 	}
-	encReasons, err := encodeReasons(reasons)
-	if err != nil {
+	if v.reasons, err = encodeReasons(reasons); err != nil {
 		return err
 	}
-	err = db.writeTx(ctx, func(tx *sql.Tx) error {
+	return db.writeTx(ctx, func(tx *sql.Tx) error {
 		j, ok, err := db.liveLeaseTx(ctx, tx, jobID, secret)
 		if err != nil {
 			return err
@@ -349,24 +399,17 @@ func (db *DB) CompleteJob(ctx context.Context, jobID int64, secret string, measu
 			string(d5list.JobDone), now, jobID); err != nil {
 			return err
 		}
-		if err := jobEventTx(ctx, tx, j, j.Attempts, d5list.EventCompleted, j.RunnerID, string(st), now); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE submissions SET measured = ?, status = ?, reasons = ?, updated_at = ? WHERE id = ?`,
-			enc, string(st), encReasons, now, j.SubmissionID); err != nil {
-			return err
-		}
 		if err := rerunLogsTx(ctx, tx, j, measured); err != nil {
 			return err
 		}
-		// The verdict and the entry's place on the boards are one change.
-		return syncBoardRowTx(ctx, tx, j.SubmissionID)
+		return record(tx, j, v, now)
 	})
-	return wrap(err, "completing job %d", jobID)
 }
 
 // rerunLogsTx names the blobs of the re-run's logs that measured carries
-// (RunMetrics.LogSHA256) in rerun_logs, with the verdict.
+// (RunMetrics.LogSHA256) in rerun_logs, with the verdict, whether it is
+// published or held back for a re-measure (whose measurement stays in the
+// submission's history).
 func rerunLogsTx(ctx context.Context, tx *sql.Tx, j *jobRow, measured *d5list.Result) error {
 	if measured == nil {
 		return nil
@@ -466,18 +509,29 @@ func (db *DB) QueueStats(ctx context.Context) (queued int, oldest time.Time, err
 	return queued, oldest, nil
 }
 
+// leasableWhere selects the jobs a runner may lease at a time (the
+// arguments of leasableArgs): queued ones whose time has come (a
+// re-measure waits, RemeasureJob), and leased ones whose lease expired.
+const leasableWhere = `((state = ? AND not_before <= ?) OR (state = ? AND lease_expires <= ?))`
+
+func leasableArgs(now int64) []any {
+	return []any{string(d5list.JobQueued), now, string(d5list.JobLeased), now}
+}
+
 // LeasableJobs is the read-only look a dispatcher takes before it leases:
 // how many jobs wait for a runner (queued, or leased with an expired
-// lease), and a mark that changes whenever that set changes, so that a
-// dispatcher that found nothing for some labels knows when to try again
-// without taking the write lock in between.
+// lease), and a mark that changes whenever that set changes, or a
+// re-measure's wait for another runner ends, so that a dispatcher that
+// found nothing for some labels knows when to try again without taking
+// the write lock in between.
 func (db *DB) LeasableJobs(ctx context.Context) (waiting int, mark string, err error) {
 	err = db.readTx(ctx, func(tx *sql.Tx) error {
-		var lastID, lastUpdate, attempts int64
+		var lastID, lastUpdate, attempts, anyRunner int64
+		now := db.now().UnixNano()
 		err := tx.QueryRowContext(ctx, `SELECT count(*), coalesce(max(id), 0), coalesce(max(updated_at), 0),
-			coalesce(sum(attempts), 0) FROM jobs WHERE state = ? OR (state = ? AND lease_expires <= ?)`,
-			string(d5list.JobQueued), string(d5list.JobLeased), db.now().UnixNano()).Scan(&waiting, &lastID, &lastUpdate, &attempts)
-		mark = fmt.Sprintf("%d/%d/%d/%d", waiting, lastID, lastUpdate, attempts)
+			coalesce(sum(attempts), 0), coalesce(sum(elsewhere_until <= ?), 0) FROM jobs WHERE `+leasableWhere,
+			append([]any{now}, leasableArgs(now)...)...).Scan(&waiting, &lastID, &lastUpdate, &attempts, &anyRunner)
+		mark = fmt.Sprintf("%d/%d/%d/%d/%d", waiting, lastID, lastUpdate, attempts, anyRunner)
 		return err
 	})
 	if err != nil {
@@ -541,4 +595,30 @@ func requeueUncountedTx(ctx context.Context, tx *sql.Tx, j *jobRow, reason strin
 		return err
 	}
 	return syncBoardRowTx(ctx, tx, j.SubmissionID)
+}
+
+// freshSeeds draws n distinct seeds that no claimed run used, from the
+// operating system's random source: nothing the competitor's code can
+// predict. They are positive and below 2^31, which every framework's seed
+// setter takes (numpy's legacy seed wants under 2^32).
+func freshSeeds(n int, claimed []int64) []int64 {
+	if n <= 0 {
+		return nil
+	}
+	used := make(map[int64]bool, len(claimed)+n)
+	for _, s := range claimed {
+		used[s] = true
+	}
+	seeds := make([]int64, 0, n)
+	for len(seeds) < n {
+		var b [4]byte
+		rand.Read(b[:])
+		s := int64(binary.BigEndian.Uint32(b[:]) & 0x7fffffff)
+		if s == 0 || used[s] {
+			continue
+		}
+		used[s] = true
+		seeds = append(seeds, s)
+	}
+	return seeds
 }

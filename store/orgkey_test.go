@@ -2,17 +2,19 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/leaderboard"
 )
 
-// Two names have one key exactly when d5list.SameOrganisation calls them
-// one organisation, for names with letters whose case folding is more
-// than ASCII's (accents, the Kelvin sign, long s, final sigma).
-func TestOrganisationKeyAgreesWithSameOrganisation(t *testing.T) {
+// Names that differ in case only (strings.EqualFold, rune by rune, beyond
+// ASCII: accents, the Kelvin sign, long s, final sigma) or in spacing
+// have one key; names that differ in their accents do not.
+func TestOrganisationKeyIgnoresCaseAndSpacing(t *testing.T) {
 	letters := []rune("aAkKK sSſσΣςéÉüÜßẞ İıiI\u00a0\t")
 	rng := rand.New(rand.NewPCG(16, 2))
 	word := func() string {
@@ -24,12 +26,154 @@ func TestOrganisationKeyAgreesWithSameOrganisation(t *testing.T) {
 	}
 	for range 20000 {
 		a, b := word(), word()
-		if same, keyed := d5list.SameOrganisation(a, b), organisationKey(a) == organisationKey(b); same != keyed {
-			t.Fatalf("%q and %q: SameOrganisation %v, keys %q and %q", a, b, same, organisationKey(a), organisationKey(b))
+		if strings.EqualFold(d5list.CleanOrganisation(a), d5list.CleanOrganisation(b)) && organisationKey(a) != organisationKey(b) {
+			t.Fatalf("%q and %q differ in case only, but have keys %q and %q", a, b, organisationKey(a), organisationKey(b))
 		}
 	}
 	if organisationKey("Équipe  Ünïcode ") != organisationKey("équipe ünïcode") {
 		t.Error("Équipe Ünïcode and équipe ünïcode have two keys")
+	}
+	if organisationKey("Équipe Ünïcode") == organisationKey("Equipe Unicode") {
+		t.Error("Équipe Ünïcode and Equipe Unicode have one key")
+	}
+}
+
+// A name drawn like another is the other: lookalike letters of other
+// scripts, compatibility forms and characters drawn as nothing.
+func TestOrganisationKeyCatchesLookalikes(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		same bool
+	}{
+		{"ALICECORP ", true},
+		{"\u0410liceCorp", true},      // Cyrillic capital A
+		{"Ali\u0441eC\u043erp", true}, // Cyrillic small es and o
+		{"\u0391liceCorp", true},      // Greek capital alpha
+		{"\uff21liceCorp", true},      // fullwidth A
+		{"Alice\u200bCorp", true},     // zero-width space
+		{"Alice\u200dCorp", true},     // zero-width joiner
+		{"Alice\u2060Corp", true},     // word joiner
+		{"Alice\u00adCorp", true},     // soft hyphen
+		{"Alice\ufe0fCorp", true},     // variation selector 16
+		{"Alice\u3164Corp", true},     // Hangul filler
+		{"\U0001d400liceCorp", true},  // mathematical bold A
+		{"AliceCorp\u200e", true},     // left-to-right mark
+		{"A1iceCorp", true},
+		{"AliceC0rp", true},
+		{"Alice Corp", false},
+		{"AliceCorps", false},
+		{"\u00c0liceCorp", false}, // À: the accent shows
+		{"BobCorp", false},
+	} {
+		if got := organisationKey(c.name) == organisationKey("AliceCorp"); got != c.same {
+			t.Errorf("%+q: one organisation with AliceCorp %v, want %v (keys %+q and %+q)", c.name, got, c.same, organisationKey(c.name), organisationKey("AliceCorp"))
+		}
+	}
+	if organisationKey("Modern Labs") != organisationKey("rnodern Labs") {
+		t.Error("rnodern Labs is drawn as Modern Labs but has another key")
+	}
+}
+
+// A lookalike of a confirmed organisation is refused at upload as another
+// case of it is: from a stranger (submitter_taken) and from an account
+// that named the lookalike at sign-up (submitter_unconfirmed); nothing is
+// stored.
+func TestLookalikesOfAConfirmedOrganisationAreRefused(t *testing.T) {
+	db, _ := newTestDB(t)
+	ctx := context.Background()
+	alice, err := db.SignUp(ctx, "alice", "AliceCorp", "long enough password", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetOrganisation(ctx, alice.ID, "AliceCorp"); err != nil {
+		t.Fatal(err)
+	}
+	stranger, err := db.EnsureUser(ctx, "stranger", d5list.RoleCompetitor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lookalikes := []string{"ALICECORP ", "\u0410liceCorp", "Alice\u200bCorp", "\uff21liceCorp"}
+	for i, name := range lookalikes {
+		if _, err := submitAs(db, stranger.ID, name); reasonCode(err) != "submitter_taken" {
+			t.Errorf("a stranger posting as %+q: %v, want submitter_taken", name, err)
+		}
+		joiner, err := db.SignUp(ctx, fmt.Sprintf("joiner%d", i), name, "long enough password", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := submitAs(db, joiner.ID, name); reasonCode(err) != "submitter_unconfirmed" || !strings.Contains(err.Error(), `member of "AliceCorp"`) {
+			t.Errorf("an account that signed up as %+q: %v, want submitter_unconfirmed naming AliceCorp", name, err)
+		}
+	}
+	if subs, err := db.Submissions(ctx, d5list.SubmissionFilter{}); err != nil || len(subs) != 0 {
+		t.Errorf("refused uploads left %d submissions (%v)", len(subs), err)
+	}
+	if _, err := submitAs(db, alice.ID, "\u0410liceCorp"); err != nil {
+		t.Errorf("the confirmed member, spelling it with a Cyrillic A: %v", err)
+	}
+}
+
+// The keys of stored names must not change unless a migration computes
+// them again (as 0025 does): a new organisationKey, or a new confusables
+// table in go.mau.fi/util, would leave the stored keys of older rows
+// behind, and lookalikes of them would pass. These are the keys today.
+func TestOrganisationKeysAreStable(t *testing.T) {
+	for name, key := range map[string]string{
+		"AliceCorp":      "ALICECORP",
+		"\u0410liceCorp": "ALICECORP",
+		"NVIDIA":         "NVIDIA",
+		"Modern Labs":    "RNODERN LABS",
+		"Équipe Ünïcode": "E\u0301QUIPE U\u0308NI\u0308CODE",
+		"\u03c3\u03c2":   "OO",
+	} {
+		if got := organisationKey(name); got != key {
+			t.Errorf("organisationKey(%+q) = %+q, was %+q: stored keys need a migration that computes them again", name, got, key)
+		}
+	}
+}
+
+// A database whose keys were computed before they caught lookalikes gets
+// them again at its next start (migration 0025), so that an account that
+// signed up as "rnodern Labs" before is refused once "Modern Labs" is
+// confirmed.
+func TestOrganisationLookalikeKeysMigrated(t *testing.T) {
+	dir := t.TempDir()
+	db := openTestDB(t, dir)
+	ctx := context.Background()
+	if err := db.UpsertBenchmarks(ctx, []d5list.Benchmark{testBenchmark("l2-digits", nil)}); err != nil {
+		t.Fatal(err)
+	}
+	modern, err := db.SignUp(ctx, "modern", "Modern Labs", "long enough password", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetOrganisation(ctx, modern.ID, "Modern Labs"); err != nil {
+		t.Fatal(err)
+	}
+	s := withOwner(testSubmission("l2-digits", 1, 2, 3), modern.ID)
+	s.Submitter = "Modern Labs"
+	mustCreate(t, db, s)
+	early, err := db.SignUp(ctx, "early", "rnodern Labs", "long enough password", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The keys as migration 0014 computed them: for these ASCII names,
+	// SQLite's upper() is that key (case folded, spaces collapsed).
+	execAll(t, db,
+		`UPDATE users SET organisation_key = upper(organisation) WHERE organisation != ''`,
+		`UPDATE submissions SET submitter_key = upper(submitter)`,
+		`DELETE FROM schema_migrations WHERE version = 25`)
+	if _, err := submitAs(db, early.ID, "rnodern Labs"); err != nil {
+		t.Fatalf("with the old keys, the lookalike passes (as it did): %v", err)
+	}
+	db.Close()
+
+	db = openTestDB(t, dir)
+	if userKey, subKey := storedKeys(t, db, early.ID, s.ID); userKey != organisationKey("Modern Labs") || subKey != userKey {
+		t.Errorf("migrated keys %+q (user) and %+q (submission), want %+q", userKey, subKey, organisationKey("Modern Labs"))
+	}
+	if _, err := submitAs(db, early.ID, "rnodern Labs"); reasonCode(err) != "submitter_unconfirmed" {
+		t.Errorf("the lookalike's account after the migration: %v, want submitter_unconfirmed", err)
 	}
 }
 
@@ -104,27 +248,16 @@ func TestOrganisationKeysBackfilled(t *testing.T) {
 	mustCreate(t, db, s)
 	// Back to the schema of migration 13: no key columns, the NOCASE
 	// indexes, migration 14 not applied.
-	for _, q := range []string{
+	execAll(t, db,
 		`DROP INDEX users_by_organisation_key`, `ALTER TABLE users DROP COLUMN organisation_key`,
 		`CREATE INDEX users_by_organisation ON users (organisation COLLATE NOCASE) WHERE organisation != ''`,
 		`DROP INDEX submissions_by_submitter_key`, `ALTER TABLE submissions DROP COLUMN submitter_key`,
 		`CREATE INDEX submissions_by_submitter ON submissions (submitter COLLATE NOCASE, system_name COLLATE NOCASE)`,
-		`DELETE FROM schema_migrations WHERE version = 14`,
-	} {
-		if _, err := db.write.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+		`DELETE FROM schema_migrations WHERE version = 14`)
 	db.Close()
 
 	db = openTestDB(t, dir)
-	var userKey, subKey string
-	if err := db.read.QueryRow(`SELECT organisation_key FROM users WHERE id = ?`, u.ID).Scan(&userKey); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.read.QueryRow(`SELECT submitter_key FROM submissions WHERE id = ?`, s.ID).Scan(&subKey); err != nil {
-		t.Fatal(err)
-	}
+	userKey, subKey := storedKeys(t, db, u.ID, s.ID)
 	if want := organisationKey("équipe ünïcode"); userKey != want || subKey != want {
 		t.Errorf("backfilled keys %q (user) and %q (submission), want %q", userKey, subKey, want)
 	}
@@ -132,4 +265,26 @@ func TestOrganisationKeysBackfilled(t *testing.T) {
 	if err != nil || len(subs) != 1 {
 		t.Fatalf("after the backfill the organisation lists %d entries (%v), want 1", len(subs), err)
 	}
+}
+
+func execAll(t *testing.T, db *DB, queries ...string) {
+	t.Helper()
+	for _, q := range queries {
+		if _, err := db.write.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// storedKeys reads the organisation key of a user and the submitter key of
+// a submission.
+func storedKeys(t *testing.T, db *DB, userID, submissionID int64) (user, submission string) {
+	t.Helper()
+	if err := db.read.QueryRow(`SELECT organisation_key FROM users WHERE id = ?`, userID).Scan(&user); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.read.QueryRow(`SELECT submitter_key FROM submissions WHERE id = ?`, submissionID).Scan(&submission); err != nil {
+		t.Fatal(err)
+	}
+	return user, submission
 }

@@ -152,15 +152,7 @@ func (db *DB) requeueTx(ctx context.Context, tx *sql.Tx, subID int64, benchID, p
 			return 0, err
 		}
 	}
-	maxAttempts := db.MaxAttempts
-	if maxAttempts <= 0 {
-		maxAttempts = DefaultMaxAttempts
-	}
-	var id int64
-	err := tx.QueryRowContext(ctx, `INSERT INTO jobs (submission_id, benchmark_id, state, max_attempts, created_at, updated_at, requires)
-		VALUES (?, ?, ?, ?, ?, ?, COALESCE((SELECT requires FROM jobs WHERE submission_id = ? ORDER BY id DESC LIMIT 1), ''))
-		RETURNING id`, subID, benchID, string(d5list.JobQueued), maxAttempts, now, now, subID).Scan(&id)
-	return id, err
+	return db.queueJobTx(ctx, tx, subID, benchID, now, remeasureWish{})
 }
 
 // AuditLog lists a submission's audit entries, oldest first.

@@ -296,8 +296,8 @@ func (db *DB) SetOrganisation(ctx context.Context, userID int64, organisation st
 }
 
 // confirmedOrganisationTx returns the first-confirmed spelling of the
-// organisation called name (d5list.SameOrganisation) among the accounts
-// other than userID that an organiser confirmed, or "". The names are
+// organisation called name among the accounts other than userID that an
+// organiser confirmed, or "". The names are
 // compared by their keys (organisationKey), not by SQLite's NOCASE, which
 // folds ASCII only: "ÉCOLE" and "école" would be two organisations to it
 // and one to every other check.

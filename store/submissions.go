@@ -151,7 +151,7 @@ func submitForOrganisationTx(ctx context.Context, tx *sql.Tx, ownerID int64, sub
 	if len(submitter) > d5list.MaxOrganisationLen {
 		return "", submitterError("submitter_long", fmt.Sprintf("submitter: longer than %d bytes", d5list.MaxOrganisationLen))
 	}
-	if org != "" && !d5list.SameOrganisation(org, submitter) {
+	if org != "" && organisationKey(org) != organisationKey(submitter) {
 		return "", submitterError("submitter_not_your_organisation", fmt.Sprintf(
 			"submitter %q is not your account's organisation %q: an account submits for one organisation; "+
 				"name %q, or ask an organiser to move your account", submitter, org, org))
@@ -283,7 +283,7 @@ func (db *DB) Submissions(ctx context.Context, f SubmissionFilter) ([]d5list.Sub
 		args = append(args, f.OwnerID)
 	}
 	if f.Submitter != "" {
-		// Compared as d5list.SameOrganisation compares (organisationKey).
+		// Compared as every identity check compares (organisationKey).
 		where = append(where, "s.submitter_key = ?")
 		args = append(args, organisationKey(f.Submitter))
 	}

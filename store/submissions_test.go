@@ -69,7 +69,7 @@ func TestSubmitterNeedsConfirmationOnceOrganisationIsConfirmed(t *testing.T) {
 	}
 
 	// Confirmed, the same account may; the names are compared with Unicode
-	// case folding, as SameOrganisation does, not SQLite's ASCII NOCASE.
+	// case folding, as organisationKey does, not SQLite's ASCII NOCASE.
 	if err := db.SetOrganisation(ctx, mallory.ID, "nvidia"); err != nil {
 		t.Fatal(err)
 	}

@@ -145,7 +145,7 @@ func BenchmarkPage(board *d5list.Leaderboard) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = Chart("leaderboard-chart", "Bar chart of "+AxisName(board.Benchmark.Ranking.Metric, board.Benchmark.Ranking.Unit)+" per entry", LeaderboardChart(board)).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = Chart("leaderboard-chart", "Bar chart of "+RankedAxis(&board.Benchmark)+" per entry", LeaderboardChart(board)).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -306,9 +306,9 @@ func rules(b *d5list.Benchmark) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var17 string
-		templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs(AxisName(b.Ranking.Metric, b.Ranking.Unit))
+		templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs(RankedAxis(b))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/benchmark.templ`, Line: 49, Col: 77}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/benchmark.templ`, Line: 49, Col: 48}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var17))
 		if templ_7745c5c3_Err != nil {
@@ -321,7 +321,7 @@ func rules(b *d5list.Benchmark) templ.Component {
 		var templ_7745c5c3_Var18 string
 		templ_7745c5c3_Var18, templ_7745c5c3_Err = templ.JoinStringErrs(directionWords(b.Ranking.Direction))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/benchmark.templ`, Line: 49, Col: 118}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/benchmark.templ`, Line: 49, Col: 89}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var18))
 		if templ_7745c5c3_Err != nil {
@@ -466,9 +466,9 @@ func leaderboardTable(board *d5list.Leaderboard) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var25 string
-		templ_7745c5c3_Var25, templ_7745c5c3_Err = templ.JoinStringErrs(AxisName(board.Benchmark.Ranking.Metric, board.Benchmark.Ranking.Unit))
+		templ_7745c5c3_Var25, templ_7745c5c3_Err = templ.JoinStringErrs(RankedAxis(&board.Benchmark))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/benchmark.templ`, Line: 86, Col: 105}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/benchmark.templ`, Line: 86, Col: 63}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var25))
 		if templ_7745c5c3_Err != nil {

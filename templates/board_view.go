@@ -172,12 +172,22 @@ func statusBadge(e d5list.Entry) string {
 		return "flagged"
 	}
 	if e.Status == d5list.StatusVerified {
-		if e.Basis == d5list.BasisClaimed {
+		switch {
+		case e.Basis == d5list.BasisClaimed:
 			return "claimed, not re-measured"
+		case e.Accepted:
+			return "accepted by an organiser"
 		}
 		return ""
 	}
 	return strings.ReplaceAll(string(e.Status), "_", " ")
+}
+
+// badgeTitles explain the badges of entries that are ranked although the
+// portal's re-run did not verify them by itself.
+var badgeTitles = map[string]string{
+	"claimed, not re-measured": "No runner of the declared hardware could re-measure it: the value is the submitted logs', accepted by an organiser.",
+	"accepted by an organiser": "The portal's re-run found differences from the claim; an organiser reviewed them and accepted the entry. The findings are on its page.",
 }
 
 // badgeClass makes a badge's words a CSS class name.
@@ -262,19 +272,18 @@ func (v BoardView) LevelColumns() []d5list.LevelColumn {
 	return out
 }
 
-// measureText is an entry's value of a level column, or a dash. A worker
-// count is whole, and bytes read in kB or MB, not as "1500000.0 B".
+// measureText is an entry's value of a level column, or a dash. Counts
+// are whole where they are (metricValue), and bytes read in kB or MB, not
+// as "1500000.0 B".
 func measureText(e d5list.Entry, col d5list.LevelColumn) string {
 	v, ok := e.Measures[col.Metric]
 	switch {
 	case !ok:
 		return "—"
-	case col.Metric == d5list.MetricNumberOfWorkers && v == math.Trunc(v):
-		return strconv.FormatFloat(v, 'f', 0, 64)
 	case col.Unit == "B" && v >= 0 && v < math.MaxInt64:
 		return bytesWords(int64(v))
 	}
-	return FormatValue(v, col.Unit)
+	return metricValue(col.Metric, v, col.Unit)
 }
 
 // hardwareText is what an entry ran on: its accelerators, else its host

@@ -3,6 +3,7 @@ package templates
 import (
 	"html"
 	"math"
+	"strconv"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
@@ -17,17 +18,17 @@ var palette = []string{"#2f6db5", "#d9622b", "#3a9a5b", "#b23a48", "#7b5ea7", "#
 // LeaderboardChart is a horizontal bar per ranked entry, the best on top.
 func LeaderboardChart(board *d5list.Leaderboard) *charts.Bar {
 	rule := board.Benchmark.Ranking
-	axis := AxisName(rule.Metric, rule.Unit)
+	axis := RankedAxis(&board.Benchmark)
 	labels := make([]string, 0, len(board.Entries))
 	data := make([]opts.BarData, 0, len(board.Entries))
 	for _, e := range board.Entries {
 		label := "#" + itoa(e.Rank) + " " + e.Submitter + " · " + e.SystemName
 		labels = append(labels, label)
-		data = append(data, opts.BarData{Name: label, Value: round4(e.Value)})
+		data = append(data, opts.BarData{Name: label, Value: asShown(e.Value)})
 	}
 	bar := charts.NewBar()
 	bar.SetGlobalOptions(
-		charts.WithTitleOpts(opts.Title{Title: MetricLabel(rule.Metric), Subtitle: directionWords(rule.Direction)}),
+		charts.WithTitleOpts(opts.Title{Title: RankedLabel(&board.Benchmark), Subtitle: directionWords(rule.Direction)}),
 		// ECharts substitutes {b} and {c} HTML-escaped; only our own
 		// unit goes into the template verbatim, so it is escaped here.
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item",
@@ -38,7 +39,7 @@ func LeaderboardChart(board *d5list.Leaderboard) *charts.Bar {
 		charts.WithYAxisOpts(opts.YAxis{Type: "category", Name: "entry", Inverse: opts.Bool(true)}),
 		charts.WithAnimation(false),
 	)
-	bar.SetXAxis(labels).AddSeries(MetricLabel(rule.Metric), data,
+	bar.SetXAxis(labels).AddSeries(RankedLabel(&board.Benchmark), data,
 		charts.WithItemStyleOpts(opts.ItemStyle{Color: palette[0]}))
 	bar.XYReversal()
 	return bar
@@ -78,10 +79,7 @@ func AccuracyChart(sub *d5list.Submission, bench *d5list.Benchmark) *charts.Line
 				charts.WithItemStyleOpts(opts.ItemStyle{Color: color}),
 			}
 			if first {
-				seriesOpts = append(seriesOpts,
-					charts.WithMarkLineNameYAxisItemOpts(opts.MarkLineNameYAxisItem{Name: "target", YAxis: q.Target}),
-					charts.WithMarkLineStyleOpts(opts.MarkLineStyle{Symbol: []string{"none", "none"},
-						Label: &opts.Label{Show: opts.Bool(true), Formatter: "target {c}", Position: "insideEndTop"}}))
+				seriesOpts = append(seriesOpts, targetLine(q.Target)...)
 				first = false
 			}
 			line.AddSeries("run "+itoa(r.Index), points, seriesOpts...)
@@ -90,6 +88,32 @@ func AccuracyChart(sub *d5list.Submission, bench *d5list.Benchmark) *charts.Line
 	addRuns(sub.Claimed, "submitted", "dashed")
 	addRuns(sub.Measured, "re-run", "solid")
 	return line
+}
+
+// targetLine draws the quality target across a chart, labelled with the
+// target as the benchmark states it: ECharts' own "{c}" rounds 0.945 to
+// 0.94. The label sits inside the plot, so that a narrow chart does not
+// clip it.
+func targetLine(target float64) []charts.SeriesOpts {
+	return []charts.SeriesOpts{
+		charts.WithMarkLineNameYAxisItemOpts(opts.MarkLineNameYAxisItem{Name: "target", YAxis: target}),
+		charts.WithMarkLineStyleOpts(opts.MarkLineStyle{Symbol: []string{"none", "none"},
+			Label: &opts.Label{Show: opts.Bool(true), Formatter: "target " + exactNumber(target), Position: "insideEndTop"}}),
+	}
+}
+
+// exactNumber prints a number a benchmark states (a target, a tolerance)
+// with every digit it has: 0.945, 1e-12.
+func exactNumber(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// asShown is a ranked value rounded as the board prints it, so that a
+// chart's tooltip reads the board's figure (6.38 s, not 6.3833).
+func asShown(v float64) float64 {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return round4(v) // which JSON can carry
+	}
+	shown, _ := strconv.ParseFloat(formatNumber(v), 64) // its own output parses
+	return shown
 }
 
 // round4 keeps the JSON small, since a chart shows no more than four

@@ -100,7 +100,7 @@ func NewCompareView(entries []CompareEntry) CompareView {
 				if !ok {
 					return "—"
 				}
-				return FormatValue(val, col.Unit)
+				return metricValue(col.Metric, val, col.Unit)
 			}))
 		}
 	}

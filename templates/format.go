@@ -13,6 +13,7 @@ import (
 	"time"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/leaderboard"
 )
 
 // Level is one Deep500 level with the benchmarks it holds.
@@ -77,6 +78,25 @@ func AxisName(metric, unit string) string {
 	return MetricLabel(metric) + " (" + unit + ")"
 }
 
+// RankedLabel names what bench ranks by, as its board, rules, charts and
+// the home page say it. A benchmark without a training curve (operators,
+// inference) that ranks by the runner's clock times the calls its code
+// makes between run_start and run_stop: "time to train" would misname it.
+func RankedLabel(b *d5list.Benchmark) string {
+	if b.Ranking.Metric == d5list.MetricTimeToTrain && b.Level <= 1 {
+		return "time of the timed calls"
+	}
+	return MetricLabel(b.Ranking.Metric)
+}
+
+// RankedAxis is RankedLabel with the unit, as axes and columns name it.
+func RankedAxis(b *d5list.Benchmark) string {
+	if b.Ranking.Unit == "" {
+		return RankedLabel(b)
+	}
+	return RankedLabel(b) + " (" + b.Ranking.Unit + ")"
+}
+
 // qualityUnit is the unit of a quality metric: accuracies and errors are
 // fractions of one in MLLOG.
 func qualityUnit(metric string) string {
@@ -107,35 +127,11 @@ func targetMode(mode string) string {
 	return "a run converges at its first evaluation that reaches it"
 }
 
-// FormatValue prints a metric value with its unit; values that cannot be
-// ranked (a run that never converged) print as a dash.
-func FormatValue(v float64, unit string) string {
-	if math.IsInf(v, 0) || math.IsNaN(v) {
-		return "—"
-	}
-	s := formatNumber(v)
-	if unit == "" || unit == "fraction" {
-		return s
-	}
-	return s + " " + unit
-}
+// FormatValue prints a metric value with its unit as every page, feed,
+// export and badge prints it (leaderboard.FormatValue).
+func FormatValue(v float64, unit string) string { return leaderboard.FormatValue(v, unit) }
 
-func formatNumber(v float64) string {
-	switch a := math.Abs(v); {
-	case a == 0:
-		return "0"
-	case a >= 100:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	case a >= 1:
-		return strconv.FormatFloat(v, 'f', 2, 64)
-	case a < 1e-3:
-		// Operator errors (around 1e-15) and microsecond latencies keep
-		// three significant digits instead of printing as 0.0000.
-		return strconv.FormatFloat(v, 'g', 3, 64)
-	default:
-		return strconv.FormatFloat(v, 'f', 4, 64)
-	}
-}
+func formatNumber(v float64) string { return leaderboard.FormatNumber(v) }
 
 func formatRange(min, max float64, unit string) string {
 	if math.IsInf(min, 0) || math.IsInf(max, 0) {
@@ -148,8 +144,7 @@ func formatEpochs(e float64) string {
 	if e < 0 {
 		return "not reached"
 	}
-	// Epochs are whole in most logs; fractional ones keep two decimals.
-	return strconv.FormatFloat(math.Round(e*100)/100, 'f', -1, 64)
+	return leaderboard.FormatCount(e)
 }
 
 func formatTime(t time.Time) string {
@@ -212,7 +207,7 @@ func reasonWhere(r d5list.Reason) string {
 		parts = append(parts, "run "+itoa(*r.Run))
 	}
 	if r.Epoch != nil {
-		parts = append(parts, "epoch "+formatNumber(*r.Epoch))
+		parts = append(parts, "epoch "+leaderboard.FormatCount(*r.Epoch))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -403,12 +398,4 @@ func bytesWords(n int64) string {
 		return strconv.FormatFloat(float64(n)/(1<<10), 'f', 0, 64) + " kB"
 	}
 	return strconv.FormatInt(n, 10) + " bytes"
-}
-
-// reviewScore is a result's ranked score for the review queue, or "—".
-func reviewScore(r *d5list.Result) string {
-	if r == nil || !r.Score.Valid {
-		return "—"
-	}
-	return formatNumber(r.Score.Value)
 }

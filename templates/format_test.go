@@ -95,3 +95,54 @@ func TestChartSurvivesInfiniteValues(t *testing.T) {
 		t.Fatalf("options: %v", err)
 	}
 }
+
+// Counts print as counts where they are whole: "30", not "30.00", on the
+// board's columns, the runs table and a finding's place.
+func TestCountsPrintWhole(t *testing.T) {
+	e := d5list.Entry{Measures: map[string]float64{d5list.MetricEpochsToTarget: 30, d5list.MetricFinalAccuracy: 0.9712}}
+	for _, tt := range []struct{ got, want string }{
+		{measureText(e, d5list.LevelColumn{Metric: d5list.MetricEpochsToTarget}), "30"},
+		{measureText(e, d5list.LevelColumn{Metric: d5list.MetricFinalAccuracy}), "0.9712"},
+		{runMetricCell(&d5list.RunMetrics{EpochsToTarget: 21}, d5list.MetricEpochsToTarget), "21"},
+		{runMetricCell(&d5list.RunMetrics{EpochsToTarget: 2.5}, d5list.MetricEpochsToTarget), "2.5"},
+		{runMetricCell(&d5list.RunMetrics{TimeToTrain: 30}, d5list.MetricTimeToTrain), "30.00"},
+		{reasonWhere(d5list.Reason{Epoch: new(21.0)}), "epoch 21"},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("got %q, want %q", tt.got, tt.want)
+		}
+	}
+}
+
+// A benchmark is ranked by what it times: an operator benchmark ranked by
+// the runner's clock does not say "time to train".
+func TestRankedLabelSaysWhatIsTimed(t *testing.T) {
+	for _, tt := range []struct {
+		bench d5list.Benchmark
+		want  string
+	}{
+		{d5list.Benchmark{Level: 0, Ranking: d5list.RankingRule{Metric: d5list.MetricTimeToTrain, Unit: "s"}}, "time of the timed calls (s)"},
+		{d5list.Benchmark{Level: 2, Ranking: d5list.RankingRule{Metric: d5list.MetricTimeToTrain, Unit: "s"}}, "time to train (s)"},
+		{d5list.Benchmark{Level: 0, Ranking: d5list.RankingRule{Metric: d5list.MetricOpTime, Unit: "ms"}}, "operator time (ms)"},
+	} {
+		if got := RankedAxis(&tt.bench); got != tt.want {
+			t.Errorf("level %d ranked by %s: %q, want %q", tt.bench.Level, tt.bench.Ranking.Metric, got, tt.want)
+		}
+	}
+}
+
+// The target line reads the target as the benchmark states it, where
+// ECharts' own {c} would round 0.945 to 0.94.
+func TestTargetLineReadsTheTarget(t *testing.T) {
+	bench := &d5list.Benchmark{Quality: d5list.QualityTarget{Metric: "eval_accuracy", Target: 0.945}}
+	run := d5list.RunMetrics{Evals: []d5list.EvalPoint{{Epoch: 1, Seconds: 1, Accuracy: 0.95}}}
+	chart := AccuracyChart(&d5list.Submission{Claimed: &d5list.Result{Runs: []d5list.RunMetrics{run}}}, bench)
+	chart.Validate()
+	data, err := json.Marshal(chart.JSON())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(data, []byte(`"formatter":"target 0.945"`)) {
+		t.Errorf("the target line's label is not \"target 0.945\": %s", data)
+	}
+}

@@ -69,7 +69,7 @@ const ChartTop = leaderboard.ChartTop
 // the best ChartTop entries.
 func RankingRangeChart(bench *d5list.Benchmark, top []d5list.Entry, total int) ListChart {
 	rule := bench.Ranking
-	axis := AxisName(rule.Metric, rule.Unit)
+	axis := RankedAxis(bench)
 	var labels []string
 	var bars []opts.BarData
 	var ranges []opts.BoxPlotData
@@ -77,7 +77,7 @@ func RankingRangeChart(bench *d5list.Benchmark, top []d5list.Entry, total int) L
 	if len(top) > ChartTop {
 		top = top[:ChartTop]
 	}
-	title, caption := MetricLabel(rule.Metric)+" by entry", "Ranking with the range of each entry's runs"
+	title, caption := RankedLabel(bench)+" by entry", "Ranking with the range of each entry's runs"
 	if total > len(top) {
 		title += ", top " + itoa(len(top))
 		caption += ", the top " + itoa(len(top)) + " of " + itoa(total)
@@ -89,11 +89,12 @@ func RankingRangeChart(bench *d5list.Benchmark, top []d5list.Entry, total int) L
 		label := entryLabel(e)
 		labels = append(labels, "#"+itoa(e.Rank))
 		lo, hi := math.Min(e.Min, e.Value), math.Max(e.Max, e.Value)
-		bars = append(bars, opts.BarData{Name: label, Value: round4(e.Value)})
+		v := asShown(e.Value)
+		bars = append(bars, opts.BarData{Name: label, Value: v})
 		// A box collapsed onto the mean leaves the whiskers: min to max.
-		ranges = append(ranges, opts.BoxPlotData{Name: label, Value: []float64{round4(lo), round4(e.Value), round4(e.Value), round4(e.Value), round4(hi)}})
+		ranges = append(ranges, opts.BoxPlotData{Name: label, Value: []float64{asShown(lo), v, v, v, asShown(hi)}})
 		all = append(all, lo, hi, e.Value)
-		t.Rows = append(t.Rows, []string{itoa(e.Rank), label, num(e.Value), num(e.Min), num(e.Max), itoa(e.Runs)})
+		t.Rows = append(t.Rows, []string{itoa(e.Rank), label, formatNumber(e.Value), formatNumber(e.Min), formatNumber(e.Max), itoa(e.Runs)})
 	}
 	log := spansDecades(all...)
 	bar := charts.NewBar()
@@ -155,10 +156,7 @@ func AccuracyTop10Chart(bench *d5list.Benchmark, curves []Curve) ListChart {
 		color := palette[i%len(palette)]
 		so := []charts.SeriesOpts{charts.WithLineStyleOpts(opts.LineStyle{Color: color, Width: 2}), charts.WithItemStyleOpts(opts.ItemStyle{Color: color})}
 		if i == 0 {
-			so = append(so, charts.WithMarkLineNameYAxisItemOpts(opts.MarkLineNameYAxisItem{Name: "target", YAxis: q.Target}),
-				// Inside the plot, so that a narrow chart does not clip it.
-				charts.WithMarkLineStyleOpts(opts.MarkLineStyle{Symbol: []string{"none", "none"},
-					Label: &opts.Label{Show: opts.Bool(true), Formatter: "target {c}", Position: "insideEndTop"}}))
+			so = append(so, targetLine(q.Target)...)
 		}
 		line.AddSeries("#"+itoa(c.Entry.Rank), pts, so...)
 	}
@@ -201,7 +199,7 @@ func ParetoChart(id string, bench *d5list.Benchmark, top, candidates []d5list.En
 			dir = d5list.HigherIsBetter
 		}
 	}
-	axis := AxisName(rule.Metric, rule.Unit)
+	axis := RankedAxis(bench)
 	type pt struct {
 		x, y       float64
 		label      string
@@ -260,7 +258,7 @@ func ParetoChart(id string, bench *d5list.Benchmark, top, candidates []d5list.En
 	}
 	sc := charts.NewScatter()
 	sc.SetGlobalOptions(
-		charts.WithTitleOpts(opts.Title{Title: MetricLabel(rule.Metric) + " against " + xName, Subtitle: subtitle}),
+		charts.WithTitleOpts(opts.Title{Title: RankedLabel(bench) + " against " + xName, Subtitle: subtitle}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item",
 			Formatter: types.FuncStr("{b}<br/>" + html.EscapeString(xName) + ", " + html.EscapeString(axis) + ": {c}")}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Bottom: "0"}),
@@ -282,7 +280,7 @@ func ParetoChart(id string, bench *d5list.Benchmark, top, candidates []d5list.En
 // edition, as Top500's performance development chart.
 func DevelopmentChart(bench *d5list.Benchmark, points []leaderboard.DevelopmentPoint) ListChart {
 	rule := bench.Ranking
-	axis := AxisName(rule.Metric, rule.Unit)
+	axis := RankedAxis(bench)
 	t := Table{Caption: "Development across editions", Head: []string{"edition", "entries", "best", "10th", "median"}}
 	var names []string
 	var best, tenth, med []opts.LineData

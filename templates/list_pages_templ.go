@@ -372,9 +372,9 @@ func ListNavPage(nav []NavLevel, level int, category string, latest string, o Ov
 								return templ_7745c5c3_Err
 							}
 							var templ_7745c5c3_Var24 string
-							templ_7745c5c3_Var24, templ_7745c5c3_Err = templ.JoinStringErrs(AxisName(b.Ranking.Metric, b.Ranking.Unit))
+							templ_7745c5c3_Var24, templ_7745c5c3_Err = templ.JoinStringErrs(RankedAxis(&b))
 							if templ_7745c5c3_Err != nil {
-								return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/list_pages.templ`, Line: 50, Col: 170}
+								return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/list_pages.templ`, Line: 50, Col: 142}
 							}
 							_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var24))
 							if templ_7745c5c3_Err != nil {
@@ -387,7 +387,7 @@ func ListNavPage(nav []NavLevel, level int, category string, latest string, o Ov
 							var templ_7745c5c3_Var25 string
 							templ_7745c5c3_Var25, templ_7745c5c3_Err = templ.JoinStringErrs(directionWords(b.Ranking.Direction))
 							if templ_7745c5c3_Err != nil {
-								return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/list_pages.templ`, Line: 50, Col: 211}
+								return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/list_pages.templ`, Line: 50, Col: 183}
 							}
 							_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var25))
 							if templ_7745c5c3_Err != nil {

@@ -3,10 +3,12 @@ package templates
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/leaderboard"
 )
 
 // SubmissionLive is the live part of the submission page: the job's place
@@ -18,16 +20,19 @@ type SubmissionLive struct {
 	Attempt       int
 	MaxAttempts   int
 	QueuePosition int
-	// NextStep says what the competitor can do about the verdict.
-	NextStep string
+	// NextStep says what the viewer can do about the verdict (nothing for
+	// a visitor).
+	NextStep NextStep
 	// CanDownload: the viewer may download the bundle and the run logs.
 	CanDownload bool
 	// NoRunner, for a queued job, says that no online runner can take it
 	// and what one needs.
 	NoRunner string
-	// LogVisible: the viewer may read the re-run's output; Log is its tail.
+	// LogVisible: the viewer may read the re-run's output; Log is its
+	// tail and Progress how far it got (nil before its first line).
 	LogVisible bool
 	Log        []d5list.LogLine
+	Progress   *d5list.RerunProgress
 	// Timeline is shown when ShowTimeline (the submitter and organisers).
 	ShowTimeline bool
 	Timeline     []d5list.TimelineEntry
@@ -71,6 +76,74 @@ func (l SubmissionLive) lastSeq() string {
 	}
 	return i64toa(l.Log[len(l.Log)-1].Seq)
 }
+
+// progressLine is where a re-run is, in a line: "run 2 of 5 · epoch 11 ·
+// accuracy 0.9100".
+func progressLine(p *d5list.RerunProgress) string {
+	if p.Current == 0 {
+		return fmt.Sprintf("All %d runs done; the verdict comes next.", len(p.Runs))
+	}
+	r := p.Runs[p.Current-1]
+	s := fmt.Sprintf("run %d of %d", r.Number, len(p.Runs))
+	if r.State == d5list.RunWaiting {
+		return s + " · starting"
+	}
+	if d := runValues(r, p.Metric); d != "" {
+		s += " · " + d
+	}
+	return s
+}
+
+// runValues are a run's latest epoch and quality value, as far as it
+// logged them: "epoch 11 · accuracy 0.9100".
+func runValues(r d5list.RunProgress, metric string) string {
+	var parts []string
+	if r.Epoch != nil {
+		parts = append(parts, "epoch "+leaderboard.FormatCount(*r.Epoch))
+	}
+	if r.Value != nil {
+		parts = append(parts, MetricLabel(metric)+" "+formatNumber(*r.Value))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// runDetail is what a run's bar says beside it.
+func runDetail(r d5list.RunProgress, metric string) string {
+	switch r.State {
+	case d5list.RunWaiting:
+		return "waiting"
+	case d5list.RunDone:
+		s := "done"
+		if r.Seconds > 0 {
+			s += " in " + ageWords(r.Seconds)
+		}
+		if v := runValues(r, metric); v != "" {
+			s += " · " + v
+		}
+		return s
+	}
+	s := ageWords(r.Seconds) + " so far"
+	if v := runValues(r, metric); v != "" {
+		s = v + " · " + s
+	}
+	return s
+}
+
+// timeLeftWords is the re-run's time left and what it is estimated from,
+// "" where nothing tells it yet.
+func timeLeftWords(p *d5list.RerunProgress) string {
+	if p.SecondsLeft < 0 || p.Current == 0 {
+		return ""
+	}
+	from := "the claimed times of the runs"
+	if p.EstimatedFrom == d5list.EstimateFromRuns {
+		from = "the times of the runs done"
+	}
+	return "About " + ageWords(p.SecondsLeft) + " left, estimated from " + from + "."
+}
+
+func fractionText(f float64) string { return strconv.FormatFloat(f, 'f', 3, 64) }
+func percentText(f float64) string  { return strconv.Itoa(int(f*100)) + " %" }
 
 // PoolPage is what the organisers' runners and queue pages show.
 type PoolPage struct {

@@ -22,9 +22,9 @@ func RecordChart(bench *d5list.Benchmark, records []d5list.Entry) ListChart {
 		label, day := entryLabel(e), e.CreatedAt.UTC().Format("2006-01-02")
 		// The tooltip shows the point's name: ECharts escapes it.
 		points = append(points, opts.LineData{Name: label + ": " + FormatValue(e.Value, rule.Unit) + ", submitted " + day,
-			Value: []any{e.CreatedAt.UnixMilli(), round4(e.Value)}})
+			Value: []any{e.CreatedAt.UnixMilli(), asShown(e.Value)}})
 		values = append(values, e.Value)
-		t.Rows = append(t.Rows, []string{day, label, num(e.Value)})
+		t.Rows = append(t.Rows, []string{day, label, formatNumber(e.Value)})
 	}
 	line := charts.NewLine()
 	line.SetGlobalOptions(

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/leaderboard"
 	"github.com/deep500/d5list/stats"
 )
 
@@ -104,7 +105,28 @@ func runMetricCell(r *d5list.RunMetrics, name string) string {
 	if !ok {
 		return "—"
 	}
-	return formatNumber(v)
+	return metricValue(name, v, "")
+}
+
+// countMetrics are the metrics that count something (epochs, workers) and
+// so print whole where they are whole: "epochs to target 30", not 30.00.
+var countMetrics = map[string]bool{
+	d5list.MetricEpochsToTarget:  true,
+	d5list.MetricNumberOfWorkers: true,
+	"global_batch_size":          true,
+}
+
+// metricValue prints a value of the named metric with its unit: a count
+// as a count, any other value as FormatValue does.
+func metricValue(name string, v float64, unit string) string {
+	if countMetrics[name] {
+		s := leaderboard.FormatCount(v)
+		if unit != "" {
+			s += " " + unit
+		}
+		return s
+	}
+	return FormatValue(v, unit)
 }
 
 func runStatus(r *d5list.RunMetrics) string {

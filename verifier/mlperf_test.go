@@ -136,3 +136,31 @@ func TestCheckMLPerfEmptyFolder(t *testing.T) {
 		t.Errorf("empty folder: %v", err)
 	}
 }
+
+// An MLPerf folder is read file by file within the upload's budgets of
+// events and of their values' and metadata's bytes: past either, the
+// check stops with a too_large error naming the file and the budget.
+func TestCheckMLPerfRoundStopsAtTheEventBudget(t *testing.T) {
+	dir := filepath.Join(mlperfRoundsDir, "v3.1-nvidia-unet3d")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skip("peer data not available")
+	}
+	if _, err := CheckMLPerfRound(dir, "3.1"); err != nil {
+		t.Fatalf("within the budgets: %v", err)
+	}
+	for _, c := range []struct {
+		budget *int
+		says   string
+	}{
+		{&maxUploadEvents, "more than 1000 MLLOG events"},
+		{&maxUploadDecodedBytes, "more than 1000 bytes of MLLOG values and metadata"},
+	} {
+		old := *c.budget
+		*c.budget = 1000
+		_, err := CheckMLPerfRound(dir, "3.1")
+		*c.budget = old
+		if d5list.ErrorCode(err) != d5list.ETOOLARGE || !strings.Contains(err.Error(), c.says) || !strings.Contains(err.Error(), "result_") {
+			t.Errorf("past a budget: %v, want too_large naming a result file and %q", err, c.says)
+		}
+	}
+}

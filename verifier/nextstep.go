@@ -6,31 +6,29 @@ import (
 
 // NextStep says, in a sentence or two, what the competitor can do about
 // a submission's verdict, from the first kind of finding that explains it:
-// a verdict is only useful if it says what to fix. It is "" for a
-// verified submission, one still on its way, and a finding it has no
-// advice for.
+// a verdict is only useful if it says what to fix. It is one step: where
+// there is nothing to fix, and the competitor may contest the verdict
+// (discrepancy, needs review, failed), asking the organisers for a review,
+// since a finding can be the portal's mistake. It is "" for a verified
+// submission, one still on its way, and a rejection with no advice.
 func NextStep(status d5list.Status, reasons []d5list.Reason) string {
 	if status == d5list.StatusVerified || !status.Final() {
 		return ""
 	}
-	step := nextStep(status, reasons)
-	if d5list.ActionAppeal.Allowed(status) {
-		// A verdict the competitor may contest says how: a finding can be
-		// the portal's mistake, and only a message reaches the organisers.
-		if step != "" {
-			step += " "
-		}
-		step += AskForReview
+	if step := nextStep(status, reasons); step != "" {
+		return step
 	}
-	return step
+	if d5list.ActionAppeal.Allowed(status) {
+		return AskForReview
+	}
+	return ""
 }
 
-// AskForReview ends the next step of a verdict its competitor may contest
-// (discrepancy, needs review, failed): the entry's page has the form
-// (id "appeal"), and the message lands beside the entry in the organisers'
-// review queue.
-const AskForReview = "If you think the verdict is wrong, ask the organisers for a review: " +
-	"the form \u201cAsk the organisers for a review\u201d on this submission's page sends them your message, and their decision shows here."
+// AskForReview is the next step of a verdict its competitor may contest
+// and has nothing to fix: the entry's page has the form (id "appeal"),
+// and the message lands beside the entry in the organisers' review queue.
+const AskForReview = "If you think the verdict is wrong, ask the organisers for a review with the form below: " +
+	"say what they should look at; their decision shows on this page."
 
 func nextStep(status d5list.Status, reasons []d5list.Reason) string {
 	has := func(codes ...string) bool {
@@ -49,9 +47,16 @@ func nextStep(status d5list.Status, reasons []d5list.Reason) string {
 	case has("rerun_failed"):
 		return "The portal could not re-run your recipe: its reason is above, and your log tail (visible to you) shows where the run stopped. " +
 			"Run `d5list run` on your folder, which runs it the way a runner does, fix what breaks, and submit again."
-	case has(CodeSeedMismatch, CodeRunMissing, CodeRunExtra, CodeRunDuplicate):
-		return "The re-run did not run the same seeds as your logs: log each run's `seed` event with the seed the runner hands over ($D5_SEED), " +
+	case has(d5list.BreachGateNotOpened, d5list.BreachWindowMissing, d5list.BreachWindowRepeated):
+		return "Your code broke its timed window on the runner. Take the run's seed from $D5_GATE when you are ready to start timing (opening it starts the runner's clock), " +
+			"then write run_start, your run's events and one run_stop into $D5_RESULT_LOG, once each, as the examples do. " +
+			"`d5list run` runs your code the way a runner does and stops on the same breach, so you can check before you submit again."
+	case has(CodeSeedMismatch, CodeRunMissing, CodeRunExtra, CodeRunDuplicate, CodeFreshSeedIgnored):
+		return "The re-run did not run the seeds it was given: log each run's `seed` event with the seed $D5_GATE hands over, and use that seed for everything random, " +
 			"regenerate the logs with `d5list run`, and submit again."
+	case has(CodeFreshNotConverged):
+		return "With seeds the portal drew, your recipe reached the quality target less often than your logs do. Check that it converges for any seed, " +
+			"not only the seeds you ran (`d5list run` draws new ones each time), and submit again."
 	case has(CodeAccuracyMismatch, CodeFinalAccuracy, CodeEpochsToTarget, CodeConvergenceMismatch, CodeEpochMissing, CodeEpochExtra,
 		CodeMetricMismatch, CodeMetricMissing, CodeClaimTargetNotMet):
 		step := "The re-run with your seeds did not give your logs' values. Make each run deterministic for its seed (seed every random generator, " +
@@ -75,7 +80,7 @@ func nextStep(status d5list.Status, reasons []d5list.Reason) string {
 }
 
 // FindingQuantity names what a finding's claimed and measured numbers are
-// (a quality metric's name is returned as its MLLOG key) and their unit, so
+// (a metric's name is returned as its MLLOG key) and their unit, so
 // that a page can print "time to train: claimed 12.5 s, measured 15.1 s"
 // rather than bare numbers. Both are "" where the code does not say.
 func FindingQuantity(code string, bench *d5list.Benchmark) (quantity, unit string) {
@@ -104,7 +109,7 @@ func FindingQuantity(code string, bench *d5list.Benchmark) (quantity, unit strin
 		if len(timed) > 1 {
 			return "", ""
 		}
-		return timedWords(timed[0]), timedUnit(timed[0])
+		return timed[0], timedUnit(timed[0])
 	}
 	return "", ""
 }

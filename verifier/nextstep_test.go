@@ -7,7 +7,8 @@ import (
 	d5list "github.com/deep500/d5list"
 )
 
-// Every kind of verdict but a verified one says what to do next.
+// Every kind of verdict but a verified one says what to do next, in one
+// step.
 func TestNextStep(t *testing.T) {
 	reason := func(codes ...string) []d5list.Reason {
 		var rs []d5list.Reason
@@ -26,7 +27,11 @@ func TestNextStep(t *testing.T) {
 		{"on its way", d5list.StatusRunning, nil, ""},
 		{"rejected", d5list.StatusRejected, reason("accuracy_mismatch"), "submit a new entry"},
 		{"re-run failed", d5list.StatusFailed, reason("rerun_failed"), "`d5list run`"},
-		{"seeds", d5list.StatusDiscrepancy, reason(CodeSeedMismatch, CodeAccuracyMismatch), "$D5_SEED"},
+		{"seeds", d5list.StatusDiscrepancy, reason(CodeSeedMismatch, CodeAccuracyMismatch), "$D5_GATE hands over"},
+		{"a fresh seed ignored", d5list.StatusDiscrepancy, reason(CodeFreshSeedIgnored), "$D5_GATE hands over"},
+		{"fresh seeds that do not converge", d5list.StatusDiscrepancy, reason(CodeFreshNotConverged), "any seed"},
+		{"a window logged twice", d5list.StatusDiscrepancy, reason(d5list.BreachWindowRepeated, CodeAccuracyMismatch), "once each"},
+		{"a seed never taken", d5list.StatusDiscrepancy, reason(d5list.BreachGateNotOpened), "opening it starts the runner's clock"},
 		{"accuracies", d5list.StatusDiscrepancy, reason(CodeAccuracyMismatch), "deterministic"},
 		{"accuracies and environment", d5list.StatusDiscrepancy, reason(CodeAccuracyMismatch, CodeEnvironmentDiffers), "name what differed"},
 		{"timing", d5list.StatusDiscrepancy, reason(CodeTimingMismatch), "nothing else running"},
@@ -41,10 +46,9 @@ func TestNextStep(t *testing.T) {
 			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 				t.Fatalf("next step %q, want %q", got, tt.want)
 			}
-			// A verdict the competitor may contest says how to ask for a
-			// review (issue 16); a rejection is final, a verified entry
-			// needs none.
-			if asks := strings.Contains(got, "ask the organisers for a review"); asks != d5list.ActionAppeal.Allowed(tt.status) {
+			// One step: the review is asked for only where there is
+			// nothing to fix.
+			if asks := strings.Contains(got, "ask the organisers for a review"); asks != (tt.want == "ask the organisers for a review") {
 				t.Errorf("next step %q asks for a review: %v, want %v", got, asks, !asks)
 			}
 		})

@@ -8,13 +8,18 @@ import (
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
+
+	"github.com/deep500/d5list/web"
+	"github.com/deep500/d5list/workloads"
 )
 
-// The console's benchmark editor takes the shapes its help text names,
-// and refuses a change to a built-in benchmark with the reason, since the
-// next start would undo it (issue 14).
+// The console's benchmark editor starts from a commented skeleton or a
+// copy of a benchmark, takes the shapes its help text names, and refuses
+// with the reason a change to a built-in benchmark, since the next start
+// would undo it (issue 14), and a workload no runner has, whose jobs
+// would wait for good.
 func TestConsoleBenchmarkEditor(t *testing.T) {
-	p := startReal(t)
+	p := startReal(t, func(c *web.Config) { c.Browser.Workloads = workloads.Names() })
 	c := p.login(t, "organiser")
 	post := func(yaml string) (int, *goquery.Document) {
 		t.Helper()
@@ -49,5 +54,25 @@ func TestConsoleBenchmarkEditor(t *testing.T) {
 	}
 	if b, _ := p.db.Benchmark(context.Background(), "l2-digits-mlp-cpu"); b.Name == "Ours" {
 		t.Fatal("the built-in benchmark was replaced")
+	}
+
+	code, doc = post(strings.ReplaceAll(one, "level: 2\n", "level: 2\nworkload: digits-mpl\n"))
+	if msg := doc.Find(testid("yaml-error")).Text(); code != http.StatusBadRequest || !strings.Contains(msg, `workload: "digits-mpl"`) || !strings.Contains(msg, "digits-mlp") {
+		t.Fatalf("an unknown workload: %d %q, want 400 naming it and the known ones", code, msg)
+	}
+
+	skeleton := c.doc(t, "/console").Find(testid("yaml-editor")).Text()
+	if !strings.Contains(skeleton, "# A new benchmark") || !strings.Contains(skeleton, "ranking:") {
+		t.Errorf("the editor starts from %q, want the commented skeleton", skeleton)
+	}
+	if code, doc := post(skeleton); code != http.StatusBadRequest || !strings.Contains(doc.Find(testid("yaml-error")).Text(), "id: required") {
+		t.Errorf("the skeleton saved unchanged: %d, want it refused for its empty id", code)
+	}
+	copied := c.doc(t, "/console?from=l0-gemm-torch-cpu").Find(testid("yaml-editor")).Text()
+	if code, doc := post(copied); code != http.StatusOK || !strings.Contains(doc.Text(), "saved l0-gemm-torch-cpu-copy") {
+		t.Fatalf("the copy of l0-gemm-torch-cpu: %d %q", code, doc.Find(testid("yaml-error")).Text())
+	}
+	if b, err := p.db.Benchmark(context.Background(), "l0-gemm-torch-cpu-copy"); err != nil || b.Division.Fixed["op"] != "gemm" {
+		t.Fatalf("the copy as stored: %+v %v", b, err)
 	}
 }

@@ -15,9 +15,11 @@ import (
 )
 
 // The console's review queue shows each entry's claimed and measured
-// score and preselects no action; a refused review and a refused edition
-// re-show the console with the reason beside the form, not a bare error
-// page; an edition is frozen from the console (issue 16).
+// score with its unit and the finding its verdict turns on, labels its
+// actions in words and preselects none; a refused review and a refused
+// edition re-show the console with the reason beside the form, not a bare
+// error page; an edition is frozen from the console once confirmed on a
+// second page (issue 16).
 func TestConsoleReviewAndEditions(t *testing.T) {
 	p := startReal(t)
 	ctx := context.Background()
@@ -42,8 +44,16 @@ func TestConsoleReviewAndEditions(t *testing.T) {
 	}
 	org := p.login(t, "organiser")
 	row := org.doc(t, "/console/").Find(`[data-testid="review-row"][data-id="` + strconv.FormatInt(id, 10) + `"]`)
-	if row.Find(testid("review-claimed")).Text() != "12.50" || row.Find(testid("review-measured")).Text() != "20.25" {
-		t.Errorf("review row figures %q / %q, want 12.50 and 20.25", row.Find(testid("review-claimed")).Text(), row.Find(testid("review-measured")).Text())
+	if row.Find(testid("review-claimed")).Text() != "12.50 s" || row.Find(testid("review-measured")).Text() != "20.25 s" {
+		t.Errorf("review row figures %q / %q, want 12.50 s and 20.25 s", row.Find(testid("review-claimed")).Text(), row.Find(testid("review-measured")).Text())
+	}
+	if f := row.Find(testid("review-finding")).Text(); !strings.Contains(f, "varied too much") {
+		t.Errorf("review row's finding %q, want the timing's noise in plain words", f)
+	}
+	for _, o := range row.Find(testid("review-action") + " option").Nodes[1:] {
+		if label := goquery.NewDocumentFromNode(o).Text(); strings.Contains(label, "_") || !strings.Contains(label, " ") {
+			t.Errorf("review action labelled %q, want words", label)
+		}
 	}
 	selected := row.Find(testid("review-action") + " option[selected]")
 	if v, _ := selected.Attr("value"); selected.Length() != 1 || v != "" {
@@ -69,9 +79,18 @@ func TestConsoleReviewAndEditions(t *testing.T) {
 		t.Fatalf("a rejection without a reason: %d, error %q, want the console again with the reason", code, doc.Find(testid("review-error")).Text())
 	}
 
+	// The console's form asks to confirm first, and freezes nothing.
 	code, doc = post("/console/editions", url.Values{"name": {"2026-11"}})
+	confirm := doc.Find(testid("edition-confirm-form"))
+	if code != http.StatusOK || confirm.Length() != 1 || confirm.Find(`input[name="confirm"]`).AttrOr("value", "") != "yes" {
+		t.Fatalf("freezing an edition: %d %q, want a page that asks to confirm", code, doc.Find("main").Text())
+	}
+	if org.doc(t, "/console/").Find(testid("edition-item")).Length() != 0 {
+		t.Fatal("an edition was frozen before it was confirmed")
+	}
+	code, doc = post("/console/editions", url.Values{"name": {"2026-11"}, "confirm": {"yes"}})
 	if code != http.StatusSeeOther {
-		t.Fatalf("freezing an edition: %d %q", code, doc.Text())
+		t.Fatalf("freezing a confirmed edition: %d %q", code, doc.Text())
 	}
 	console := org.doc(t, "/console/")
 	if !strings.Contains(console.Find(testid("edition-item")).Text(), "2026-11") {

@@ -333,7 +333,8 @@ func TestPagesLoadOnlyLocalScripts(t *testing.T) {
 }
 
 // Each kind of failed verdict tells the competitor what to do next, below
-// the findings; a verified entry has no such line (issue 16).
+// the findings; a verified entry has no such line (issue 16), nor has any
+// entry for a visitor.
 func TestSubmissionPageSaysWhatToDoNext(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
@@ -343,7 +344,7 @@ func TestSubmissionPageSaysWhatToDoNext(t *testing.T) {
 	}{
 		{"re-run failed", d5list.StatusFailed, "rerun_failed", "could not re-run your recipe"},
 		{"accuracies", d5list.StatusDiscrepancy, "accuracy_mismatch", "Make each run deterministic"},
-		{"seeds", d5list.StatusDiscrepancy, "seed_mismatch", "$D5_SEED"},
+		{"seeds", d5list.StatusDiscrepancy, "seed_mismatch", "$D5_GATE hands over"},
 		{"timing", d5list.StatusDiscrepancy, "timing_mismatch", "Measure again on that hardware"},
 		{"hardware", d5list.StatusNeedsReview, "timing_not_reproduced", "Declare the hardware you ran on"},
 		{"rejected", d5list.StatusRejected, "accuracy_mismatch", "An organiser rejected it"},
@@ -355,7 +356,12 @@ func TestSubmissionPageSaysWhatToDoNext(t *testing.T) {
 			sub.Status, sub.Reasons = tt.status, []d5list.Reason{{Code: tt.code, Message: "a finding"}}
 			sub.Published = true // a visitor sees a failed verdict only once published (TestHiddenVerdicts)
 			s.fake.submissions[sub.ID] = sub
-			next := page(t, s, "/submissions/7").Find(testid("next-step"))
+			if visitor := page(t, s, "/submissions/7").Find(testid("next-step")); visitor.Length() != 0 {
+				t.Errorf("a visitor reads %q", visitor.Text())
+			}
+			req := httptest.NewRequest(http.MethodGet, "/submissions/7", nil)
+			req.Header.Set("Authorization", "Bearer d5_alice") // the owner
+			next := parseHTML(t, s.do(req)).Find(testid("next-step"))
 			if tt.want == "" {
 				if next.Length() != 0 {
 					t.Fatalf("a verified entry says %q", next.Text())

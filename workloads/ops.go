@@ -43,7 +43,8 @@ func (s Conv2DShape) String() string {
 	return fmt.Sprintf("N%d_C%d_H%d_W%d_K%d_R%d_S%d_pad%d_stride%d", s.N, s.C, s.H, s.W, s.K, s.R, s.S, s.Pad, s.Stride)
 }
 
-func (s Conv2DShape) outSize() (int, int) {
+// OutSize is the output's height and width.
+func (s Conv2DShape) OutSize() (int, int) {
 	return (s.H+2*s.Pad-s.R)/s.Stride + 1, (s.W+2*s.Pad-s.S)/s.Stride + 1
 }
 
@@ -86,8 +87,10 @@ func gemmBlocked(a, b, c []float64, m, n, k int) {
 	}
 }
 
-// gemmReference is the textbook triple loop, one dot product per output.
-func gemmReference(a, b, c []float64, m, n, k int) {
+// GEMMReference is the textbook triple loop, one dot product per output:
+// the reference every GEMM, the portal's own and an audited competitor's,
+// is held to.
+func GEMMReference(a, b, c []float64, m, n, k int) {
 	for i := range m {
 		for j := range n {
 			var s float64
@@ -102,7 +105,7 @@ func gemmReference(a, b, c []float64, m, n, k int) {
 // conv2DIm2col lowers the convolution to one GEMM per image: the filter
 // matrix (K x CRS) times the patch matrix (CRS x PQ).
 func conv2DIm2col(s Conv2DShape, in, filt, out, cols []float64) {
-	p, q := s.outSize()
+	p, q := s.OutSize()
 	crs := s.C * s.R * s.S
 	for img := range s.N {
 		x := in[img*s.C*s.H*s.W:]
@@ -128,9 +131,10 @@ func conv2DIm2col(s Conv2DShape, in, filt, out, cols []float64) {
 	}
 }
 
-// conv2DReference is the direct seven-loop convolution.
-func conv2DReference(s Conv2DShape, in, filt, out []float64) {
-	p, q := s.outSize()
+// Conv2DReference is the direct seven-loop convolution (NCHW input, KCRS
+// filters): the reference every convolution is held to.
+func Conv2DReference(s Conv2DShape, in, filt, out []float64) {
+	p, q := s.OutSize()
 	for img := range s.N {
 		for k := range s.K {
 			for oy := range p {
@@ -158,9 +162,9 @@ func conv2DReference(s Conv2DShape, in, filt, out []float64) {
 	}
 }
 
-// compareOutputs returns the relative L2 error ||got-want|| / ||want|| and
+// CompareOutputs returns the relative L2 error ||got-want|| / ||want|| and
 // the largest absolute difference.
-func compareOutputs(got, want []float64) (relL2, maxAbs float64) {
+func CompareOutputs(got, want []float64) (relL2, maxAbs float64) {
 	var diff2, norm2 float64
 	for i, w := range want {
 		d := got[i] - w
@@ -262,8 +266,8 @@ func gemmCases(shapes []GEMMShape) func(r *rng) []opCase {
 				flops: 2 * float64(s.M) * float64(s.N) * float64(s.K),
 				run:   func() { gemmBlocked(a, b, c, s.M, s.N, s.K) },
 				check: func() (float64, float64) {
-					gemmReference(a, b, ref, s.M, s.N, s.K)
-					return compareOutputs(c, ref)
+					GEMMReference(a, b, ref, s.M, s.N, s.K)
+					return CompareOutputs(c, ref)
 				},
 			})
 		}
@@ -275,7 +279,7 @@ func conv2DCases(shapes []Conv2DShape) func(r *rng) []opCase {
 	return func(r *rng) []opCase {
 		cases := make([]opCase, 0, len(shapes))
 		for _, s := range shapes {
-			p, q := s.outSize()
+			p, q := s.OutSize()
 			in, filt := randomFill(r, s.N*s.C*s.H*s.W), randomFill(r, s.K*s.C*s.R*s.S)
 			out, ref := make([]float64, s.N*s.K*p*q), make([]float64, s.N*s.K*p*q)
 			cols := make([]float64, s.C*s.R*s.S*p*q)
@@ -284,8 +288,8 @@ func conv2DCases(shapes []Conv2DShape) func(r *rng) []opCase {
 				flops: 2 * float64(s.N*s.K*p*q) * float64(s.C*s.R*s.S),
 				run:   func() { conv2DIm2col(s, in, filt, out, cols) },
 				check: func() (float64, float64) {
-					conv2DReference(s, in, filt, ref)
-					return compareOutputs(out, ref)
+					Conv2DReference(s, in, filt, ref)
+					return CompareOutputs(out, ref)
 				},
 			})
 		}
@@ -395,28 +399,46 @@ func gemmWorkload(ctx context.Context, b *d5list.Benchmark, r *d5list.Recipe, se
 }
 
 func gemmPlan(b *d5list.Benchmark, r *d5list.Recipe) (opPlan, error) {
-	rr := recipeReader{b: b, r: r}
-	if _, err := rr.choice("op", "gemm", "gemm"); err != nil {
-		return opPlan{}, err
-	}
-	repeats, tolerance, err := opSettings(rr)
+	t, err := GEMMTask(b, r)
 	if err != nil {
 		return opPlan{}, err
 	}
+	return opPlan{repeats: t.Repeats, tolerance: t.Tolerance, cases: gemmCases(t.Shapes), shapes: shapeNames(t.Shapes)}, nil
+}
+
+// OpTask is what an operator benchmark asks of a run, read from its recipe:
+// the shapes, the timed calls per shape and the error tolerance.
+type OpTask[S fmt.Stringer] struct {
+	Shapes    []S
+	Repeats   int
+	Tolerance float64
+}
+
+// GEMMTask reads a GEMM benchmark's task (fixed op: gemm, shapes of m, n
+// and k, repeats), as the builtin workload runs it and a harness audits it.
+func GEMMTask(b *d5list.Benchmark, r *d5list.Recipe) (OpTask[GEMMShape], error) {
+	rr := recipeReader{b: b, r: r}
+	if _, err := rr.choice("op", "gemm", "gemm"); err != nil {
+		return OpTask[GEMMShape]{}, err
+	}
+	repeats, tolerance, err := opSettings(rr)
+	if err != nil {
+		return OpTask[GEMMShape]{}, err
+	}
 	shapes := DefaultGEMMShapes
 	if list, ok, err := rr.shapeList([]string{"m", "n", "k"}, nil); err != nil {
-		return opPlan{}, err
+		return OpTask[GEMMShape]{}, err
 	} else if ok {
 		shapes = make([]GEMMShape, len(list))
 		for i, s := range list {
 			shapes[i] = GEMMShape{M: s["m"], N: s["n"], K: s["k"]}
 			if s["m"]*s["k"] > maxOpElements || s["k"]*s["n"] > maxOpElements || s["m"]*s["n"] > maxOpElements {
 				_, field, _ := rr.get("shapes")
-				return opPlan{}, invalid(fmt.Sprintf("%s[%d]", field, i), "an operand exceeds %d elements", maxOpElements)
+				return OpTask[GEMMShape]{}, invalid(fmt.Sprintf("%s[%d]", field, i), "an operand exceeds %d elements", maxOpElements)
 			}
 		}
 	}
-	return opPlan{repeats: repeats, tolerance: tolerance, cases: gemmCases(shapes), shapes: shapeNames(shapes)}, nil
+	return OpTask[GEMMShape]{Shapes: shapes, Repeats: repeats, Tolerance: tolerance}, nil
 }
 
 func conv2DWorkload(ctx context.Context, b *d5list.Benchmark, r *d5list.Recipe, seed int64, out io.Writer) error {
@@ -428,35 +450,45 @@ func conv2DWorkload(ctx context.Context, b *d5list.Benchmark, r *d5list.Recipe, 
 }
 
 func conv2DPlan(b *d5list.Benchmark, r *d5list.Recipe) (opPlan, error) {
+	t, err := Conv2DTask(b, r)
+	if err != nil {
+		return opPlan{}, err
+	}
+	return opPlan{repeats: t.Repeats, tolerance: t.Tolerance, cases: conv2DCases(t.Shapes), shapes: shapeNames(t.Shapes)}, nil
+}
+
+// Conv2DTask reads a convolution benchmark's task (fixed op: conv2d,
+// shapes, repeats), as the builtin workload runs it and a harness audits it.
+func Conv2DTask(b *d5list.Benchmark, r *d5list.Recipe) (OpTask[Conv2DShape], error) {
 	rr := recipeReader{b: b, r: r}
 	if _, err := rr.choice("op", "conv2d", "conv2d"); err != nil {
-		return opPlan{}, err
+		return OpTask[Conv2DShape]{}, err
 	}
 	repeats, tolerance, err := opSettings(rr)
 	if err != nil {
-		return opPlan{}, err
+		return OpTask[Conv2DShape]{}, err
 	}
 	shapes := DefaultConv2DShapes
 	list, ok, err := rr.shapeList([]string{"n", "c", "h", "w", "k", "r", "s"}, map[string]int{"pad": 0, "stride": 1})
 	if err != nil {
-		return opPlan{}, err
+		return OpTask[Conv2DShape]{}, err
 	}
 	if ok {
 		_, field, _ := rr.get("shapes")
 		shapes = make([]Conv2DShape, len(list))
 		for i, m := range list {
 			s := Conv2DShape{N: m["n"], C: m["c"], H: m["h"], W: m["w"], K: m["k"], R: m["r"], S: m["s"], Pad: m["pad"], Stride: m["stride"]}
-			p, q := s.outSize()
+			p, q := s.OutSize()
 			if s.H+2*s.Pad < s.R || s.W+2*s.Pad < s.S || p < 1 || q < 1 {
-				return opPlan{}, invalid(fmt.Sprintf("%s[%d]", field, i), "the filter is larger than the padded input")
+				return OpTask[Conv2DShape]{}, invalid(fmt.Sprintf("%s[%d]", field, i), "the filter is larger than the padded input")
 			}
 			if s.N*s.C*s.H*s.W > maxOpElements || s.C*s.R*s.S*p*q > maxOpElements || s.N*s.K*p*q > maxOpElements {
-				return opPlan{}, invalid(fmt.Sprintf("%s[%d]", field, i), "a tensor exceeds %d elements", maxOpElements)
+				return OpTask[Conv2DShape]{}, invalid(fmt.Sprintf("%s[%d]", field, i), "a tensor exceeds %d elements", maxOpElements)
 			}
 			shapes[i] = s
 		}
 	}
-	return opPlan{repeats: repeats, tolerance: tolerance, cases: conv2DCases(shapes), shapes: shapeNames(shapes)}, nil
+	return OpTask[Conv2DShape]{Shapes: shapes, Repeats: repeats, Tolerance: tolerance}, nil
 }
 
 func benchmarkID(b *d5list.Benchmark, fallback string) string {

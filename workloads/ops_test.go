@@ -17,7 +17,7 @@ func TestReferenceKernelsOnHandComputedCases(t *testing.T) {
 	a := []float64{1, 2, 3, 4, 5, 6}    // 2x3
 	b := []float64{7, 8, 9, 10, 11, 12} // 3x2
 	want := []float64{58, 64, 139, 154}
-	for name, gemm := range map[string]func(a, b, c []float64, m, n, k int){"reference": gemmReference, "blocked": gemmBlocked} {
+	for name, gemm := range map[string]func(a, b, c []float64, m, n, k int){"reference": GEMMReference, "blocked": gemmBlocked} {
 		c := make([]float64, 4)
 		gemm(a, b, c, 2, 2, 3)
 		if !slices.Equal(c, want) {
@@ -32,7 +32,7 @@ func TestReferenceKernelsOnHandComputedCases(t *testing.T) {
 	filt := []float64{1, 10, 100, 1000}
 	wantConv := []float64{1000 * 1, 100*2 + 1000*3, 10*4 + 1000*7, 1*5 + 10*6 + 100*8 + 1000*9}
 	ref := make([]float64, 4)
-	conv2DReference(s, in, filt, ref)
+	Conv2DReference(s, in, filt, ref)
 	got := make([]float64, 4)
 	conv2DIm2col(s, in, filt, got, make([]float64, 4*4))
 	if !slices.Equal(ref, wantConv) || !slices.Equal(got, wantConv) {
@@ -42,10 +42,10 @@ func TestReferenceKernelsOnHandComputedCases(t *testing.T) {
 
 func TestCompareOutputs(t *testing.T) {
 	want := []float64{3, 4}
-	if rel, maxAbs := compareOutputs([]float64{3, 4}, want); rel != 0 || maxAbs != 0 {
+	if rel, maxAbs := CompareOutputs([]float64{3, 4}, want); rel != 0 || maxAbs != 0 {
 		t.Errorf("identical outputs: %v, %v", rel, maxAbs)
 	}
-	if rel, maxAbs := compareOutputs([]float64{3, 4.5}, want); rel != 0.1 || maxAbs != 0.5 {
+	if rel, maxAbs := CompareOutputs([]float64{3, 4.5}, want); rel != 0.1 || maxAbs != 0.5 {
 		t.Errorf("one output off by 0.5 of norm 5: rel %v max %v, want 0.1 and 0.5", rel, maxAbs)
 	}
 }

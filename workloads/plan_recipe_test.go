@@ -1,4 +1,4 @@
-package workloads
+package workloads_test
 
 import (
 	"maps"
@@ -8,6 +8,7 @@ import (
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/catalog"
 	"github.com/deep500/d5list/mllog"
+	"github.com/deep500/d5list/workloads"
 )
 
 // CheckRecipe reads a recipe as the builtin workload's run would: every
@@ -22,10 +23,10 @@ func TestPlanRecipe(t *testing.T) {
 	for i := range benches {
 		b := &benches[i]
 		byID[b.ID] = b
-		if _, ok := Lookup(b.Workload); !ok {
+		if _, ok := workloads.Lookup(b.Workload); !ok {
 			continue
 		}
-		plan, err := PlanRecipe(b, &d5list.Recipe{Fixed: b.Division.Fixed, Mutable: b.Division.Mutable})
+		plan, err := workloads.PlanRecipe(b, &d5list.Recipe{Fixed: b.Division.Fixed, Mutable: b.Division.Mutable})
 		if err != nil {
 			t.Errorf("%s: the starter recipe is refused: %v", b.ID, err)
 		}
@@ -51,23 +52,24 @@ func TestPlanRecipe(t *testing.T) {
 		}
 		mutable := maps.Clone(b.Division.Mutable)
 		mutable[c.key] = c.value
-		_, err := PlanRecipe(b, &d5list.Recipe{Fixed: b.Division.Fixed, Mutable: mutable})
+		_, err := workloads.PlanRecipe(b, &d5list.Recipe{Fixed: b.Division.Fixed, Mutable: mutable})
 		if d5list.ErrorCode(err) != d5list.EINVALID || !strings.Contains(err.Error(), c.field) {
 			t.Errorf("%s with %s = %v: %v, want an EINVALID naming %s", c.bench, c.key, c.value, err, c.field)
 		}
 	}
 	// A benchmark whose code comes with the bundle has no builtin reading.
-	if plan, err := PlanRecipe(&d5list.Benchmark{ID: "gpu", Workload: ""}, &d5list.Recipe{Mutable: map[string]any{"repeats": -3}}); err != nil || len(plan.Shapes) != 0 {
+	if plan, err := workloads.PlanRecipe(&d5list.Benchmark{ID: "gpu", Workload: ""}, &d5list.Recipe{Mutable: map[string]any{"repeats": -3}}); err != nil || len(plan.Shapes) != 0 {
 		t.Errorf("a benchmark without a builtin workload: %+v, %v", plan, err)
 	}
 	// The planned shapes are the ones a run logs, in its order.
 	gemm := byID["l0-gemm-cpu"]
-	plan, err := PlanRecipe(gemm, &d5list.Recipe{Fixed: gemm.Division.Fixed, Mutable: gemm.Division.Mutable})
+	plan, err := workloads.PlanRecipe(gemm, &d5list.Recipe{Fixed: gemm.Division.Fixed, Mutable: gemm.Division.Mutable})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var log strings.Builder
-	if err := gemmWorkload(t.Context(), gemm, &d5list.Recipe{Fixed: gemm.Division.Fixed, Mutable: map[string]any{"repeats": 1}}, 1, &log); err != nil {
+	work, _ := workloads.Lookup(gemm.Workload)
+	if err := work(t.Context(), gemm, &d5list.Recipe{Fixed: gemm.Division.Fixed, Mutable: map[string]any{"repeats": 1}}, 1, &log); err != nil {
 		t.Fatal(err)
 	}
 	events, err := mllog.Parse(strings.NewReader(log.String()), "run")

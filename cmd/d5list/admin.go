@@ -11,7 +11,7 @@ import (
 
 func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: d5list admin token --data DIR --user NAME --role competitor|organiser|admin\n       d5list admin user --data DIR --user NAME --role ROLE [--password-file FILE|-] [--organisation ORG]\n       d5list admin runner-token|runner-revoke --data DIR --name NAME\n       d5list admin backup --data DIR -o FILE\n       d5list admin prune-logs --data DIR --days N\n       d5list admin seed-synthetic --data DIR [--submissions 100000] [--benchmark ID] [--systems 1000]\n       d5list admin benchmarks import --data DIR FILE|-\n       d5list admin benchmarks export --data DIR")
+		return fmt.Errorf("usage: d5list admin token --data DIR --user NAME --role competitor|organiser|admin\n       d5list admin user --data DIR --user NAME --role ROLE [--password-file FILE|-] [--organisation ORG]\n       d5list admin runner-token|runner-revoke --data DIR --name NAME\n       d5list admin backup --data DIR -o FILE\n       d5list admin prune-logs --data DIR --days N\n       d5list admin seed-synthetic --data DIR [--submissions 100000] [--benchmark ID] [--systems 1000]\n       d5list admin benchmarks import --data DIR FILE|-\n       d5list admin benchmarks export --data DIR [--own]")
 	}
 	switch args[0] {
 	case "token":

@@ -9,21 +9,23 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/catalog"
 	"github.com/deep500/d5list/store"
+	"github.com/deep500/d5list/workloads"
 )
 
 // adminBenchmarks is `admin benchmarks import FILE` and `export`: the
 // console's benchmark editor from the command line, for an operator who
 // keeps the portal's own benchmarks in a file under version control.
 func adminBenchmarks(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	usage := fmt.Errorf("usage: d5list admin benchmarks import --data DIR FILE|-\n       d5list admin benchmarks export --data DIR [--all]")
+	usage := fmt.Errorf("usage: d5list admin benchmarks import --data DIR FILE|-\n       d5list admin benchmarks export --data DIR [--own]")
 	if len(args) == 0 {
 		return usage
 	}
 	fs := newFlags("admin benchmarks "+args[0], stderr)
 	data := fs.String("data", envOr("D5LIST_DATA", "./data"), "data folder of the portal")
-	all := fs.Bool("all", false, "export: the built-in benchmarks too (import refuses them)")
+	own := fs.Bool("own", false, "export: only the portal's own benchmarks, which import reads back (it refuses the built-in ones)")
 	pos, err := parseInterleaved(fs, args[1:])
 	if err != nil {
 		return err
@@ -32,7 +34,7 @@ func adminBenchmarks(ctx context.Context, args []string, stdout, stderr io.Write
 	case args[0] == "import" && len(pos) == 1:
 		return importBenchmarks(ctx, *data, pos[0], stdout)
 	case args[0] == "export" && len(pos) == 0:
-		return exportBenchmarks(ctx, *data, *all, stdout)
+		return exportBenchmarks(ctx, *data, *own, stdout)
 	}
 	return usage
 }
@@ -58,6 +60,9 @@ func importBenchmarks(ctx context.Context, data, file string, stdout io.Writer) 
 	if err := catalog.RefuseBuiltIn(bs); err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
+	if err := catalog.CheckWorkloads(file, bs, workloads.Names()); err != nil {
+		return err
+	}
 	db, err := store.Open(ctx, data)
 	if err != nil {
 		return err
@@ -74,10 +79,11 @@ func importBenchmarks(ctx context.Context, data, file string, stdout io.Writer) 
 	return nil
 }
 
-// exportBenchmarks prints the portal's own benchmarks (with all, the
-// built-in ones too) as a catalogue list, which import and the console
-// read back.
-func exportBenchmarks(ctx context.Context, data string, all bool, stdout io.Writer) error {
+// exportBenchmarks prints the catalogue the portal ranks, as a catalogue
+// list that import and the console read: the built-in benchmarks (which
+// serve seeds at every start) and then the portal's own, or with own its
+// own only. A new benchmark starts as a copy of one under a new id.
+func exportBenchmarks(ctx context.Context, data string, own bool, stdout io.Writer) error {
 	db, err := store.Open(ctx, data)
 	if err != nil {
 		return err
@@ -91,9 +97,15 @@ func exportBenchmarks(ctx context.Context, data string, all bool, stdout io.Writ
 	if err != nil {
 		return err
 	}
-	bs := stored[:0]
+	head := "# The benchmarks of the portal at " + data + " that are not built in.\n"
+	var bs []d5list.Benchmark
+	if !own {
+		head = "# The catalogue of the portal at " + data + ": first the built-in benchmarks, which it seeds from\n" +
+			"# catalog/benchmarks.yaml at every start and import refuses, then its own. A copy under a new id is a new benchmark.\n"
+		bs = builtIn
+	}
 	for _, b := range stored {
-		if _, err := catalog.Lookup(builtIn, b.ID); err != nil || all {
+		if _, err := catalog.Lookup(builtIn, b.ID); err != nil {
 			bs = append(bs, b)
 		}
 	}
@@ -101,6 +113,6 @@ func exportBenchmarks(ctx context.Context, data string, all bool, stdout io.Writ
 	if err != nil {
 		return err
 	}
-	_, err = stdout.Write(out)
+	_, err = io.WriteString(stdout, head+string(out))
 	return err
 }

@@ -13,8 +13,9 @@ import (
 )
 
 // An operator keeps the portal's own benchmarks in a file: import stores
-// them, export prints them back in a form import reads, and a built-in
-// benchmark is refused with the reason (the next start would undo it).
+// them, export prints the catalogue and export --own them alone, in a form
+// import reads, and a built-in benchmark is refused with the reason (the
+// next start would undo it). The help names the command.
 func TestAdminBenchmarksImportExport(t *testing.T) {
 	ctx := context.Background()
 	data := t.TempDir()
@@ -31,9 +32,16 @@ func TestAdminBenchmarksImportExport(t *testing.T) {
 	if err := run(ctx, []string{"admin", "benchmarks", "export", "--data", data}, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
+	if catalogue := out.String(); !strings.Contains(catalogue, "id: l2-ours") || !strings.Contains(catalogue, "id: l2-digits-mlp-cpu") {
+		t.Fatalf("export printed %q, want the whole catalogue", catalogue)
+	}
+	out.Reset()
+	if err := run(ctx, []string{"admin", "benchmarks", "export", "--data", data, "--own"}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
 	exported := out.String()
 	if !strings.Contains(exported, "id: l2-ours") || strings.Contains(exported, "l2-digits-mlp-cpu") {
-		t.Fatalf("export printed %q, want only the portal's own benchmark", exported)
+		t.Fatalf("export --own printed %q, want only the portal's own benchmark", exported)
 	}
 	// What export printed, imported into another portal, is the same benchmark.
 	other := t.TempDir()
@@ -51,6 +59,21 @@ func TestAdminBenchmarksImportExport(t *testing.T) {
 	db.Close()
 	if err != nil || b.Runs != 3 || b.Requires["framework.torch"] != "*" || b.Ranking.Unit != "s" {
 		t.Fatalf("round trip: %+v %v", b, err)
+	}
+
+	unknown := strings.ReplaceAll(ours, "    runs: 3\n", "    runs: 3\n    workload: digits-mpl\n")
+	if err := os.WriteFile(file, []byte(unknown), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = run(ctx, []string{"admin", "benchmarks", "import", "--data", data, file}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), `workload: "digits-mpl"`) || !strings.Contains(err.Error(), "wait in the queue") {
+		t.Fatalf("importing an unknown workload: %v, want it refused with the reason", err)
+	}
+
+	var help bytes.Buffer
+	_ = run(ctx, []string{"--help"}, &help, &help)
+	if !strings.Contains(help.String(), "admin   benchmarks export") {
+		t.Errorf("d5list --help does not name admin benchmarks:\n%s", help.String())
 	}
 
 	if err := os.WriteFile(file, []byte(strings.ReplaceAll(ours, "l2-ours", "l2-digits-mlp-cpu")), 0o644); err != nil {

@@ -188,12 +188,13 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	runs := fs.Int("runs", 0, "number of runs; default the benchmark's count. Fewer is a quick trial; a submission needs exactly the benchmark's count")
 	server := fs.String("server", "", serverFlagHelp)
 	unsandboxed := fs.Bool("allow-unsandboxed", false, "a benchmark that runs the bundle's own code: run it without bubblewrap when bwrap is not installed (a runner re-runs it sandboxed)")
+	datasets := fs.String("datasets", "", "a benchmark that runs the bundle's own code: the folder of data sets its runs read ($D5_DATA_DIR, read-only), as a runner's --datasets")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return fmt.Errorf("usage: d5list run [--runs N] [--allow-unsandboxed] [--server URL] DIR")
+		return fmt.Errorf("usage: d5list run [--runs N] [--allow-unsandboxed] [--datasets DIR] [--server URL] DIR")
 	}
 	if *runs < 0 {
 		return fmt.Errorf("--runs: %d is negative", *runs)
@@ -202,7 +203,16 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	return runRecipeRuns(ctx, bs, pos[0], *runs, *unsandboxed, stdout)
+	return runRecipeRuns(ctx, bs, pos[0], runOptions{runs: *runs, unsandboxed: *unsandboxed, datasets: *datasets}, stdout)
+}
+
+// runOptions are how `d5list run` runs a folder's recipe: the number of
+// runs (0: the benchmark's count), and for the bundle's own code whether
+// to run it without bubblewrap and the data sets it reads.
+type runOptions struct {
+	runs        int
+	unsandboxed bool
+	datasets    string
 }
 
 // runRecipe executes a submission folder's recipe exactly as a portal
@@ -212,12 +222,11 @@ func runRecipe(ctx context.Context, dir string, progress io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return runRecipeRuns(ctx, bs, dir, 0, false, progress)
+	return runRecipeRuns(ctx, bs, dir, runOptions{}, progress)
 }
 
-// runRecipeRuns is runRecipe with n runs instead of the benchmark's count
-// (n = 0).
-func runRecipeRuns(ctx context.Context, bs []d5list.Benchmark, dir string, n int, unsandboxed bool, progress io.Writer) error {
+// runRecipeRuns is runRecipe as opt says.
+func runRecipeRuns(ctx context.Context, bs []d5list.Benchmark, dir string, opt runOptions, progress io.Writer) error {
 	manifest, recipe, err := readFolder(dir)
 	if err != nil {
 		return err
@@ -236,12 +245,13 @@ func runRecipeRuns(ctx context.Context, bs []d5list.Benchmark, dir string, n int
 	if err := os.MkdirAll(resultsDir, 0o755); err != nil {
 		return err
 	}
+	n := opt.runs
 	if n == 0 {
 		n = b.Runs
 	}
 	seeds := distinctSeeds(n)
 	if b.Workload == "" {
-		versions, err := runEntrypoint(ctx, dir, b, recipe, seeds, unsandboxed, progress)
+		versions, err := runEntrypoint(ctx, dir, b, recipe, seeds, opt, progress)
 		if err != nil {
 			return err
 		}

@@ -115,37 +115,44 @@ func (s *serverProc) kill9() {
 	<-s.done
 }
 
-var (
-	faultBundleOnce sync.Once
-	faultBundleData []byte
-	faultBundleErr  error
-)
+var honestBundles struct {
+	sync.Mutex
+	made map[string][]byte
+}
 
-// faultBundle is an honest l2-digits-mlp-cpu bundle, made once per test
-// run with init, run and pack (about 10 s of training).
+// honestBundle is an honest bundle of benchmark, made once per test run
+// with init, run and pack.
+func honestBundle(t *testing.T, benchmark string) []byte {
+	t.Helper()
+	honestBundles.Lock()
+	defer honestBundles.Unlock()
+	if b, ok := honestBundles.made[benchmark]; ok {
+		return b
+	}
+	dir := t.TempDir()
+	sub, out := filepath.Join(dir, "s"), filepath.Join(dir, "b.tar.gz")
+	ctx := context.Background()
+	for _, args := range [][]string{{"init", benchmark, sub, "--submitter", "Honest Lab"}, {"run", sub}, {"pack", sub, "-o", out}} {
+		if err := run(ctx, args, io.Discard, io.Discard); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if honestBundles.made == nil {
+		honestBundles.made = map[string][]byte{}
+	}
+	honestBundles.made[benchmark] = b
+	return b
+}
+
+// faultBundle is an honest l2-digits-mlp-cpu bundle (about 10 s of
+// training, once per test run).
 func faultBundle(t *testing.T) []byte {
 	t.Helper()
-	faultBundleOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "d5list-fault-bundle-")
-		if err != nil {
-			faultBundleErr = err
-			return
-		}
-		defer os.RemoveAll(dir)
-		sub, out := filepath.Join(dir, "s"), filepath.Join(dir, "b.tar.gz")
-		ctx := context.Background()
-		for _, args := range [][]string{{"init", "l2-digits-mlp-cpu", sub, "--submitter", "Fault Lab"}, {"run", sub}, {"pack", sub, "-o", out}} {
-			if err := run(ctx, args, io.Discard, io.Discard); err != nil {
-				faultBundleErr = fmt.Errorf("%v: %w", args, err)
-				return
-			}
-		}
-		faultBundleData, faultBundleErr = os.ReadFile(out)
-	})
-	if faultBundleErr != nil {
-		t.Fatal(faultBundleErr)
-	}
-	return faultBundleData
+	return honestBundle(t, "l2-digits-mlp-cpu")
 }
 
 func competitorToken(t *testing.T, data string) string {
@@ -155,6 +162,21 @@ func competitorToken(t *testing.T, data string) string {
 		t.Fatal(err)
 	}
 	return strings.TrimSpace(out.String())
+}
+
+// competitorTokens makes n competitors, prefix0 to prefixN-1, and returns
+// an API token of each.
+func competitorTokens(t *testing.T, data, prefix string, n int) []string {
+	t.Helper()
+	var tokens []string
+	for i := range n {
+		var out bytes.Buffer
+		if err := run(context.Background(), []string{"admin", "token", "--data", data, "--user", prefix + strconv.Itoa(i), "--role", "competitor"}, &out, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		tokens = append(tokens, strings.TrimSpace(out.String()))
+	}
+	return tokens
 }
 
 // postBundle uploads body and returns the status and the decoded answer.
@@ -317,17 +339,7 @@ func TestFaultKillDuringVerification(t *testing.T) {
 		t.Fatal(err)
 	}
 	queue := func(epochs int) d5list.Job {
-		sub := &d5list.Submission{
-			BenchmarkID: faultBenchmark, OwnerID: owner.ID, Status: d5list.StatusQueued,
-			Division: d5list.DivisionClosed, Availability: d5list.AvailabilityAvailable,
-			Submitter: "Carl", SystemName: "test", Framework: "go",
-			Recipe: &d5list.Recipe{
-				Fixed:   map[string]any{"epochs": epochs, "model_kwargs": map[string]any{"hidden": 8}},
-				Mutable: map[string]any{"optimizer": "sgd", "optimizer_args": map[string]any{"lr": 1e-6}},
-			},
-			Claimed: &d5list.Result{Runs: []d5list.RunMetrics{{Index: 0, Seed: 7}}},
-			Reasons: []d5list.Reason{},
-		}
+		sub := epochCapped(faultBenchmark, owner.ID, epochs, &d5list.Result{Runs: []d5list.RunMetrics{{Index: 0, Seed: 7}}})
 		if err := db.CreateSubmission(ctx, sub); err != nil {
 			t.Fatal(err)
 		}
@@ -461,14 +473,7 @@ func TestFaultBusyWriters(t *testing.T) {
 	// Twelve competitors, two uploads each, so that the per-user limits
 	// (two uploads in flight, the upload rate) stay out of the way of what
 	// is tested.
-	var tokens []string
-	for i := range 12 {
-		var out bytes.Buffer
-		if err := run(context.Background(), []string{"admin", "token", "--data", data, "--user", "busy" + strconv.Itoa(i), "--role", "competitor"}, &out, io.Discard); err != nil {
-			t.Fatal(err)
-		}
-		tokens = append(tokens, strings.TrimSpace(out.String()))
-	}
+	tokens := competitorTokens(t, data, "busy", 12)
 	srv := startServerProc(t, data, port, "--runners", "0")
 
 	writer := exec.Command(os.Args[0], "-test.run", "^TestFaultHelperLockHolder$")

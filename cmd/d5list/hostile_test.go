@@ -23,12 +23,36 @@ import (
 // The shell benchmark of TestHostileEntrypoints: the bundle's own
 // entrypoint, three seeded runs, a ten-second limit a run.
 const (
-	hostileBench     = "l2-shell-cpu"
-	hostileTimeLimit = 10 * time.Second
+	hostileBench = "l2-shell-cpu"
+	// A job runs 3 claimed seeds and 3 fresh ones of about 2 s each.
+	hostileTimeLimit = 20 * time.Second
 	// hostileGrace is what a job may take past its limit: the executor's
 	// SIGTERM-to-SIGKILL wait (2 s), the read-back and the report.
 	hostileGrace = 5 * time.Second
 )
+
+// shellTakeSeed sets $seed the way a shell entrypoint takes it: from the
+// gate under a runner (opening it starts the runner's clock), from
+// $D5_SEED when the test makes a claim by running the script itself.
+const shellTakeSeed = `if [ -n "${D5_GATE:-}" ]; then
+  read -r gate < "$D5_GATE"; seed=${gate#*\"seed\":}; seed=${seed%%,*}
+else
+  seed=$D5_SEED
+fi`
+
+// precomputingEntrypoint is the honest entrypoint with a shortcut: where
+// when (a shell test) holds, it emits the honest log of the seed at once
+// instead of "training".
+func precomputingEntrypoint(when string) string {
+	return strings.Replace(honestEntrypoint, "log INTERVAL_START run_start null ''", `replay() {
+  log INTERVAL_START run_start null ''
+  for epoch in 1 2 3; do log POINT_IN_TIME eval_accuracy "0.$((50 + seed % 7))$epoch" "\"epoch_num\": $epoch"; done
+  log INTERVAL_END run_stop null '"status": "success"'
+  exit 0
+}
+`+when+`
+log INTERVAL_START run_start null ''`, 1)
+}
 
 // honestEntrypoint trains nothing but behaves as a training does: it logs
 // its seed, three evaluations half a second apart, and its accuracy, a
@@ -37,21 +61,25 @@ const honestEntrypoint = `#!/bin/sh
 set -e
 log() { echo ":::MLLOG {\"namespace\": \"\", \"time_ms\": $(date +%s%3N), \"event_type\": \"$1\", \"key\": \"$2\", \"value\": $3, \"metadata\": {$4}}" >> "$D5_RESULT_LOG"; }
 log POINT_IN_TIME submission_benchmark '"l2-shell-cpu"' ''
-log POINT_IN_TIME seed "$D5_SEED" ''
 log POINT_IN_TIME global_batch_size 32 ''
+` + shellTakeSeed + `
+log POINT_IN_TIME seed "$seed" ''
 log INTERVAL_START run_start null ''
 for epoch in 1 2 3; do
   sleep 0.5
-  log POINT_IN_TIME eval_accuracy "0.$((50 + D5_SEED % 7))$epoch" "\"epoch_num\": $epoch"
+  log POINT_IN_TIME eval_accuracy "0.$((50 + seed % 7))$epoch" "\"epoch_num\": $epoch"
 done
 log INTERVAL_END run_stop null '"status": "success"'
 `
 
 // TestHostileEntrypoints runs the real portal and a real process-executor
-// runner (bubblewrap) against entrypoints that attack the runner, beside
-// an honest one (issue 19): the honest one is verified, each attack ends
-// with its reason, no secret of the runner's host reaches a stored byte
-// or an API answer, and every job ends within its limit plus a grace.
+// runner (bubblewrap) against entrypoints that attack the runner or cheat
+// its clock, beside an honest one: the honest one is verified, each attack
+// ends with its reason, each cheat either ends with its reason or is
+// ranked by a time at least the honest work's, no secret of the runner's
+// host reaches a stored byte or an API answer, and every job ends within
+// its limit plus a grace. (The cheats that need real work to audit, a
+// replay and shipped weights, are TestTorchExamplesEndToEnd's.)
 func TestHostileEntrypoints(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		t.Skip("bubblewrap (bwrap) is not installed: the process executor runs nothing unsandboxed (CI installs it)")
@@ -98,24 +126,45 @@ func TestHostileEntrypoints(t *testing.T) {
 		ownClaim bool
 	}{
 		{"honest", honestEntrypoint, d5list.StatusVerified, "", "", false},
+		// Uploaded second, so that its three attempts start at once: the
+		// bound below is on them, not on the queue ahead.
+		{"a run that ignores SIGTERM and never ends", "#!/bin/sh\ntrap '' TERM\nwhile :; do sleep 1; done\n",
+			d5list.StatusFailed, "rerun_failed", "time limit", false},
+		// The result log is the runner's FIFO in a folder the sandbox sees
+		// read-only: it cannot be swapped for anything.
 		{"a link to a private file of the runner's host", "#!/bin/sh\nln -sf " + secretFile + " \"$D5_RESULT_LOG\"\n",
-			d5list.StatusFailed, "rerun_failed", "symbolic link", false},
+			d5list.StatusFailed, "rerun_failed", "entrypoint failed", false},
 		{"a link to the runner's environment", "#!/bin/sh\nln -sf /proc/" + strconv.Itoa(os.Getpid()) + "/environ \"$D5_RESULT_LOG\"\n",
-			d5list.StatusFailed, "rerun_failed", "symbolic link", false},
+			d5list.StatusFailed, "rerun_failed", "entrypoint failed", false},
 		{"a link to a device", "#!/bin/sh\nln -sf /dev/zero \"$D5_RESULT_LOG\"\n",
-			d5list.StatusFailed, "rerun_failed", "symbolic link", false},
-		{"a FIFO", "#!/bin/sh\nmkfifo \"$D5_RESULT_LOG\"\n",
-			d5list.StatusFailed, "rerun_failed", "FIFO", false},
+			d5list.StatusFailed, "rerun_failed", "entrypoint failed", false},
+		{"a FIFO", "#!/bin/sh\nrm -f \"$D5_RESULT_LOG\" && mkfifo \"$D5_RESULT_LOG\"\n",
+			d5list.StatusFailed, "rerun_failed", "entrypoint failed", false},
 		// The runs sleep as the honest ones do and log times at 0.6 of the
 		// clock's pace, on the host and on the runner alike.
 		{"a forged clock", strings.Replace(honestEntrypoint, "$(date +%s%3N)", "$(( $(date +%s%3N) * 3 / 5 ))", 1),
 			d5list.StatusDiscrepancy, "timing_mismatch", "the re-run's", true},
-		// The claim's own logs written back at once: the runner's clock
-		// sees no training.
-		{"a copied claim", "#!/bin/sh\ncp \"$D5_BUNDLE/results/result_$D5_RUN_INDEX.txt\" \"$D5_RESULT_LOG\"\n",
-			d5list.StatusNeedsReview, "rerun_much_faster", "replays", false},
-		{"a run that ignores SIGTERM and never ends", "#!/bin/sh\ntrap '' TERM\nwhile :; do sleep 1; done\n",
-			d5list.StatusFailed, "rerun_failed", "time limit", false},
+		// The claim's own logs written back at once, without taking a seed.
+		{"a copied claim", "#!/bin/sh\ncat \"$D5_BUNDLE/results/result_$((D5_RUN_INDEX % 3)).txt\" >> \"$D5_RESULT_LOG\"\n",
+			d5list.StatusDiscrepancy, d5list.BreachGateNotOpened, "never opened", false},
+		// A fast run_start/run_stop pair first, then the real log: both
+		// pairs arrive, in order.
+		{"an early fake pair", strings.Replace(honestEntrypoint, "log INTERVAL_START run_start null ''",
+			"log INTERVAL_START run_start null ''\nlog INTERVAL_END run_stop null '\"status\": \"success\"'\nlog INTERVAL_START run_start null ''", 1),
+			d5list.StatusDiscrepancy, d5list.BreachWindowRepeated, "once", false},
+		// The log emptied and written again, faster: a FIFO keeps both.
+		{"a truncated and rewritten log", honestEntrypoint + ": > \"$D5_RESULT_LOG\"\n" +
+			"log INTERVAL_START run_start null ''\nlog POINT_IN_TIME eval_accuracy 0.99 '\"epoch_num\": 3'\nlog INTERVAL_END run_stop null '\"status\": \"success\"'\n",
+			d5list.StatusDiscrepancy, d5list.BreachWindowRepeated, "what it logged first stays logged", false},
+		// The claimed seeds' runs worked out before the gate and replayed in
+		// no time; a seed the portal drew is worked honestly (or the code
+		// tells the runner's fresh runs by their index, as code that
+		// detects where it runs would): the board ranks the fresh runs,
+		// so the cheat gains nothing.
+		{"work done before the window", precomputingEntrypoint("case \" 11 12 13 \" in *\" $seed \"*) replay;; esac"),
+			d5list.StatusVerified, "", "", false},
+		{"code that behaves differently on the runner's fresh runs", precomputingEntrypoint("[ \"$D5_RUN_INDEX\" -lt 3 ] && replay"),
+			d5list.StatusVerified, "", "", false},
 	}
 	type outcome struct {
 		sub     submissionJSON
@@ -142,6 +191,7 @@ func TestHostileEntrypoints(t *testing.T) {
 	}
 	wg.Wait()
 
+	honestScore := results[0].sub.Measured.Score.Value
 	for i, c := range cases {
 		got := results[i].sub
 		if got.Status != c.status {
@@ -151,15 +201,21 @@ func TestHostileEntrypoints(t *testing.T) {
 		if c.code != "" && !hasWords(got.Reasons, c.code, c.words) {
 			t.Errorf("%s: reasons %s, want %s naming %q", c.name, reasonsText(got.Reasons), c.code, c.words)
 		}
-	}
-	// A job is tried three times, each attempt ending within the limit and
-	// its grace; the jobs ahead of it in the runner's two slots take a few
-	// seconds each (the honest runs' 4.5 s).
-	limit := 3*(hostileTimeLimit+hostileGrace) + 20*time.Second
-	for i, c := range cases {
-		if results[i].elapsed > limit {
-			t.Errorf("%s took %v to end; bound %v", c.name, results[i].elapsed.Round(time.Second), limit)
+		// A cheat that is verified ranks by the work it did: its measured
+		// time is the honest one's (its fresh runs did that work), within
+		// the noise of a shared machine, never a replay's near nothing.
+		if i > 0 && got.Status == d5list.StatusVerified {
+			if m := got.Measured.Score.Value; !(m >= 0.8*honestScore) {
+				t.Errorf("%s: ranked at %.3f s, the honest entry at %.3f s: a cheat gained rank", c.name, m, honestScore)
+			}
 		}
+	}
+	// The endless run is tried three times, each attempt ending within the
+	// limit and its grace: leased at once (the honest job holds the other
+	// slot), and first in line again after each failed attempt.
+	limit := 3*(hostileTimeLimit+hostileGrace) + 10*time.Second
+	if results[1].elapsed > limit {
+		t.Errorf("%s took %v to end; bound %v", cases[1].name, results[1].elapsed.Round(time.Second), limit)
 	}
 
 	// No secret in any stored byte...

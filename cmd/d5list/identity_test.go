@@ -23,6 +23,34 @@ import (
 // name, every other byte of every file kept.
 func withSubmitter(t *testing.T, bundle []byte, name string) []byte {
 	t.Helper()
+	return withManifestField(t, bundle, "submitter", name)
+}
+
+// withManifestField returns the bundle with submission.json's field set to
+// value, every other byte of every file kept.
+func withManifestField(t *testing.T, bundle []byte, field, value string) []byte {
+	t.Helper()
+	return rewriteBundle(t, bundle, func(file string, body []byte) []byte {
+		if !strings.HasSuffix(file, "submission.json") {
+			return body
+		}
+		var m map[string]any
+		if err := json.Unmarshal(body, &m); err != nil {
+			t.Fatal(err)
+		}
+		m[field] = value
+		body, err := json.MarshalIndent(m, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return body
+	})
+}
+
+// rewriteBundle returns the tar.gz bundle with each file's body replaced
+// by what change returns for it.
+func rewriteBundle(t *testing.T, bundle []byte, change func(file string, body []byte) []byte) []byte {
+	t.Helper()
 	zr, err := gzip.NewReader(bytes.NewReader(bundle))
 	if err != nil {
 		t.Fatal(err)
@@ -43,17 +71,8 @@ func withSubmitter(t *testing.T, bundle []byte, name string) []byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.HasSuffix(h.Name, "submission.json") {
-			var m map[string]any
-			if err := json.Unmarshal(body, &m); err != nil {
-				t.Fatal(err)
-			}
-			m["submitter"] = name
-			if body, err = json.MarshalIndent(m, "", "  "); err != nil {
-				t.Fatal(err)
-			}
-			h.Size = int64(len(body))
-		}
+		body = change(h.Name, body)
+		h.Size = int64(len(body))
 		if err := tw.WriteHeader(h); err != nil {
 			t.Fatal(err)
 		}
@@ -116,12 +135,15 @@ func TestOrganisationIdentity(t *testing.T) {
 	}
 
 	// NVIDIA's own account, confirmed by an admin; a stranger may not post
-	// as NVIDIA in any spelling.
+	// as NVIDIA in any spelling, nor as a name drawn like it (a Cyrillic
+	// А, a zero-width space, a fullwidth Ｎ).
 	adminToken(t, "user", "--data", p.data, "--user", "nv", "--role", "competitor", "--organisation", "NVIDIA")
 	stranger := adminToken(t, "token", "--data", p.data, "--user", "mallory", "--role", "competitor")
-	code, answer, err = postBundle(p.url, stranger, bytes.NewReader(withSubmitter(t, bundle, "nvidia ")))
-	if r := refusal(t, "a stranger posting as nvidia", code, answer, err); r.Code != "submitter_taken" || !strings.Contains(r.Message, "ask an organiser") {
-		t.Errorf("refusal %+v, want submitter_taken with what to do", r)
+	for _, name := range []string{"nvidia ", "NVIDI\u0410", "NV\u200bIDIA", "\uff2eVIDIA"} {
+		code, answer, err = postBundle(p.url, stranger, bytes.NewReader(withSubmitter(t, bundle, name)))
+		if r := refusal(t, fmt.Sprintf("a stranger posting as %+q", name), code, answer, err); r.Code != "submitter_taken" || !strings.Contains(r.Message, "ask an organiser") {
+			t.Errorf("posting as %+q: refusal %+v, want submitter_taken with what to do", name, r)
+		}
 	}
 
 	board := "/benchmarks/l2-digits-mlp-cpu?status=all"

@@ -36,7 +36,7 @@ func TestEndToEndDataParallel(t *testing.T) {
 	if sub.Status != d5list.StatusVerified {
 		t.Fatalf("submission ended %s with reasons %+v", sub.Status, sub.Reasons)
 	}
-	if sub.Claimed == nil || sub.Measured == nil || len(sub.Claimed.Runs) != 5 || len(sub.Measured.Runs) != 5 {
+	if sub.Claimed == nil || sub.Measured == nil || len(sub.Claimed.Runs) != 5 || len(sub.Measured.ClaimedSeedRuns()) != 5 {
 		t.Fatalf("claimed or measured runs missing: %+v", sub)
 	}
 	for i, c := range sub.Claimed.Runs {

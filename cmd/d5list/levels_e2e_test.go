@@ -163,7 +163,7 @@ func TestEndToEndOperatorAndInference(t *testing.T) {
 		if got.Status != d5list.StatusVerified {
 			t.Fatalf("%s: honest submission ended %s with reasons %+v", b.id, got.Status, got.Reasons)
 		}
-		if got.Measured == nil || len(got.Measured.Runs) != 5 || !got.Measured.Score.Valid || got.Measured.Score.Metric != b.metric {
+		if got.Measured == nil || len(got.Measured.ClaimedSeedRuns()) != 5 || !got.Measured.Score.Valid || got.Measured.Score.Metric != b.metric {
 			t.Fatalf("%s: measured %+v", b.id, got.Measured)
 		}
 		var board d5list.Leaderboard

@@ -23,6 +23,8 @@ Portal:
   d5list admin   backup --data DIR -o FILE      online backup: database snapshot + blobs, .tar.gz
   d5list admin   prune-logs --data DIR --days N   delete the re-run output of jobs that ended N days ago
   d5list admin   seed-synthetic --data NEWDIR [--submissions 100000]   labelled fake results, for benchmarks
+  d5list admin   benchmarks export --data DIR [--own]   print the catalogue as YAML (--own: the portal's own only)
+  d5list admin   benchmarks import --data DIR FILE|-   add or replace benchmarks of the portal's own
   d5list healthcheck [--url http://127.0.0.1:8080/healthz]
   d5list runner  --server URL --token d5r_... [--labels k=v,...] [--executor builtin|process|slurm]
                  [--concurrency N] [--work DIR] [--datasets DIR] [--allow-unsandboxed]

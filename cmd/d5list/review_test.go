@@ -309,7 +309,7 @@ func TestReviewAPI(t *testing.T) {
 		}
 		old, cur := a.Attempts[0], a.Attempts[1]
 		if old.Job.State != d5list.JobDone || old.Status != d5list.StatusDiscrepancy || old.Measured == nil ||
-			len(old.Measured.Runs) != 5 || len(old.Reasons) != 1 || old.Reasons[0].Code != "seeded" {
+			len(old.Measured.ClaimedSeedRuns()) != 5 || len(old.Reasons) != 1 || old.Reasons[0].Code != "seeded" {
 			t.Fatalf("old attempt %+v, want the done job with its discrepancy verdict and measured runs", old)
 		}
 		if cur.Job.State != d5list.JobQueued || cur.Job.ID != a.Entries[0].JobID || cur.Status != "" {

@@ -25,7 +25,7 @@ import (
 // versions the runs recorded (RunClock.Environment's framework.* labels):
 // what the python3 in the runs' own sandbox reports, an image's for an
 // image recipe, and nothing where the sandbox has no python3.
-func runEntrypoint(ctx context.Context, dir string, b *d5list.Benchmark, recipe d5list.Recipe, seeds []int64, unsandboxed bool, progress io.Writer) (map[string]string, error) {
+func runEntrypoint(ctx context.Context, dir string, b *d5list.Benchmark, recipe d5list.Recipe, seeds []int64, opt runOptions, progress io.Writer) (map[string]string, error) {
 	if recipe.Entrypoint == "" {
 		return nil, fmt.Errorf("benchmark %s runs the bundle's own code: the recipe must name its entrypoint (entrypoint: code/run.sh)", b.ID)
 	}
@@ -39,7 +39,8 @@ func runEntrypoint(ctx context.Context, dir string, b *d5list.Benchmark, recipe 
 			_, err := w.Write(archive)
 			return err
 		},
-		AllowUnsandboxed: unsandboxed,
+		AllowUnsandboxed: opt.unsandboxed,
+		DataDir:          opt.datasets,
 		// The competitor's own machine pulls their registry image from
 		// wherever it is, as their docker would, and keeps it in their
 		// cache folder.
@@ -61,6 +62,18 @@ func runEntrypoint(ctx context.Context, dir string, b *d5list.Benchmark, recipe 
 	logs, err := p.Execute(ctx, d5list.JobSpec{Benchmark: *b, Recipe: recipe, Seeds: seeds})
 	if err != nil {
 		return nil, err
+	}
+	// A run that breaks its window, or fails its audit, on this machine
+	// does on a runner: say so now rather than after an upload and a re-run.
+	for _, l := range logs {
+		if l.Clock != nil && len(l.Clock.Breaches) > 0 {
+			return nil, fmt.Errorf("run %d (seed %d) broke its timed window, as a runner would find: %s (%s); docs/bundle-format.md says how a run takes its seed and logs its window",
+				l.Index, l.Seed, l.Clock.Breaches[0].Message, l.Clock.Breaches[0].Code)
+		}
+		if a := l.Clock.Audit; a != nil && len(a.Failures) > 0 {
+			return nil, fmt.Errorf("run %d (seed %d) failed the runner's audit of its outputs, as a runner would find: %s (%s); docs/bundle-format.md says what the harness checks",
+				l.Index, l.Seed, a.Failures[0].Message, a.Failures[0].Code)
+		}
 	}
 	resultsDir := filepath.Join(dir, "results")
 	runs := make([]d5list.RunMetrics, 0, len(logs))

@@ -37,7 +37,7 @@ func TestRunRecordsTheImagesVersionsNotTheHosts(t *testing.T) {
 	if err := yaml.Unmarshal([]byte(imageBenchmark), &cat); err != nil {
 		t.Fatal(err)
 	}
-	if err := runRecipeRuns(context.Background(), cat.Benchmarks, dir, 1, false, io.Discard); err != nil {
+	if err := runRecipeRuns(context.Background(), cat.Benchmarks, dir, runOptions{runs: 1}, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	raw, err := os.ReadFile(filepath.Join(dir, "submission.json"))

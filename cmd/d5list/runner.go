@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -86,7 +87,8 @@ func parseRunnerFlags(args []string, stderr io.Writer) (runnerConfig, error) {
 	cfg := runnerConfig{}
 	host, _ := os.Hostname()
 	fs.StringVar(&cfg.Server, "server", envOr("D5LIST_SERVER", ""), "portal URL, e.g. https://portal.example:8080")
-	fs.StringVar(&cfg.Token, "token", envOr("D5LIST_RUNNER_TOKEN", ""), "runner token (d5r_...) from `d5list admin runner-token`")
+	fs.StringVar(&cfg.Token, "token", envOr("D5LIST_RUNNER_TOKEN", ""), "runner token (d5r_...) from `d5list admin runner-token`; give it in D5LIST_RUNNER_TOKEN or --token-file instead: a command line is visible to every user of the machine")
+	tokenFile := fs.String("token-file", envOr("D5LIST_RUNNER_TOKEN_FILE", ""), "file holding the runner token (readable by the runner's user only)")
 	fs.StringVar(&cfg.Labels, "labels", "", "extra or overriding labels, k=v,k=v")
 	fs.StringVar(&cfg.Executor, "executor", "builtin", "builtin, process or slurm")
 	fs.IntVar(&cfg.Concurrency, "concurrency", 1, "jobs run at the same time")
@@ -114,8 +116,44 @@ func parseRunnerFlags(args []string, stderr io.Writer) (runnerConfig, error) {
 	fs.IntVar(&cfg.Slurm.TasksPerNode, "slurm-tasks-per-node", 0, "slurm executor: a data-parallel job's workers per node (sbatch --ntasks-per-node; 1 spreads them over nodes); 0 lets Slurm place them")
 	fs.IntVar(&cfg.Slurm.GPUsPerNode, "slurm-gpus-per-node", 0, "slurm executor: GPUs a job asks of each node (sbatch --gres=gpu:N) when its benchmark needs accelerators but fixes no count (accelerator_count \"*\"); 0 asks for 1. Set it to the nodes' GPU count, and advertise that as --labels accelerator_count=N")
 	fs.DurationVar(&cfg.Heartbeat, "heartbeat", 2*time.Second, "lease renewal interval; a cancelled job stops within about this long")
-	err := fs.Parse(args)
-	return cfg, err
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	onCommandLine := false
+	fs.Visit(func(f *flag.Flag) { onCommandLine = onCommandLine || f.Name == "token" })
+	switch {
+	case onCommandLine && *tokenFile != "":
+		return cfg, fmt.Errorf("runner: give the token with --token or --token-file, not both")
+	case *tokenFile != "":
+		token, err := readTokenFile(*tokenFile, stderr)
+		cfg.Token = token
+		return cfg, err
+	case onCommandLine:
+		fmt.Fprintln(stderr, "d5list runner: warning: --token is visible to every user of this machine (ps, /proc/PID/cmdline); give it in D5LIST_RUNNER_TOKEN or a file (--token-file)")
+	}
+	return cfg, nil
+}
+
+// readTokenFile reads a runner token kept in a file, and warns when other
+// users may read the file too.
+func readTokenFile(path string, stderr io.Writer) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("runner: --token-file: %w", err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Mode().Perm()&0o077 != 0 {
+		fmt.Fprintf(stderr, "d5list runner: warning: %s is readable by other users (mode %v); chmod 600 it\n", path, st.Mode().Perm())
+	}
+	data, err := io.ReadAll(io.LimitReader(f, 4096))
+	if err != nil {
+		return "", fmt.Errorf("runner: --token-file %s: %w", path, err)
+	}
+	token := strings.TrimSpace(string(data))
+	if token == "" {
+		return "", fmt.Errorf("runner: --token-file %s is empty", path)
+	}
+	return token, nil
 }
 
 func runRunner(ctx context.Context, cfg runnerConfig, log *slog.Logger) error {
@@ -123,9 +161,9 @@ func runRunner(ctx context.Context, cfg runnerConfig, log *slog.Logger) error {
 	case cfg.Server == "":
 		return fmt.Errorf("runner: --server is required")
 	case cfg.Token == "":
-		return fmt.Errorf("runner: --token is required (d5list admin runner-token --name NAME prints one)")
+		return fmt.Errorf("runner: a token is required in D5LIST_RUNNER_TOKEN or --token-file (d5list admin runner-token --name NAME prints one)")
 	case !strings.HasPrefix(cfg.Token, "d5r_"):
-		return fmt.Errorf("runner: --token: not a runner token (they start with d5r_)")
+		return fmt.Errorf("runner: the token is not a runner token (they start with d5r_)")
 	case cfg.Concurrency < 1:
 		return fmt.Errorf("runner: --concurrency must be at least 1, got %d", cfg.Concurrency)
 	case cfg.Slurm.TasksPerNode < 0:
@@ -144,6 +182,18 @@ func runRunner(ctx context.Context, cfg runnerConfig, log *slog.Logger) error {
 		return fmt.Errorf("runner: --id %q is the portal's in-process runners' (their jobs are requeued when the portal restarts): choose another", cfg.ID)
 	}
 	info := sysinfo.Detect()
+	if cfg.Executor == "process" {
+		cfg.GPUs, cfg.GPUsPerJob = shareGPUs(info.GPUCount, os.Getenv("CUDA_VISIBLE_DEVICES"), cfg.Concurrency)
+	}
+	client := &runner.Client{Server: cfg.Server, Token: cfg.Token, HTTP: &http.Client{Timeout: 2 * time.Minute}}
+	book := &leaseBook{client: client, secrets: map[int64]string{}, log: log}
+	// The executor first: one that cannot work here (no sandbox, a work
+	// dir the sandbox user cannot enter) stops the runner before the
+	// frameworks are probed, which takes seconds.
+	exec, err := newExecutor(cfg, book, log)
+	if err != nil {
+		return err
+	}
 	detected := info.Labels()
 	if cfg.Executor != "builtin" {
 		for k, v := range runner.FrameworkLabels(ctx) {
@@ -154,19 +204,12 @@ func runRunner(ctx context.Context, cfg runnerConfig, log *slog.Logger) error {
 		for k, v := range runner.RegistryLabels(cfg.Registries) {
 			detected[k] = v
 		}
-		cfg.GPUs, cfg.GPUsPerJob = shareGPUs(info.GPUCount, os.Getenv("CUDA_VISIBLE_DEVICES"), cfg.Concurrency)
 		if len(cfg.GPUs) > 0 {
 			// A job sees its own share; that is the hardware it runs on.
 			detected["accelerator_count"] = strconv.Itoa(cfg.GPUsPerJob)
 		}
 	}
 	labels, err := runnerLabels(detected, cfg.Datasets, cfg.Labels)
-	if err != nil {
-		return err
-	}
-	client := &runner.Client{Server: cfg.Server, Token: cfg.Token, HTTP: &http.Client{Timeout: 2 * time.Minute}}
-	book := &leaseBook{client: client, secrets: map[int64]string{}, log: log}
-	exec, err := newExecutor(cfg, book, log)
 	if err != nil {
 		return err
 	}

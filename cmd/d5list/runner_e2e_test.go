@@ -135,7 +135,8 @@ func (p *pool) startServer(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
-	cfg := serveConfig{Addr: p.addr, DataDir: p.data, MaxUpload: 1 << 20, LeaseTTL: p.ttl, Ready: func(a string) { ready <- a }}
+	cfg := serveConfig{Addr: p.addr, DataDir: p.data, MaxUpload: 1 << 20, LeaseTTL: p.ttl, Ready: func(a string) { ready <- a },
+		RemeasureAfter: 2 * time.Second, RemeasureElsewhere: 5 * time.Second}
 	go func() {
 		done <- serve(ctx, cfg, slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	}()
@@ -164,21 +165,28 @@ func (p *pool) startServer(t *testing.T) {
 	}
 }
 
-// queueJob queues a submission of the pool benchmark whose re-run trains
-// for epochs epochs, and returns its job.
-func (p *pool) queueJob(t *testing.T, epochs int, bundleSHA string) d5list.Job {
-	t.Helper()
-	sub := &d5list.Submission{
-		BenchmarkID: poolBenchmark, OwnerID: p.ownerID, Status: d5list.StatusQueued,
+// epochCapped is a queued submission of benchmark, by owner, whose re-run
+// trains a tiny network with a rate too small to reach any target, so that
+// each run lasts its epochs, the seeds those of claimed.
+func epochCapped(benchmark string, owner int64, epochs int, claimed *d5list.Result) *d5list.Submission {
+	return &d5list.Submission{
+		BenchmarkID: benchmark, OwnerID: owner, Status: d5list.StatusQueued,
 		Division: d5list.DivisionClosed, Availability: d5list.AvailabilityAvailable,
-		Submitter: "Carl", SystemName: "test", Framework: "go", BundleSHA256: bundleSHA,
+		Submitter: "Carl", SystemName: "test", Framework: "go",
 		Recipe: &d5list.Recipe{
 			Fixed:   map[string]any{"epochs": epochs, "model_kwargs": map[string]any{"hidden": 8}},
 			Mutable: map[string]any{"optimizer": "sgd", "optimizer_args": map[string]any{"lr": 1e-6}},
 		},
-		Claimed: &d5list.Result{Runs: []d5list.RunMetrics{{Index: 0, Seed: 7}}},
-		Reasons: []d5list.Reason{},
+		Claimed: claimed, Reasons: []d5list.Reason{},
 	}
+}
+
+// queueJob queues a submission of the pool benchmark whose re-run trains
+// for epochs epochs, and returns its job.
+func (p *pool) queueJob(t *testing.T, epochs int, bundleSHA string) d5list.Job {
+	t.Helper()
+	sub := epochCapped(poolBenchmark, p.ownerID, epochs, &d5list.Result{Runs: []d5list.RunMetrics{{Index: 0, Seed: 7}}})
+	sub.BundleSHA256 = bundleSHA
 	if err := p.db.CreateSubmission(context.Background(), sub); err != nil {
 		t.Fatal(err)
 	}
@@ -339,12 +347,75 @@ func TestRunnerKilledMidJobLosesItsLease(t *testing.T) {
 		t.Errorf("runner b reported jobs %v done, want exactly [%d]", got, job.ID)
 	}
 	sub := p.submission(t, job.SubmissionID)
-	if !sub.Status.Final() || sub.Measured == nil || len(sub.Measured.Runs) != 1 {
-		t.Errorf("submission %+v: want a final status and one measured run", sub)
+	if !sub.Status.Final() || sub.Measured == nil || len(sub.Measured.ClaimedSeedRuns()) != 1 {
+		t.Errorf("submission %+v: want a final status and one measured run of the claimed seed", sub)
 	}
 	jobs, _ := p.db.Jobs(context.Background(), job.SubmissionID)
 	if len(jobs) != 1 {
 		t.Errorf("submission has %d jobs, want 1", len(jobs))
+	}
+}
+
+// Three honest entries on a machine whose other core a busy loop keeps
+// busy, their runner killed with SIGKILL in the middle of the first: the
+// job it held goes to the next runner when its lease expires, and all
+// three are verified (a killed runner once left every entry of its queue
+// to an organiser).
+func TestHonestEntriesOutliveAKilledRunner(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three honest GEMM entries re-run beside a busy loop")
+	}
+	p := startPool(t, 3*time.Second)
+	competitor := p.admin(t, "token", "--user", "erin", "--role", "competitor")
+	dir := filepath.Join(t.TempDir(), "gemm")
+	for _, args := range [][]string{{"init", "l0-gemm-cpu", dir, "--submitter", "Erin Lab"}, {"run", dir}} {
+		if err := run(context.Background(), args, io.Discard, io.Discard); err != nil {
+			t.Fatalf("%s: %v", args[0], err)
+		}
+	}
+	defer busyLoop(t)()
+	var ids []int64
+	for range 3 {
+		var out bytes.Buffer
+		if err := run(context.Background(), []string{"submit", dir, "--server", p.url, "--token", competitor}, &out, io.Discard); err != nil {
+			t.Fatalf("submit: %v", err)
+		}
+		var id int64
+		if _, err := fmt.Sscanf(out.String(), "submission %d queued", &id); err != nil {
+			t.Fatalf("submit printed %q: %v", out.String(), err)
+		}
+		ids = append(ids, id)
+	}
+	jobs, err := p.db.Jobs(context.Background(), ids[0])
+	if err != nil || len(jobs) != 1 {
+		t.Fatalf("jobs of submission %d: %v, %v", ids[0], jobs, err)
+	}
+	a := p.startRunner(t, "a")
+	p.waitJob(t, jobs[0].ID, 30*time.Second, "lease by runner a", func(j *d5list.Job) bool { return j.State == d5list.JobLeased })
+	time.Sleep(time.Second) // into its runs
+	if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-a.done
+	p.startRunner(t, "b")
+	for _, id := range ids {
+		deadline := time.Now().Add(4 * time.Minute)
+		sub := p.submission(t, id)
+		for !sub.Status.Final() && time.Now().Before(deadline) {
+			time.Sleep(200 * time.Millisecond)
+			sub = p.submission(t, id)
+		}
+		attempts, err := p.db.Attempts(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range attempts[:len(attempts)-1] {
+			t.Logf("submission %d, job %d (leased %d times) held back: %s %s", id, a.Job.ID, a.Job.Attempts, a.Status, reasonsText(a.Reasons))
+		}
+		t.Logf("submission %d: %s after %d measurements %s", id, sub.Status, len(attempts), reasonsText(sub.Reasons))
+		if sub.Status != d5list.StatusVerified {
+			t.Errorf("submission %d ended %s, want verified: %s", id, sub.Status, reasonsText(sub.Reasons))
+		}
 	}
 }
 
@@ -382,7 +453,7 @@ func TestThreeRunnersThirtyJobs(t *testing.T) {
 		if reported[j.ID] != 1 {
 			t.Errorf("job %d was reported done %d times, want 1", j.ID, reported[j.ID])
 		}
-		if sub := p.submission(t, j.SubmissionID); sub.Measured == nil || len(sub.Measured.Runs) != 1 {
+		if sub := p.submission(t, j.SubmissionID); sub.Measured == nil || len(sub.Measured.ClaimedSeedRuns()) != 1 {
 			t.Errorf("submission %d has no measured result", j.SubmissionID)
 		}
 	}
@@ -495,6 +566,54 @@ func TestRunnerAPIRefusesStrangers(t *testing.T) {
 	// Only organisers cancel.
 	if code := p.api(t, http.MethodPost, fmt.Sprintf("/api/v1/jobs/%d/cancel", job1.ID), competitor, nil, nil); code != http.StatusForbidden {
 		t.Errorf("competitor's cancel: %d, want 403", code)
+	}
+}
+
+// Runner names and job bundles are for whom they concern: the queue names
+// the runner holding a job to organisers only, and a runner token fetches
+// a job's bundle only while it holds the job's live lease, not once the
+// job has ended.
+func TestRunnerNamesAndBundlesOnlyForWhomTheyConcern(t *testing.T) {
+	p := startPool(t, time.Minute)
+	competitor := p.admin(t, "token", "--user", "cleo", "--role", "competitor")
+	w, err := p.db.Blobs().Create()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte("pretend bundle bytes"))
+	sha, _, err := w.Commit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := p.queueJob(t, 1, sha)
+	ctx := context.Background()
+	mine := &runner.Client{Server: p.url, Token: p.runnerToken}
+	lease, err := mine.Lease(ctx, "m", nil)
+	if err != nil || lease == nil || lease.Job.ID != job.ID {
+		t.Fatalf("lease: %+v, %v; want job %d", lease, err, job.ID)
+	}
+
+	for who, token := range map[string]string{"a visitor": "", "a competitor": competitor, "an organiser": p.orgToken} {
+		var q struct {
+			Jobs []map[string]any `json:"jobs"`
+		}
+		if code := p.api(t, http.MethodGet, "/api/v1/queue", token, nil, &q); code != http.StatusOK || len(q.Jobs) != 1 {
+			t.Fatalf("the queue for %s: %d %+v", who, code, q)
+		}
+		runnerID, named := q.Jobs[0]["runner_id"]
+		if want := who == "an organiser"; named != want || (named && runnerID != "pool/m") {
+			t.Errorf("the queue for %s names the runner %v (%v), want named %v", who, runnerID, named, want)
+		}
+	}
+
+	if err := mine.Bundle(ctx, job.ID, lease.Secret, io.Discard); err != nil {
+		t.Fatalf("the holder's bundle fetch: %v", err)
+	}
+	if err := p.db.CompleteJob(ctx, job.ID, lease.Secret, &d5list.Result{Runs: []d5list.RunMetrics{{Index: 0, Seed: 7}}}, d5list.StatusVerified, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := mine.Bundle(ctx, job.ID, lease.Secret, io.Discard); d5list.ErrorCode(err) != d5list.ECONFLICT {
+		t.Errorf("the bundle of an ended job with its last lease's secret: %v, want a conflict (409)", err)
 	}
 }
 

@@ -3,6 +3,10 @@ package main
 import (
 	"context"
 	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -46,5 +50,88 @@ func TestRunnerFlagsSetGPUsPerNodeAndImageLimits(t *testing.T) {
 		if err := runRunner(context.Background(), cfg, nil); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%v: %v, want %q", tt.args, err, tt.want)
 		}
+	}
+}
+
+// The runner token comes from D5LIST_RUNNER_TOKEN or a file, where other
+// users of the machine cannot read it as they can a command line; --token
+// still works, with a warning.
+func TestRunnerTokenFromEnvironmentOrFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "token")
+	if err := os.WriteFile(file, []byte("d5r_from_file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	parse := func(args ...string) (runnerConfig, string, error) {
+		var stderr strings.Builder
+		cfg, err := parseRunnerFlags(args, &stderr)
+		return cfg, stderr.String(), err
+	}
+
+	t.Setenv("D5LIST_RUNNER_TOKEN_FILE", "")
+	t.Setenv("D5LIST_RUNNER_TOKEN", "d5r_from_env")
+	if cfg, warned, err := parse(); err != nil || cfg.Token != "d5r_from_env" || warned != "" {
+		t.Errorf("from the environment: token %q, warning %q, %v", cfg.Token, warned, err)
+	}
+	if cfg, warned, err := parse("--token-file", file); err != nil || cfg.Token != "d5r_from_file" || warned != "" {
+		t.Errorf("from a file: token %q, warning %q, %v", cfg.Token, warned, err)
+	}
+	t.Setenv("D5LIST_RUNNER_TOKEN_FILE", file)
+	if cfg, _, err := parse(); err != nil || cfg.Token != "d5r_from_file" {
+		t.Errorf("from the file D5LIST_RUNNER_TOKEN_FILE names: token %q, %v", cfg.Token, err)
+	}
+	t.Setenv("D5LIST_RUNNER_TOKEN_FILE", "")
+	cfg, warned, err := parse("--token", "d5r_on_the_line")
+	if err != nil || cfg.Token != "d5r_on_the_line" || !strings.Contains(warned, "visible to every user") {
+		t.Errorf("on the command line: token %q, warning %q, %v; want it used, with a warning", cfg.Token, warned, err)
+	}
+
+	if err := os.Chmod(file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, warned, err := parse("--token-file", file); err != nil || !strings.Contains(warned, "readable by other users") {
+		t.Errorf("a token file others may read: warning %q, %v", warned, err)
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, []byte(" \n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--token-file", empty}, empty + " is empty"},
+		{[]string{"--token-file", filepath.Join(dir, "missing")}, "missing: no such file"},
+		{[]string{"--token", "d5r_x", "--token-file", file}, "not both"},
+	} {
+		if _, _, err := parse(c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want an error naming %q", c.args, err, c.want)
+		}
+	}
+}
+
+// A process runner whose --work folder the sandbox user cannot enter
+// refuses to start, naming the folder, instead of leasing job after job
+// and failing each three times.
+func TestRunnerRefusesAWorkDirTheSandboxCannotEnter(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil || os.Geteuid() != 0 {
+		t.Skip("runs drop to the sandbox user only where bubblewrap runs as root")
+	}
+	closed := t.TempDir()
+	if err := os.Chmod(closed, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(closed, "work")
+	var logs strings.Builder
+	cfg, err := parseRunnerFlags([]string{"--server", "http://127.0.0.1:1", "--token", "d5r_x", "--executor", "process", "--work", work}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = runRunner(context.Background(), cfg, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err == nil || !strings.Contains(err.Error(), "cannot enter "+closed) || !strings.Contains(err.Error(), "--work") {
+		t.Fatalf("a runner with --work under a closed folder: %v, want a refusal naming %s", err, closed)
+	}
+	if strings.Contains(logs.String(), "runner starting") {
+		t.Error("the runner started before refusing its work dir")
 	}
 }

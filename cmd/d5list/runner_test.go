@@ -55,7 +55,7 @@ func TestRunnerRefusesBadFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"--token", "d5r_x"}, "--server is required"},
-		{[]string{"--server", "http://127.0.0.1:1"}, "--token is required"},
+		{[]string{"--server", "http://127.0.0.1:1"}, "a token is required in D5LIST_RUNNER_TOKEN or --token-file"},
 		{[]string{"--server", "http://127.0.0.1:1", "--token", "d5_user"}, "not a runner token"},
 		{[]string{"--server", "http://127.0.0.1:1", "--token", "d5r_x", "--concurrency", "0"}, "--concurrency"},
 		{[]string{"--server", "http://127.0.0.1:1", "--token", "d5r_x", "--executor", "docker"}, `--executor "docker"`},

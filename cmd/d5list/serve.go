@@ -35,6 +35,10 @@ type serveConfig struct {
 	// LeaseTTL is how long a runner holds a job without a heartbeat;
 	// 0 means the portal's default (2 min).
 	LeaseTTL time.Duration
+	// RemeasureAfter and RemeasureElsewhere: when a verdict that rests on
+	// timing alone has its timed runs measured again, and how long it
+	// waits for another runner (portal.Config); 0 takes the defaults.
+	RemeasureAfter, RemeasureElsewhere time.Duration
 	// Accounts (issue 7): sign-ups wait for an organiser when
 	// RequireApproval; SecureCookies marks the session cookie Secure
 	// behind a TLS proxy; Quota is uploads per user, benchmark and day
@@ -42,9 +46,10 @@ type serveConfig struct {
 	RequireApproval bool
 	SecureCookies   bool
 	Quota           int
-	// UploadsPerDay, UploadsInFlight and ChecksInFlight bound uploads
-	// (handlers.BrowserOptions); 0 takes the defaults.
+	// UploadsPerDay, UploadsInFlight, ChecksInFlight and CheckMemory
+	// bound uploads (handlers.BrowserOptions); 0 takes the defaults.
 	UploadsPerDay, UploadsInFlight, ChecksInFlight int
+	CheckMemory                                    int64
 	// KeepLogsDays prunes the re-run output lines of jobs that ended more
 	// than this many days ago, hourly; 0 keeps them.
 	KeepLogsDays int
@@ -73,12 +78,15 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.BoolVar(&cfg.Demo, "demo", env.Bool("D5LIST_DEMO", false), "create a demo competitor and submit a demo entry through the normal pipeline")
 	fs.Int64Var(&cfg.MaxUpload, "max-upload", env.Int64("D5LIST_MAX_UPLOAD", 1<<30), "largest accepted bundle in bytes")
 	fs.DurationVar(&cfg.LeaseTTL, "lease-ttl", env.Duration("D5LIST_LEASE_TTL", 2*time.Minute), "how long a runner holds a job without a heartbeat; a crashed runner's job is handed out again after it")
+	fs.DurationVar(&cfg.RemeasureAfter, "remeasure-after", env.Duration("D5LIST_REMEASURE_AFTER", portal.DefaultRemeasureAfter), "a verdict that rests on timing alone has its timed runs measured again this long after (a busy moment of a runner passes)")
+	fs.DurationVar(&cfg.RemeasureElsewhere, "remeasure-elsewhere", env.Duration("D5LIST_REMEASURE_ELSEWHERE", portal.DefaultRemeasureElsewhere), "then, for this long, only another runner than the last may measure them, where one that can is online")
 	fs.BoolVar(&cfg.RequireApproval, "require-approval", env.Bool("D5LIST_REQUIRE_APPROVAL", false), "new sign-ups log in only once an organiser approved them")
 	fs.BoolVar(&cfg.SecureCookies, "secure-cookies", env.Bool("D5LIST_SECURE_COOKIES", false), "mark the session cookie Secure (set it when TLS ends at a proxy)")
 	fs.IntVar(&cfg.Quota, "quota", env.Int("D5LIST_QUOTA", 0), "submissions per user, benchmark and UTC day, e.g. 10; failed and rejected ones do not count (0: unlimited); a benchmark's daily_quota overrides it")
 	fs.IntVar(&cfg.UploadsPerDay, "uploads-per-day", env.Int("D5LIST_UPLOADS_PER_DAY", handlers.DefaultUploadsPerDay), "uploads per user and 24 hours, refused ones included (bundles and MLPerf checks)")
 	fs.IntVar(&cfg.UploadsInFlight, "uploads-in-flight", env.Int("D5LIST_UPLOADS_IN_FLIGHT", handlers.DefaultUploadsInFlight), "one user's uploads checked at once; more get a 429")
-	fs.IntVar(&cfg.ChecksInFlight, "checks-in-flight", env.Int("D5LIST_CHECKS_IN_FLIGHT", handlers.DefaultChecksInFlight), "uploads checked at once by the portal, each up to some 160 MB of memory; more wait for a slot")
+	fs.IntVar(&cfg.ChecksInFlight, "checks-in-flight", env.Int("D5LIST_CHECKS_IN_FLIGHT", handlers.DefaultChecksInFlight), "uploads checked at once by the portal; more wait for a slot")
+	fs.Int64Var(&cfg.CheckMemory, "check-memory", env.Int64("D5LIST_CHECK_MEMORY", handlers.DefaultCheckMemory), "bytes of memory the uploads checked at once may take together, each counted at the most its size allows (about 200 MiB for the largest); more wait their turn")
 	fs.IntVar(&cfg.KeepLogsDays, "keep-logs-days", env.Int("D5LIST_KEEP_LOGS_DAYS", 0), "delete the re-run output lines of jobs that ended more than this many days ago, hourly (0: keep them); verdicts and MLLOG logs are never deleted")
 	fs.Float64Var(&cfg.SyntheticVerdicts, "synthetic-verdicts", 0, "load measurements only: made-up verdicts per second on a data folder from `admin seed-synthetic` (0: none)")
 	fs.StringVar(&cfg.SyntheticBenchmark, "synthetic-benchmark", "l2-digits-mlp-cpu", "the benchmark of --synthetic-verdicts")
@@ -127,12 +135,20 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	if err := os.MkdirAll(scratch, 0o700); err != nil {
 		return err
 	}
+	// So are the bundles and re-run logs it stored without getting to
+	// write their rows.
+	if n, err := db.RemoveUnreferencedBlobs(ctx); err != nil {
+		return err
+	} else if n > 0 {
+		log.Info("removed the blobs of uploads and verdicts the portal stopped during", "blobs", n)
+	}
 	svc := portal.New(store.Quota{DB: db}, blobStore{db.Blobs()}, portal.Config{Limits: limits, LeaseTTL: cfg.LeaseTTL, OnJobEnd: metrics.JobFinished,
-		ReadRecipe: workloads.PlanRecipe, ScratchDir: scratch}, log)
+		ReadRecipe: workloads.PlanRecipe, ScratchDir: scratch, RemeasureAfter: cfg.RemeasureAfter, RemeasureElsewhere: cfg.RemeasureElsewhere}, log)
 
 	handler := web.New(web.Config{Addr: cfg.Addr, MaxUploadBytes: cfg.MaxUpload, Metrics: metrics, ScratchDir: scratch,
-		Browser: handlers.BrowserOptions{Accounts: db, RequireApproval: cfg.RequireApproval, SecureCookies: cfg.SecureCookies,
-			UploadsPerDay: cfg.UploadsPerDay, UploadsInFlight: cfg.UploadsInFlight, ChecksInFlight: cfg.ChecksInFlight}}, svc, log)
+		Browser: handlers.BrowserOptions{Accounts: db, Workloads: workloads.Names(), RequireApproval: cfg.RequireApproval, SecureCookies: cfg.SecureCookies,
+			UploadsPerDay: cfg.UploadsPerDay, UploadsInFlight: cfg.UploadsInFlight, ChecksInFlight: cfg.ChecksInFlight,
+			CheckMemory: cfg.CheckMemory}}, svc, log)
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err

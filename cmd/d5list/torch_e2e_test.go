@@ -45,12 +45,12 @@ func needSandboxedTorch(t *testing.T) {
 //
 // The accuracies must match the claim exactly, every time. The times may
 // not, on a shared two-core machine: its speed for this workload changes
-// by up to 60 % from one minute to the next with no run-queue wait to show
-// for it (other tenants of the host), so a claim made in a fast minute and
-// re-run in a slow one is a timing discrepancy, rightly by the rule. A try
-// whose only findings are about timing is therefore made again, claim and
-// re-run, up to three times; any other finding fails at once. CI runs this
-// test alone (.ci/run), as D5LIST_TORCH_E2E=1 asks.
+// by tens of percent from one minute to the next with no run-queue wait to
+// show for it (other tenants of the host). The verdict allows for that
+// drift, and measures the timed runs again before a gap stands
+// (docs/timing.md), so each honest claim is made and judged once and must
+// be verified. CI runs this test alone (.ci/run), as D5LIST_TORCH_E2E=1
+// asks.
 func TestTorchExamplesEndToEnd(t *testing.T) {
 	if os.Getenv("D5LIST_TORCH_E2E") == "" {
 		t.Skip("the PyTorch examples end to end take minutes of both cores: D5LIST_TORCH_E2E=1 runs them (CI does, alone)")
@@ -72,90 +72,86 @@ func TestTorchExamplesEndToEnd(t *testing.T) {
 			scaleLogged(t, filepath.Join(dir, "results", "result_"+strconv.Itoa(i)+".txt"), "throughput", 3)
 		}
 	}, []string{verifier.CodeTimingMismatch, verifier.CodeRunTimingMismatch}}
+	// The code-level cheats: honest claims, and code that does less work
+	// than they claim when the runner re-runs it.
+	cachedProduct := codeCheat("gemm.py", cachingGEMM, d5list.AuditMismatch)
+	replay := codeCheat("train.py", replayedTraining, d5list.AuditMissing)
+	shippedWeights := codeCheat("train.py", shippedTraining, d5list.AuditMismatch)
 	for _, ex := range []struct {
 		folder, benchmark string
-		forge             *forgery
+		forges            []forgery
 	}{
-		{"pytorch-gemm", "l0-gemm-torch-cpu", nil},
+		{"pytorch-gemm", "l0-gemm-torch-cpu", []forgery{cachedProduct}},
 		{"pytorch-conv2d", "l0-conv2d-torch-cpu", nil},
-		{"pytorch-digits-inference", "l1-digits-mlp-inference-torch-cpu", &throughput},
-		{"pytorch-digits-mlp", "l2-digits-mlp-torch-cpu", &accuracy},
-		{"pytorch-digits-mlp-ddp", "l3-digits-mlp-torch-ddp-cpu", &accuracy},
+		{"pytorch-digits-inference", "l1-digits-mlp-inference-torch-cpu", []forgery{throughput}},
+		{"pytorch-digits-mlp", "l2-digits-mlp-torch-cpu", []forgery{accuracy, replay, shippedWeights}},
+		{"pytorch-digits-mlp-ddp", "l3-digits-mlp-torch-ddp-cpu", []forgery{accuracy}},
 	} {
 		t.Run(ex.benchmark, func(t *testing.T) {
-			got, dir := claimUntilVerified(t, p, filepath.Join("../../examples", ex.folder), ex.benchmark, "run")
+			got, dir := claimVerified(t, p, filepath.Join("../../examples", ex.folder), ex.benchmark, "run")
 			// The runner saw the two torch.distributed workers compute.
 			for j, r := range got.Measured.Runs {
 				if ex.benchmark == "l3-digits-mlp-torch-ddp-cpu" && (r.Clock == nil || r.Clock.Processes == nil || *r.Clock.Processes < 2) {
 					t.Fatalf("run %d: the runner counted %+v computing processes, want the 2 workers", j, r.Clock)
 				}
 			}
-			if ex.forge != nil {
-				forgedCopyIsADiscrepancy(t, p, dir, ex.benchmark, got.ID, *ex.forge)
+			for _, forge := range ex.forges {
+				forgedCopyIsADiscrepancy(t, p, dir, ex.benchmark, got.ID, forge)
 			}
 		})
 	}
 }
 
-// claimUntilVerified makes the claims of the submission folder source as
-// its competitor does (`d5list` with runArgs and the folder: `run`
-// trains each seed in the runner's sandbox), uploads them, and waits for
-// the portal's verdict on its re-run. The re-run must reproduce every
-// run's seed, evaluations, accuracy, operator errors and checksum exactly,
-// and the verified entry must rank first by the portal's measurement. A
-// try whose only findings are about timing is made again (see
-// TestTorchExamplesEndToEnd), up to three times. It returns the verified
-// submission and the folder whose claims it uploaded.
-func claimUntilVerified(t *testing.T, p *portalUnderTest, source, benchmark string, runArgs ...string) (submissionJSON, string) {
+// claimVerified makes the claims of the submission folder source as its
+// competitor does (`d5list` with runArgs and the folder: `run` trains each
+// seed in the runner's sandbox), uploads them, and waits for the portal's
+// verdict on its re-run. The re-run must reproduce every run's seed,
+// evaluations, accuracy, operator errors and checksum exactly, the entry
+// must be verified, and it must rank first by the portal's measurement. It
+// returns the verified submission and the folder whose claims it uploaded.
+func claimVerified(t *testing.T, p *portalUnderTest, source, benchmark string, runArgs ...string) (submissionJSON, string) {
 	t.Helper()
-	const tries = 3
-	for try := 1; ; try++ {
-		dir := filepath.Join(t.TempDir(), filepath.Base(source))
-		// The example's system.json leaves the host to `d5list run`.
-		copyDir(t, source, dir)
-		var out, errOut bytes.Buffer
-		if err := run(context.Background(), append(runArgs, dir), &out, &errOut); err != nil {
-			t.Fatalf("d5list %v: %v\n%s%s", runArgs, err, out.String(), errOut.String())
-		}
-		id := p.submitFolder(t, dir)
-		got := p.waitFinal(t, id)
-		var owned submissionJSON
-		if err := json.Unmarshal([]byte(getAs(t, p.url+"/api/v1/submissions/"+strconv.FormatInt(id, 10), p.token)), &owned); err != nil {
-			t.Fatal(err)
-		}
-		if got.Measured == nil || len(got.Measured.Runs) != len(got.Claimed.Runs) {
-			t.Fatalf("measured %+v, want the re-run's %d runs; reasons %s", got.Measured, len(got.Claimed.Runs), reasonsText(owned.Reasons))
-		}
-		for j, r := range got.Measured.Runs {
-			c := got.Claimed.Runs[j]
-			if r.Seed != c.Seed || r.FinalAccuracy != c.FinalAccuracy || len(r.Evals) != len(c.Evals) {
-				t.Fatalf("run %d: re-run seed %d accuracy %v, claimed seed %d accuracy %v: want the same", j, r.Seed, r.FinalAccuracy, c.Seed, c.FinalAccuracy)
-			}
-			// The operator's errors and the predictions' checksum are
-			// reproduced to the last digit.
-			for _, m := range []string{d5list.MetricOpRelL2Error, d5list.MetricOpMaxError, d5list.MetricPredictionChecksum} {
-				if r.Extra[m] != c.Extra[m] {
-					t.Fatalf("run %d: %s re-run %v, claimed %v: want the same", j, m, r.Extra[m], c.Extra[m])
-				}
-			}
-		}
-		if got.Status == d5list.StatusVerified {
-			var board d5list.Leaderboard
-			if code := p.getJSON(t, "/api/v1/leaderboards/"+benchmark, &board); code != 200 {
-				t.Fatalf("leaderboard: %d", code)
-			}
-			if len(board.Entries) != 1 || board.Entries[0].SubmissionID != id || board.Entries[0].Rank != 1 || board.Entries[0].Basis != d5list.BasisMeasured {
-				t.Fatalf("leaderboard %+v, want submission %d ranked first by its measured time", board.Entries, id)
-			}
-			t.Logf("verified on try %d: measured %.4g (claimed %.4g)", try, board.Entries[0].Value, board.Entries[0].Claimed)
-			return got, dir
-		}
-		timingOnly := (got.Status == d5list.StatusDiscrepancy || got.Status == d5list.StatusNeedsReview) && onlyTiming(owned.Reasons)
-		if !timingOnly || try == tries {
-			t.Fatalf("try %d: %s, want verified; reasons (as its owner sees them) %s", try, got.Status, reasonsText(owned.Reasons))
-		}
-		t.Logf("try %d: %s on timing alone, accuracies exact; claiming and re-running again: %s", try, got.Status, reasonsText(owned.Reasons))
+	dir := filepath.Join(t.TempDir(), filepath.Base(source))
+	// The example's system.json leaves the host to `d5list run`.
+	copyDir(t, source, dir)
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), append(runArgs, dir), &out, &errOut); err != nil {
+		t.Fatalf("d5list %v: %v\n%s%s", runArgs, err, out.String(), errOut.String())
 	}
+	id := p.submitFolder(t, dir)
+	got := p.waitFinal(t, id)
+	var owned submissionJSON
+	if err := json.Unmarshal([]byte(getAs(t, p.url+"/api/v1/submissions/"+strconv.FormatInt(id, 10), p.token)), &owned); err != nil {
+		t.Fatal(err)
+	}
+	if got.Measured == nil || len(got.Measured.ClaimedSeedRuns()) != len(got.Claimed.Runs) {
+		t.Fatalf("measured %+v, want the re-run's %d runs; reasons %s", got.Measured, len(got.Claimed.Runs), reasonsText(owned.Reasons))
+	}
+	for j, r := range got.Measured.ClaimedSeedRuns() {
+		c := got.Claimed.Runs[j]
+		if r.Seed != c.Seed || r.FinalAccuracy != c.FinalAccuracy || len(r.Evals) != len(c.Evals) {
+			t.Fatalf("run %d: re-run seed %d accuracy %v, claimed seed %d accuracy %v: want the same", j, r.Seed, r.FinalAccuracy, c.Seed, c.FinalAccuracy)
+		}
+		// The operator's errors and the predictions' checksum are
+		// reproduced to the last digit.
+		for _, m := range []string{d5list.MetricOpRelL2Error, d5list.MetricOpMaxError, d5list.MetricPredictionChecksum} {
+			if r.Extra[m] != c.Extra[m] {
+				t.Fatalf("run %d: %s re-run %v, claimed %v: want the same", j, m, r.Extra[m], c.Extra[m])
+			}
+		}
+	}
+	if got.Status != d5list.StatusVerified {
+		t.Fatalf("%s, want verified; reasons (as its owner sees them) %s", got.Status, reasonsText(owned.Reasons))
+	}
+	var board d5list.Leaderboard
+	if code := p.getJSON(t, "/api/v1/leaderboards/"+benchmark, &board); code != 200 {
+		t.Fatalf("leaderboard: %d", code)
+	}
+	if len(board.Entries) != 1 || board.Entries[0].SubmissionID != id || board.Entries[0].Rank != 1 || board.Entries[0].Basis != d5list.BasisMeasured {
+		t.Fatalf("leaderboard %+v, want submission %d ranked first by its measured time", board.Entries, id)
+	}
+	t.Logf("verified: measured %.4g (claimed %.4g), %d measurements of the timed runs", board.Entries[0].Value, board.Entries[0].Claimed, len(p.audit(t, id).Attempts))
+	return got, dir
 }
 
 // forgedCopyIsADiscrepancy uploads a copy of the verified folder dir
@@ -197,6 +193,85 @@ type forgery struct {
 	caughtAs []string
 }
 
+// codeCheat is a forgery of the code: the honest claims, with file (of
+// code/) replaced by source, which does less work than the claims did.
+func codeCheat(file, source, caughtAs string) forgery {
+	return forgery{func(t *testing.T, dir string) {
+		if err := os.WriteFile(filepath.Join(dir, "code", file), []byte(source), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if file == "train.py" {
+			shipWeights(t, filepath.Join(dir, "code", "weights.npz"))
+		}
+	}, []string{caughtAs}}
+}
+
+// cachingGEMM makes one product per shape in its window and hands it back
+// for every call: the 300 calls' work, as if done up front.
+const cachingGEMM = `import torch
+import d5harness
+torch.set_num_threads(1)
+cache = {}
+def matmul(a, b, shape):
+    key = (shape["m"], shape["n"], shape["k"])
+    if key not in cache:
+        cache[key] = torch.matmul(a, b)
+    return cache[key]
+d5harness.run_operator(matmul, to_device=torch.from_numpy, from_device=lambda t: t.numpy())
+`
+
+// replayedTraining takes its seed and writes the claimed log of its run
+// back, with the seed it was given: a replay, no training.
+const replayedTraining = `import os, re
+import d5harness
+seed = d5harness.take_seed()
+claimed = os.path.join(os.environ["D5_BUNDLE"], "results", "result_%d.txt" % (int(os.environ["D5_RUN_INDEX"]) % 5))
+with open(os.environ["D5_RESULT_LOG"], "a") as out:
+    for line in open(claimed):
+        if '"key": "seed"' in line:
+            line = re.sub(r'"value": \d+', '"value": %d' % seed, line)
+        out.write(line)
+`
+
+// shippedTraining starts from the seed's weights, as the harness asks,
+// then commits weights it brought in its bundle for every epoch, and logs
+// the accuracy they would have.
+const shippedTraining = `import os
+import numpy as np
+import d5harness
+tr = d5harness.Training()
+tr.data()
+log = d5harness.MLLog()
+log.event("submission_benchmark", os.environ["D5_BENCHMARK"])
+log.event("global_batch_size", tr.batch_size)
+seed = tr.take_seed()
+log.event("seed", seed)
+log.start("run_start")
+tr.initial_params()
+shipped = np.load(os.path.join(os.environ["D5_BUNDLE"], "code", "weights.npz"))
+params = [(shipped["w%d" % i], shipped["b%d" % i]) for i in range(3)]
+zeros = [(np.zeros_like(w), np.zeros_like(b)) for w, b in params]
+for epoch in range(1, tr.epochs + 1):
+    tr.commit(epoch, params, zeros)
+    log.event("eval_accuracy", 0.98, {"epoch_num": epoch})
+log.end("run_stop", metadata={"status": "success"})
+log.close()
+tr.audit()
+`
+
+// shipWeights writes weights of the digits MLP's shapes into a bundle.
+func shipWeights(t *testing.T, path string) {
+	t.Helper()
+	out, err := exec.Command(runner.SandboxPython, "-c", `import sys, numpy as np
+r = np.random.RandomState(1)
+shapes = [(512, 64), (512, 512), (10, 512)]
+np.savez(sys.argv[1], **{k: v for i, (o, n) in enumerate(shapes) for k, v in (("w%d" % i, r.uniform(-0.1, 0.1, (o, n)).astype(np.float32)), ("b%d" % i, np.zeros(o, np.float32)))})
+`, path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("writing the shipped weights: %v\n%s", err, out)
+	}
+}
+
 // scaleLogged multiplies the value of every key event of an MLLOG file.
 func scaleLogged(t *testing.T, path, key string, factor float64) {
 	t.Helper()
@@ -223,18 +298,4 @@ func scaleLogged(t *testing.T, path, key string, factor float64) {
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// onlyTiming reports whether every reason is a timing finding: a claim
-// off its re-run's time, or a re-run too noisy to judge it (one stall of
-// this shared machine), which an organiser would look at.
-func onlyTiming(rs []d5list.Reason) bool {
-	for _, r := range rs {
-		switch r.Code {
-		case verifier.CodeTimingMismatch, verifier.CodeRunTimingMismatch, verifier.CodeEpochTimeMismatch, verifier.CodeTimingTooNoisy:
-		default:
-			return false
-		}
-	}
-	return len(rs) > 0
 }

@@ -246,7 +246,7 @@ func runEntrypointDirectly(dir string, bench *d5list.Benchmark, recipe *d5list.R
 		cmd := exec.Command("/bin/sh", filepath.Join(dir, filepath.FromSlash(recipe.Entrypoint)))
 		cmd.Dir = dir
 		cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + scratch, "TMPDIR=" + scratch, "LANG=C.UTF-8",
-			"D5_RESULT_LOG=" + filepath.Join(runs, strconv.Itoa(i), "result.txt"), "D5_SEED=" + strconv.FormatInt(seed, 10),
+			"D5_RESULT_LOG=" + filepath.Join(runs, strconv.Itoa(i), "result.txt"), "D5_SEED=" + strconv.FormatInt(seed, 10), "PYTHONPATH=" + harnessDir(),
 			"D5_RUN_INDEX=" + strconv.Itoa(i), "D5_RUNS=" + strconv.Itoa(len(seeds)), "D5_DATA_DIR=",
 			"D5_BENCHMARK=" + bench.ID, "D5_SCRATCH=" + scratch, "D5_BUNDLE=" + dir}
 		if out, err := cmd.CombinedOutput(); err != nil {

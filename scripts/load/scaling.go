@@ -40,7 +40,7 @@ func scalingBench(example string, reps int) {
 			result := filepath.Join(work, fmt.Sprintf("result-%d-%d.txt", seed, c.workers))
 			cmd := exec.Command("/usr/bin/python3", script, "--workers", strconv.Itoa(c.workers), "--batch-size", strconv.Itoa(c.batch),
 				"--lr", "0.1", "--momentum", "0.9")
-			cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + work, "LANG=C.UTF-8", "D5_SEED=" + strconv.Itoa(seed),
+			cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + work, "LANG=C.UTF-8", "D5_SEED=" + strconv.Itoa(seed), "PYTHONPATH=" + harnessDir(),
 				"D5_RESULT_LOG=" + result, "D5_BENCHMARK=l3-digits-mlp-torch-ddp-cpu"}
 			start := time.Now()
 			if out, err := cmd.CombinedOutput(); err != nil {
@@ -79,4 +79,18 @@ func runSeconds(path string) float64 {
 		log.Fatalf("%s: no run_start..run_stop", path)
 	}
 	return float64(stop-start) / 1000
+}
+
+// harnessDir is the runner's d5harness module in this checkout: the
+// examples import it, and run directly (no runner, no gate) it takes its
+// seed from $D5_SEED.
+func harnessDir() string {
+	dir, err := filepath.Abs(filepath.Join("runner", "harness"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "d5harness.py")); err != nil {
+		log.Fatalf("run from the repository's root: %v", err)
+	}
+	return dir
 }

@@ -1,8 +1,8 @@
 // While a submission has no verdict, follows it without reloading: the
 // status badge, the job's state, place in line and attempt, and (for the
-// submitter and organisers) the re-run's log tail. It listens to the
-// page's Server-Sent Events stream, and polls the JSON API where the
-// browser has no EventSource. Once the verdict is in, the page's main part
+// submitter and organisers) the re-run's progress, a bar per run, and its
+// raw log tail. It listens to the page's Server-Sent Events stream, and
+// polls the JSON API where the browser has no EventSource. Once the verdict is in, the page's main part
 // is fetched again and swapped in, with its charts. A verdict the viewer
 // may not see (a discrepancy or failure no organiser has published) ends
 // the stream with a neutral "ended" state, and the API and the page answer
@@ -79,6 +79,15 @@
       while (logTail.childNodes.length > MAX_LOG_LINES) {
         logTail.removeChild(logTail.firstChild);
       }
+    }
+
+    // showProgress swaps in the re-run's progress section as the server
+    // rendered it anew: the same markup the page was served with.
+    function showProgress(progress) {
+      var section = document.querySelector('[data-testid="rerun-progress"]');
+      if (!section || !progress || typeof progress.html !== 'string') { return; }
+      var fresh = new DOMParser().parseFromString(progress.html, 'text/html').querySelector('[data-testid="rerun-progress"]');
+      if (fresh) { section.replaceWith(document.importNode(fresh, true)); }
     }
 
     // stop ends the following for good and says why in the pending line.
@@ -206,6 +215,7 @@
       if (st) { onState(st); }
     });
     source.addEventListener('log', function (ev) { appendLines(parse(ev)); });
+    source.addEventListener('progress', function (ev) { showProgress(parse(ev)); });
     source.addEventListener('end', function (ev) {
       source.close();
       var st = parse(ev);

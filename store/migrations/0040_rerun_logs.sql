@@ -1,8 +1,9 @@
 -- The blobs that hold the portal's re-run logs (each measured run's
--- RunMetrics.LogSHA256), one row per run of each completed job, written
--- with the verdict by CompleteJob: with submissions.bundle_sha256, what
--- names a blob, so that whatever looks for blobs no row names can find
--- these by an index too.
+-- RunMetrics.LogSHA256), one row per run of each ended job, written with
+-- its verdict, published or held back for a re-measure: with
+-- submissions.bundle_sha256, what names a blob, so that the sweep of the
+-- blobs no row names (store.RemoveUnreferencedBlobs) finds these by an
+-- index too.
 
 CREATE TABLE rerun_logs (
     job_id        INTEGER NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,

@@ -1,9 +1,15 @@
 """CIFAR-10 ResNet (He et al. 2016, the 6n+2 CIFAR variant) for d5list.
 
-Reads the D5_* environment the d5list process executor sets, trains on the
-GPU when there is one, evaluates after every epoch and writes an MLPerf
-MLLOG to $D5_RESULT_LOG. Only torch and torchvision are needed.
+Reads the D5_* environment the d5list process executor sets, takes its
+seed at the runner's gate once the data is loaded (d5harness.take_seed:
+the runner's clock starts there), trains on the GPU when there is one,
+evaluates after every epoch and writes an MLPerf MLLOG to $D5_RESULT_LOG.
+Only torch and torchvision are needed.
 
+By hand, outside a runner (d5harness is in d5list's runner/harness folder;
+without a gate it takes $D5_SEED):
+
+  export PYTHONPATH=path/to/d5list/runner/harness
   D5_SEED=1 D5_RESULT_LOG=results/result_0.txt D5_DATA_DIR=~/datasets python3 code/train.py
   python3 code/train.py --synthetic --epochs 1      # smoke test, no data set
 """
@@ -19,6 +25,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mllog_emitter import Emitter  # noqa: E402
+from d5harness import take_seed  # noqa: E402  (the runner's, on PYTHONPATH)
 
 MEAN = (0.4914, 0.4822, 0.4465)
 STD = (0.2470, 0.2435, 0.2616)
@@ -67,7 +74,7 @@ class ResNet(nn.Module):
 def load_data(args, device):
     """Returns (train_x, train_y, test_x, test_y) as uint8/int64 tensors on device."""
     if args.synthetic:
-        g = torch.Generator().manual_seed(args.seed)
+        g = torch.Generator().manual_seed(0)
         tx = torch.randint(0, 256, (args.synthetic_train, 32, 32, 3), dtype=torch.uint8, generator=g)
         ty = torch.randint(0, 10, (args.synthetic_train,), generator=g)
         vx = torch.randint(0, 256, (args.synthetic_test, 32, 32, 3), dtype=torch.uint8, generator=g)
@@ -117,7 +124,7 @@ def grad_scaler(device):
 def main():
     env = os.environ
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--seed", type=int, default=int(env.get("D5_SEED", "1")))
+    p.add_argument("--seed", type=int, default=None, help="default: the one the runner's gate hands over")
     p.add_argument("--result-log", default=env.get("D5_RESULT_LOG", ""))
     p.add_argument("--data-dir", default=env.get("D5_DATA_DIR", "") or "data")
     p.add_argument("--benchmark", default=env.get("D5_BENCHMARK", "l2-cifar10-resnet44-gpu"))
@@ -138,12 +145,9 @@ def main():
     log.event("submission_org", "Example submitter")
     log.event("submission_division", "open")
     log.start("init_start")
-    random.seed(args.seed)
-    torch.manual_seed(args.seed)
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if device.type == "cuda":
         torch.backends.cudnn.benchmark = True
-    log.event("seed", args.seed)
     log.event("global_batch_size", args.batch_size)
     log.event("opt_base_learning_rate", args.lr)
     log.event("opt_weight_decay", args.weight_decay)
@@ -152,15 +156,21 @@ def main():
     tx, ty, vx, vy = load_data(args, device)
     log.event("train_samples", int(tx.shape[0]))
     log.event("eval_samples", int(vx.shape[0]))
+    log.end("init_stop")
+
+    # Everything the seed decides (the weights, the order, the augmentation)
+    # comes after the gate, on the runner's clock.
+    seed = args.seed if args.seed is not None else take_seed()
+    log.event("seed", seed)
+    log.start("run_start")
+    random.seed(seed)
+    torch.manual_seed(seed)
     model = ResNet(args.depth).to(device).to(memory_format=torch.channels_last)
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum,
                           weight_decay=args.weight_decay, nesterov=True)
     steps = args.epochs * ((tx.shape[0] + args.batch_size - 1) // args.batch_size)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=steps, pct_start=0.15)
     scaler = grad_scaler(device)
-    log.end("init_stop")
-
-    log.start("run_start")
     status = "aborted"
     for epoch in range(1, args.epochs + 1):
         log.start("epoch_start", metadata={"epoch_num": epoch})

@@ -5,4 +5,4 @@
 # joins them with torch.distributed over TCP on the sandbox's loopback.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-exec /usr/bin/python3 "$here/train_ddp.py" --workers 2 --batch-size 32 --lr 0.1 --momentum 0.9 "$@"
+exec /usr/bin/python3 "$here/train_ddp.py" --workers 2 "$@"

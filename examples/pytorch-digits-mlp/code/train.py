@@ -1,93 +1,66 @@
-"""A multi-layer perceptron on the UCI handwritten digits, in PyTorch.
+"""A multi-layer perceptron on the UCI handwritten digits, in PyTorch
+(l2-digits-mlp-torch-cpu).
 
-The data set ships inside scikit-learn (sklearn.datasets.load_digits:
-1,797 8x8 images), so nothing is downloaded. The split, the model (two
-hidden layers of 512) and the 30 epochs are the benchmark's fixed part
-(l2-digits-mlp-torch-cpu), and the final test accuracy must reach 0.97;
-the batch size and the optimiser are this submission's mutable part.
+The data set ships inside scikit-learn (1,797 8x8 images), so nothing is
+downloaded. The model (two hidden layers of 512), the 30 epochs and the
+split are the benchmark's fixed part, and the final test accuracy must
+reach 0.97; the batch size and the optimiser's settings are this
+submission's mutable part, which the runner hands the harness in $D5_TASK.
 
-Each run is seeded by D5_SEED and single-threaded, so that a re-run with
-the same seed in the same sandbox computes the same accuracies, to the
-last digit. The clock runs from run_start (after imports and data loading)
-to run_stop; each line is written as it happens.
+The training loop is this file's, in PyTorch; the runner's harness
+(d5harness.Training, on PYTHONPATH) gives it what the runner must be able
+to check: the split, the initial weights and every epoch's batches, all
+from the run's seed, which it takes at the gate (the runner's clock starts
+there). After each epoch the loop commits the weights and the momentum to
+the harness; after run_stop the harness reveals the epochs the runner asks
+for, which it recomputes, and the last weights, which it evaluates.
+
+Single-threaded and deterministic, a re-run with the same seed computes the
+same accuracies, to the last digit. Each line is written as it happens.
 """
-import argparse
 import os
-import sys
 
-import numpy as np
 import torch
-from sklearn.datasets import load_digits
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mllog_emitter import Emitter  # noqa: E402
-
-# The benchmark's fixed part.
-HIDDEN = 512
-EPOCHS = 30
-TARGET = 0.97
-TEST_SHARE = 0.2
-SPLIT_SEED = 0
-
-
-def split():
-    digits = load_digits()
-    x = digits.data.astype(np.float32) / 16.0
-    y = digits.target.astype(np.int64)
-    order = np.random.RandomState(SPLIT_SEED).permutation(len(x))
-    n_test = int(len(x) * TEST_SHARE)
-    test, train = order[:n_test], order[n_test:]
-    return (torch.from_numpy(x[train]), torch.from_numpy(y[train]),
-            torch.from_numpy(x[test]), torch.from_numpy(y[test]))
+import d5harness  # the runner's, on PYTHONPATH
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--batch-size", type=int, default=32)
-    ap.add_argument("--lr", type=float, default=0.05)
-    ap.add_argument("--momentum", type=float, default=0.9)
-    args = ap.parse_args()
-
-    seed = int(os.environ.get("D5_SEED", "1"))
-    log = Emitter(os.environ.get("D5_RESULT_LOG", "result.txt"), echo=False)
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
-    torch.manual_seed(seed)
-    np.random.seed(seed)
-
-    x_train, y_train, x_test, y_test = split()
-    model = torch.nn.Sequential(
-        torch.nn.Linear(64, HIDDEN), torch.nn.ReLU(),
-        torch.nn.Linear(HIDDEN, HIDDEN), torch.nn.ReLU(),
-        torch.nn.Linear(HIDDEN, 10))
-    opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum)
-    loss_fn = torch.nn.CrossEntropyLoss()
-    shuffle = torch.Generator().manual_seed(seed)
-
+    log = d5harness.MLLog()
+    tr = d5harness.Training()
+    x_train, y_train, x_test, y_test = tr.data()
+    x_train, y_train = torch.from_numpy(x_train), torch.from_numpy(y_train)
+    x_test, y_test = torch.from_numpy(x_test), torch.from_numpy(y_test)
     log.event("submission_benchmark", os.environ.get("D5_BENCHMARK", "l2-digits-mlp-torch-cpu"))
-    log.event("seed", seed)
-    log.event("global_batch_size", args.batch_size)
-    log.event("opt_base_learning_rate", args.lr)
+    log.event("global_batch_size", tr.batch_size)
+    log.event("opt_base_learning_rate", tr.lr)
     log.event("train_samples", len(x_train))
     log.event("eval_samples", len(x_test))
+
+    seed = tr.take_seed()
+    log.event("seed", seed)
     log.start("run_start")
-    status = "aborted"
-    for epoch in range(1, EPOCHS + 1):
+    model = d5harness.torch_linears(tr.initial_params())
+    opt = torch.optim.SGD(model.parameters(), lr=tr.lr, momentum=tr.momentum)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    acc = 0.0
+    for epoch in range(1, tr.epochs + 1):
         model.train()
-        perm = torch.randperm(len(x_train), generator=shuffle)
-        for i in range(0, len(perm), args.batch_size):
-            idx = perm[i:i + args.batch_size]
+        for idx in tr.batches(epoch, len(x_train)):
+            idx = torch.from_numpy(idx)
             opt.zero_grad()
             loss_fn(model(x_train[idx]), y_train[idx]).backward()
             opt.step()
+        tr.commit(epoch, *d5harness.torch_state(model, opt))
         model.eval()
         with torch.no_grad():
             acc = (model(x_test).argmax(1) == y_test).float().mean().item()
-        log.event("eval_accuracy", round(acc, 6), {"epoch_num": epoch})
-    if acc >= TARGET:
-        status = "success"
-    log.end("run_stop", metadata={"status": status})
+        log.event("eval_accuracy", acc, {"epoch_num": epoch})
+    log.end("run_stop", metadata={"status": "success" if acc >= tr.task["target"] else "aborted"})
     log.close()
+    tr.audit()
 
 
 if __name__ == "__main__":

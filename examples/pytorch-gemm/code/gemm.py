@@ -1,94 +1,39 @@
-"""PyTorch's GEMM operator (torch.matmul) against a reference, Level 0.
+"""PyTorch's GEMM operator (torch.matmul, float64) for l0-gemm-torch-cpu.
 
-For each shape of the benchmark (l0-gemm-torch-cpu, the DeepBench-like
-shapes of l0-gemm-cpu) it fills A (m x k) and B (k x n) with seeded
-uniform numbers in [-1, 1), times C = torch.matmul(A, B) in float64 on one
-thread (the median of 300 calls after one warm-up call), and measures
-C's error against a reference made another way: numpy's einsum without
-BLAS, summing in float64 index by index. It logs, per shape, op_time_ms,
-op_gflops, op_rel_l2_error (||C - R|| / ||R||) and op_max_error, as the
-portal's own Level 0 workload does; the run aborts if an error is over the
-benchmark's tolerance. The portal ranks the run by its own clock from
-run_start to run_stop, which spans every timed call; the operands and the
-reference are made before it.
+The runner's harness (d5harness.run_operator, on PYTHONPATH) runs the
+benchmark: it takes the run's seed at the gate (the runner's clock starts),
+makes the operands of each of the benchmark's shapes from the seed, and
+calls this operator once to warm up and then the benchmark's number of
+times, each call on a fresh right operand (its rows scaled by numbers drawn
+from the previous call's output), timing each call and committing to every
+output as it goes. After run_stop it checks the last output against numpy's
+einsum without BLAS and answers the runner's audit: the runner recomputes
+four calls per shape with its own GEMM. What is yours is the operator, and
+how many threads it takes (the recipe's mutable part).
 
-Seeded and single-threaded, a re-run with the same seed in the same
-sandbox computes the same C to the last bit, so the errors are reproduced
-exactly; only the times are the machine's.
+Single-threaded and deterministic, a re-run with the same seed computes the
+same products to the last bit, so the errors are reproduced exactly.
 """
 import argparse
-import os
-import sys
-import time
 
-import numpy as np
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mllog_emitter import Emitter  # noqa: E402
-
-# The benchmark's fixed part.
-SHAPES = [(1760, 16, 1760), (512, 64, 1024)]  # m, n, k
-REPEATS = 300
-TOLERANCE = 1e-12
-
-
-def median_ms(fn, repeats):
-    fn()  # warm-up: caches, allocator, dispatch
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1000.0)
-    return float(np.median(times))
+import d5harness  # the runner's, on PYTHONPATH
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args()
-
-    seed = int(os.environ.get("D5_SEED", "1"))
-    log = Emitter(os.environ.get("D5_RESULT_LOG", "result.txt"), echo=False)
     torch.set_num_threads(args.threads)
     torch.use_deterministic_algorithms(True)
-    gen = torch.Generator().manual_seed(seed)
 
-    log.start("init_start")
-    log.event("submission_benchmark", os.environ.get("D5_BENCHMARK", "l0-gemm-torch-cpu"))
-    log.event("seed", seed)
-    operands = []
-    for m, n, k in SHAPES:
-        a = torch.rand((m, k), generator=gen, dtype=torch.float64) * 2 - 1
-        b = torch.rand((k, n), generator=gen, dtype=torch.float64) * 2 - 1
-        # The reference is made before run_start: the benchmark times the
-        # operator, not numpy's loop.
-        ref = np.einsum("ik,kj->ij", a.numpy(), b.numpy(), optimize=False)
-        operands.append((m, n, k, a, b, ref))
-    log.end("init_stop")
+    def matmul(a, b, shape):
+        return torch.matmul(a, b)
 
-    log.start("run_start")
-    status = "success"
-    for m, n, k, a, b, ref in operands:
-        meta = {"op": "gemm", "shape": "%dx%dx%d" % (m, n, k)}
-        out = {}
-
-        def call():
-            out["c"] = torch.matmul(a, b)
-
-        ms = median_ms(call, REPEATS)
-        c = out["c"].numpy()
-        diff = c - ref
-        rel_l2 = float(np.linalg.norm(diff) / np.linalg.norm(ref))
-        max_err = float(np.abs(diff).max())
-        if not rel_l2 <= TOLERANCE:
-            status = "aborted"
-        log.event("op_time_ms", ms, meta)
-        log.event("op_gflops", 2.0 * m * n * k / ms / 1e6, meta)
-        log.event("op_rel_l2_error", rel_l2, meta)
-        log.event("op_max_error", max_err, meta)
-    log.end("run_stop", metadata={"status": status})
-    log.close()
+    # numpy arrays in, numpy arrays out: torch.from_numpy and .numpy() share
+    # the memory, so neither copies.
+    d5harness.run_operator(matmul, to_device=torch.from_numpy, from_device=lambda t: t.numpy())
 
 
 if __name__ == "__main__":

@@ -9,11 +9,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"syscall"
 
 	d5list "github.com/deep500/d5list"
@@ -39,10 +39,16 @@ func run() error {
 		}
 		return syscall.Exec(path, []string{inImage}, os.Environ())
 	}
-	seed, err := strconv.ParseInt(os.Getenv("D5_SEED"), 10, 64)
+	// The seed is handed over at the gate, which starts the runner's clock.
+	gate, err := os.ReadFile(os.Getenv("D5_GATE"))
 	if err != nil {
-		return fmt.Errorf("D5_SEED: %w", err)
+		return fmt.Errorf("D5_GATE: %w", err)
 	}
+	var taken struct{ Seed int64 }
+	if err := json.Unmarshal(gate, &taken); err != nil {
+		return fmt.Errorf("D5_GATE: %w", err)
+	}
+	seed := taken.Seed
 	benchmarks, err := catalog.Benchmarks()
 	if err != nil {
 		return err
@@ -57,7 +63,8 @@ func run() error {
 	}
 	// The benchmark the portal runs this code for, as MLLOG must name it.
 	cfg.Benchmark = os.Getenv("D5_BENCHMARK")
-	out, err := os.Create(os.Getenv("D5_RESULT_LOG"))
+	// The result log is the runner's FIFO: open it for writing only.
+	out, err := os.OpenFile(os.Getenv("D5_RESULT_LOG"), os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return err
 	}

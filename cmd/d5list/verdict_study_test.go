@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	d5list "github.com/deep500/d5list"
+)
+
+// TestVerdictStudy counts what honest entries get from the real portal
+// (issue 24; BENCHMARKS.md, "Honest re-runs through the portal"): for each
+// benchmark, three claims made with `d5list run` on a quiet machine, as a
+// competitor makes them on their own, submitted again and again, each
+// re-run by a real runner (the portal's own for the builtin workload, a
+// `d5list runner --executor process` for the PyTorch example), trials
+// times on a quiet machine and trials times beside a busy loop that keeps
+// the other core spinning. Each submission waits for its verdict before
+// the next, so a condition is the machine's, not the queue's. It logs
+// every verdict, the measurements it took, and a summary line a condition.
+//
+// It takes about an hour for 30 trials, so it runs only when asked:
+//
+//	D5LIST_VERDICT_STUDY=30 go test ./cmd/d5list -run TestVerdictStudy -v -timeout 3h
+//
+// (D5LIST_VERDICT_STUDY_BENCH=id,id limits the benchmarks to some of
+// l2-digits-mlp-cpu and l2-digits-mlp-torch-cpu, and
+// D5LIST_VERDICT_STUDY_CONDITION=quiet or loaded to one condition, so that
+// each can hold the machine's lock on its own).
+func TestVerdictStudy(t *testing.T) {
+	trials, _ := strconv.Atoi(os.Getenv("D5LIST_VERDICT_STUDY"))
+	if trials <= 0 {
+		t.Skip("verdict study: set D5LIST_VERDICT_STUDY=<trials> to run it (an hour at 30)")
+	}
+	only := os.Getenv("D5LIST_VERDICT_STUDY_BENCH")
+	for _, bench := range []string{"l2-digits-mlp-cpu", "l2-digits-mlp-torch-cpu"} {
+		if only != "" && !strings.Contains(","+only+",", ","+bench+",") {
+			continue
+		}
+		t.Run(bench, func(t *testing.T) {
+			var p *portalUnderTest
+			var claim func(dir string)
+			if bench == "l2-digits-mlp-torch-cpu" {
+				needSandboxedTorch(t)
+				p = startPortal(t, 0)
+				startProcessRunner(t, p, adminToken(t, "runner-token", "--data", p.data, "--name", "torch"), 1)
+				claim = func(dir string) {
+					copyDir(t, "../../examples/pytorch-digits-mlp", dir)
+					studyCLI(t, "run", dir)
+				}
+			} else {
+				p = startPortal(t, 1)
+				claim = func(dir string) {
+					studyCLI(t, "init", bench, dir, "--submitter", "Study Lab")
+					studyCLI(t, "run", dir)
+				}
+			}
+			var claims []string
+			for k := range 3 {
+				dir := filepath.Join(t.TempDir(), "claim"+strconv.Itoa(k))
+				claim(dir)
+				claims = append(claims, dir)
+			}
+			conditions := map[string][]bool{"": {false, true}, "quiet": {false}, "loaded": {true}}[os.Getenv("D5LIST_VERDICT_STUDY_CONDITION")]
+			if conditions == nil {
+				t.Fatalf("D5LIST_VERDICT_STUDY_CONDITION=%q: want quiet or loaded", os.Getenv("D5LIST_VERDICT_STUDY_CONDITION"))
+			}
+			for _, loaded := range conditions {
+				condition, stop := "quiet", func() {}
+				if loaded {
+					condition, stop = "busy loop on the other core", busyLoop(t)
+				}
+				start := time.Now()
+				counts := map[d5list.Status]int{}
+				remeasured, measurements := 0, 0
+				for k := range trials {
+					id := p.submitFolder(t, claims[k%len(claims)])
+					got := p.waitFinal(t, id)
+					n := len(p.audit(t, id).Attempts)
+					counts[got.Status]++
+					measurements += n
+					if n > 1 {
+						remeasured++
+					}
+					var codes []string
+					for _, r := range got.Reasons {
+						codes = append(codes, r.Code)
+					}
+					measured := 0.0
+					if got.Measured != nil {
+						measured = got.Measured.Score.Value
+					}
+					t.Logf("TRIAL %s | %s | %d | %s | measurements %d | claimed %.3f measured %.3f | %v",
+						bench, condition, k, got.Status, n, got.Claimed.Score.Value, measured, codes)
+				}
+				stop()
+				t.Logf("STUDY %s | %s | trials %d | verified %d | needs_review %d | discrepancy %d | failed %d | re-measured %d (%d measurements in all) | %s",
+					bench, condition, trials, counts[d5list.StatusVerified], counts[d5list.StatusNeedsReview], counts[d5list.StatusDiscrepancy],
+					counts[d5list.StatusFailed], remeasured, measurements, time.Since(start).Round(time.Second))
+			}
+		})
+	}
+}
+
+// studyCLI runs a d5list command as a competitor does.
+func studyCLI(t *testing.T, args ...string) {
+	t.Helper()
+	var errOut strings.Builder
+	if err := run(context.Background(), args, io.Discard, &errOut); err != nil {
+		t.Fatalf("d5list %s: %v\n%s", strings.Join(args, " "), err, errOut.String())
+	}
+}

@@ -1,0 +1,172 @@
+package harness
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+
+	d5list "github.com/deep500/d5list"
+)
+
+// AuditsPerSection is how many calls of each section the runner checks in
+// a run of a fresh seed, the runs that rank; a run of a claimed seed is
+// only held to its claim. A run that skipped (or computed wrongly) a share
+// f of its calls passes with probability (1-f)^2 per section; a cheat
+// that moves the olympic mean of five fresh runs must cheat in three of
+// them, on every shape, and passes with (1-f)^12 for two shapes: one time
+// in 4,096 for half the work. Each check costs the runner a reference
+// computation, on top of the job's runs.
+const AuditsPerSection = 2
+
+// CommitmentKey is the MLLOG key of a section's commitment, whose value is
+// the hex SHA-256 of its calls' digests and whose metadata.section names
+// the section. Only commitments that arrive before run_stop count.
+const CommitmentKey = "d5_commitment"
+
+// Challenge is which calls of each section the runner checks, drawn only
+// after the run's window closed.
+type Challenge map[string][]int
+
+// JSON is the line the audit FIFO hands the run.
+func (c Challenge) JSON() []byte {
+	b, err := json.Marshal(map[string]Challenge{"sections": c})
+	if err != nil {
+		panic(err)
+	}
+	return append(b, '\n')
+}
+
+// Challenge draws, for each section a commitment arrived for in the
+// window, the calls to check from the operating system's random source:
+// nothing the run could have known while it ran. For a fresh seed's run
+// AuditsPerSection distinct calls (every call of a shorter section), or
+// what the section's own rule picks (a training run: its last state,
+// whose accuracy the runner evaluates, and for a fresh seed its start and
+// one epoch at random).
+func (t *Task) Challenge(committed map[string]string, fresh bool) Challenge {
+	c := Challenge{}
+	for _, s := range t.sections {
+		if _, ok := committed[s.name]; !ok {
+			continue
+		}
+		picked := map[int]bool{}
+		if s.challenge != nil {
+			for _, i := range s.challenge(fresh) {
+				picked[i] = true
+			}
+		}
+		for fresh && s.challenge == nil && len(picked) < min(AuditsPerSection, s.calls) {
+			picked[randomInt(s.calls)] = true
+		}
+		for i := range s.calls {
+			if picked[i] {
+				c[s.name] = append(c[s.name], i)
+			}
+		}
+	}
+	return c
+}
+
+// randomInt is a number in [0, n) from the operating system's source.
+func randomInt(n int) int {
+	v, err := rand.Int(rand.Reader, big.NewInt(int64(n)))
+	if err != nil {
+		panic(err) // the OS's random source does not fail
+	}
+	return int(v.Int64())
+}
+
+// DigestsFile and OutputFile name what a run reveals for section index k
+// (its place in the task) in $D5_REVEAL.
+func DigestsFile(k int) string   { return strconv.Itoa(k) + ".digests" }
+func OutputFile(k, i int) string { return strconv.Itoa(k) + "-" + strconv.Itoa(i) + ".out" }
+
+// ReadFunc reads a file the run revealed, which must be exactly size bytes.
+type ReadFunc func(name string, size int) ([]byte, error)
+
+// Check checks what a run revealed against what it committed to in its
+// window and against the runner's references: every section's digests
+// must be the ones committed, and each challenged call's output must have
+// its committed digest and be within the benchmark's tolerance of the
+// runner's own computation of that call.
+func (t *Task) Check(seed int64, committed map[string]string, challenge Challenge, read ReadFunc) *d5list.Audit {
+	a := &d5list.Audit{Sections: []d5list.AuditSection{}}
+	fail := func(code, format string, args ...any) {
+		a.Failures = append(a.Failures, d5list.Reason{Code: code, Message: fmt.Sprintf(format, args...)})
+	}
+	for k, s := range t.sections {
+		as := d5list.AuditSection{Name: s.name, Calls: s.calls, Checked: []int{}}
+		want, ok := committed[s.name]
+		if !ok {
+			fail(d5list.AuditMissing, "%s: no commitment to its outputs arrived in the window (before run_stop)", s.name)
+			a.Sections = append(a.Sections, as)
+			continue
+		}
+		digests, err := read(DigestsFile(k), s.calls*8)
+		if err != nil {
+			fail(d5list.AuditMissing, "%s: the run did not reveal the digests of its %d calls after its window: %v", s.name, s.calls, err)
+			a.Sections = append(a.Sections, as)
+			continue
+		}
+		if commitment(digests) != want {
+			fail(d5list.AuditMismatch, "%s: the digests the run revealed after its window are not the ones it committed to in it", s.name)
+			a.Sections = append(a.Sections, as)
+			continue
+		}
+		// First every asked output, each held to its committed digest; then
+		// each is checked, with the others at hand (a training epoch is
+		// recomputed from the state before it).
+		revealed := map[int][]byte{}
+		for _, i := range challenge[s.name] {
+			if i < 0 || i >= s.calls {
+				continue
+			}
+			out, err := read(OutputFile(k, i), s.outSize(i))
+			if err != nil {
+				fail(d5list.AuditMissing, "%s, call %d: the run did not reveal the output the runner asked for: %v", s.name, i, err)
+				continue
+			}
+			if s.digest(out) != binary.BigEndian.Uint64(digests[i*8:]) {
+				fail(d5list.AuditMismatch, "%s, call %d: the output the run revealed is not the one it committed to in its window", s.name, i)
+				continue
+			}
+			revealed[i] = out
+		}
+		lookup := func(j int) ([]byte, bool) { b, ok := revealed[j]; return b, ok }
+		for _, i := range challenge[s.name] {
+			out, ok := revealed[i]
+			if !ok {
+				continue
+			}
+			rel, abs, ok := s.check(seed, i, digests, out, lookup)
+			if math.IsNaN(rel) {
+				continue
+			}
+			as.Checked = append(as.Checked, i)
+			as.MaxRelError, as.MaxAbsError = finiteMax(as.MaxRelError, rel), finiteMax(as.MaxAbsError, abs)
+			if !ok {
+				fail(d5list.AuditMismatch, "%s, call %d: the output is %.3g (relative) from the runner's own computation of the call, over the benchmark's tolerance", s.name, i, rel)
+			}
+		}
+		if last, ok := revealed[s.calls-1]; ok && s.final != nil {
+			if acc, ok := s.final(last); ok {
+				as.Accuracy = &acc
+			}
+		}
+		a.Sections = append(a.Sections, as)
+	}
+	return a
+}
+
+// finiteMax keeps the larger value, an infinite or NaN error as the
+// largest finite one (the portal stores finite numbers only).
+func finiteMax(a, b float64) float64 {
+	if math.IsNaN(b) || math.IsInf(b, 0) {
+		b = math.MaxFloat64
+	}
+	return math.Max(a, b)
+}

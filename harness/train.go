@@ -1,0 +1,449 @@
+package harness
+
+import (
+	"math"
+	"runtime"
+	"sync"
+
+	d5list "github.com/deep500/d5list"
+)
+
+// KindMLPTraining is the harness of a training benchmark whose epochs the
+// runner audits (Levels 2 and 3: d5harness.Training).
+const KindMLPTraining = "mlp-training"
+
+// trainingTolerance is how far a run's state after an audited epoch may be
+// from the runner's float64 recomputation of that epoch from the run's
+// state before it, relative to how far the epoch moved the state. Float32
+// training in PyTorch and float64 here drift apart by under 1e-6 of an
+// epoch's step (harness tests); a state that was not trained from the
+// one before is off by the whole step, and an epoch that left out one of
+// its 45 minibatches by about 1/45.
+const trainingTolerance = 1e-3
+
+// testShare is the digits split's test share (d5harness.digits_split).
+const testShare = 0.2
+
+func trainingTask(bench *d5list.Benchmark, r *d5list.Recipe) (*Task, error) {
+	dataset, _ := bench.Division.Fixed["dataset"].(string)
+	if dataset != "uci-digits" {
+		return nil, d5list.Errorf(d5list.EINVALID, "benchmark %s: the training harness knows the uci-digits data set, not %q", bench.ID, dataset)
+	}
+	layers, err := mlpLayers(bench, dataset)
+	if err != nil {
+		return nil, err
+	}
+	epochs, ok := wholeNumber(bench.Division.Fixed["epochs"])
+	if !ok || epochs < 1 || epochs > 10000 {
+		return nil, d5list.Errorf(d5list.EINVALID, "benchmark %s: the training harness needs fixed epochs from 1 to 10000", bench.ID)
+	}
+	workers := 1
+	if w, ok := bench.FixedWorkers(); ok {
+		workers = w
+	}
+	mutable := func(key string) any {
+		if v, ok := r.Mutable[key]; ok {
+			return v
+		}
+		return bench.Division.Mutable[key]
+	}
+	batch, ok := wholeNumber(mutable("batch_size"))
+	if !ok || batch < 1 || batch*workers > 1<<16 {
+		return nil, d5list.Errorf(d5list.EINVALID, "recipe: mutable batch_size must be a whole number from 1 to %d per worker, not %v", (1<<16)/workers, mutable("batch_size"))
+	}
+	if opt, _ := mutable("optimizer").(string); opt != "sgd-momentum" {
+		return nil, d5list.Errorf(d5list.EINVALID, "recipe: the training harness audits optimizer sgd-momentum (torch.optim.SGD with momentum), not %v", mutable("optimizer"))
+	}
+	args, _ := mutable("optimizer_args").(map[string]any)
+	lr, okLR := number(args["lr"])
+	momentum, okM := number(args["momentum"])
+	if !okLR || !okM || !(lr > 0) || momentum < 0 || momentum >= 1 {
+		return nil, d5list.Errorf(d5list.EINVALID, "recipe: optimizer_args must set lr (over 0) and momentum (from 0 to under 1), not %v", mutable("optimizer_args"))
+	}
+	t := &Task{Kind: KindMLPTraining, Layers: layers, Epochs: epochs, BatchSize: batch * workers, LR: lr, Momentum: momentum,
+		Target: bench.Quality.Target}
+	t.sections = []section{trainingSection(t)}
+	return t, nil
+}
+
+// mlpLayers are a benchmark's network widths: the data set's inputs, the
+// fixed model_kwargs.hidden, the data set's classes.
+func mlpLayers(bench *d5list.Benchmark, dataset string) ([]int, error) {
+	io, ok := inputsAndClasses[dataset]
+	if !ok {
+		return nil, d5list.Errorf(d5list.EINVALID, "benchmark %s: the harness knows no data set %q", bench.ID, dataset)
+	}
+	kwargs, _ := bench.Division.Fixed["model_kwargs"].(map[string]any)
+	hidden, _ := kwargs["hidden"].([]any)
+	layers := []int{io[0]}
+	for _, h := range hidden {
+		n, ok := wholeNumber(h)
+		if !ok || n < 1 || n > 1<<14 {
+			return nil, d5list.Errorf(d5list.EINVALID, "benchmark %s: model_kwargs.hidden must list layer widths from 1 to 16384, not %v", bench.ID, h)
+		}
+		layers = append(layers, n)
+	}
+	return append(layers, io[1]), nil
+}
+
+// mlpState is a training run's state after an epoch, as it commits to it:
+// per layer the weights (out x in) and biases, then their momentum
+// buffers, float32 values held as float64.
+type mlpState struct {
+	w, b, mw, mb [][]float64
+}
+
+func stateBytes(layers []int) int {
+	n := 0
+	for i := range len(layers) - 1 {
+		n += layers[i]*layers[i+1] + layers[i+1]
+	}
+	return 2 * n * 4
+}
+
+// parseState reads a revealed state (little-endian float32s, in the order
+// d5harness.Training.commit writes them).
+func parseState(layers []int, b []byte) mlpState {
+	v := float32s(b)
+	take := func(n int) []float64 {
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = float64(v[i])
+		}
+		v = v[n:]
+		return out
+	}
+	var s mlpState
+	for i := range len(layers) - 1 {
+		s.w, s.b = append(s.w, take(layers[i]*layers[i+1])), append(s.b, take(layers[i+1]))
+	}
+	for i := range len(layers) - 1 {
+		s.mw, s.mb = append(s.mw, take(layers[i]*layers[i+1])), append(s.mb, take(layers[i+1]))
+	}
+	return s
+}
+
+// initialState is d5harness.Training.initial_params: uniform weights
+// within ±1/sqrt(fan_in) from the seed, rounded to float32, and zero
+// momentum.
+func initialState(layers []int, seed int64) mlpState {
+	var s mlpState
+	for i := range len(layers) - 1 {
+		in, out := layers[i], layers[i+1]
+		bound := 1 / math.Sqrt(float64(in))
+		w := Uniform(StreamKey(seed, "training", i, "weight"), in*out)
+		b := Uniform(StreamKey(seed, "training", i, "bias"), out)
+		for j := range w {
+			w[j] = float64(float32((w[j]*2 - 1) * bound))
+		}
+		for j := range b {
+			b[j] = float64(float32((b[j]*2 - 1) * bound))
+		}
+		s.w, s.b = append(s.w, w), append(s.b, b)
+		s.mw, s.mb = append(s.mw, make([]float64, in*out)), append(s.mb, make([]float64, out))
+	}
+	return s
+}
+
+// flat is the state as one vector, for distances.
+func (s mlpState) flat() []float64 {
+	var v []float64
+	for _, part := range [][][]float64{s.w, s.b, s.mw, s.mb} {
+		for _, x := range part {
+			v = append(v, x...)
+		}
+	}
+	return v
+}
+
+// trainingSection is a training run's states after each epoch (0: the
+// initial one). Checking state i recomputes epoch i from state i-1 (both
+// revealed), or for state 0 remakes the initial state from the seed; the
+// last state's test accuracy is the runner's measure of the run's quality.
+func trainingSection(t *Task) section {
+	const name = "training"
+	size := stateBytes(t.Layers)
+	return section{name: name, calls: t.Epochs + 1, outSize: fixedSize(size), digest: shaDigest,
+		challenge: func(fresh bool) []int {
+			// The last state, whose weights the runner evaluates; for a
+			// fresh seed also the start, remade from the seed, and one
+			// epoch at random, recomputed from the state before it.
+			picks := []int{t.Epochs}
+			if fresh {
+				e := 1 + randomInt(t.Epochs)
+				picks = append(picks, 0, e-1, e)
+			}
+			return picks
+		},
+		final: func(out []byte) (float64, bool) {
+			data, err := digitsSplit(testShare)
+			if err != nil {
+				return 0, false
+			}
+			return testAccuracy(t, data, parseState(t.Layers, out)), true
+		},
+		check: func(seed int64, i int, _, out []byte, revealed func(j int) ([]byte, bool)) (float64, float64, bool) {
+			got := parseState(t.Layers, out)
+			var want, before mlpState
+			if i == 0 {
+				want = initialState(t.Layers, seed)
+				before = want
+			} else {
+				prev, ok := revealed(i - 1)
+				if !ok {
+					return math.NaN(), 0, true // the base of epoch i+1's check
+				}
+				data, err := digitsSplit(testShare)
+				if err != nil {
+					return math.Inf(1), math.Inf(1), false
+				}
+				before = parseState(t.Layers, prev)
+				want = trainEpoch(t, data, before, seed, i)
+			}
+			rel, abs := stateDistance(got, want, before)
+			return rel, abs, rel <= trainingTolerance
+		}}
+}
+
+// stateDistance is how far got is from want, relative to how far want
+// moved from before (an initial state must equal its remade one: moved
+// by nothing, any distance is too far).
+func stateDistance(got, want, before mlpState) (rel, abs float64) {
+	g, w, b := got.flat(), want.flat(), before.flat()
+	var diff, step float64
+	for j := range w {
+		d := g[j] - w[j]
+		diff += d * d
+		abs = math.Max(abs, math.Abs(d))
+		s := w[j] - b[j]
+		step += s * s
+	}
+	if step == 0 {
+		if diff == 0 {
+			return 0, 0
+		}
+		return math.Inf(1), abs
+	}
+	return math.Sqrt(diff / step), abs
+}
+
+// epochOrder is d5harness.Training.batches's order of epoch's samples.
+func epochOrder(seed int64, epoch, n int) []int {
+	return sortedOrder(Uniform(StreamKey(seed, "training", "epoch", epoch), n))
+}
+
+// trainEpoch is the runner's float64 recomputation of one epoch of the
+// task's training from state s: minibatches in the harness's order, the
+// batch's mean cross-entropy, and torch.optim.SGD's momentum step
+// (buf = momentum buf + grad; w -= lr buf).
+func trainEpoch(t *Task, d *dataset, s mlpState, seed int64, epoch int) mlpState {
+	layers := t.Layers
+	nl := len(layers) - 1
+	s = mlpState{w: cloneAll(s.w), b: cloneAll(s.b), mw: cloneAll(s.mw), mb: cloneAll(s.mb)}
+	order := epochOrder(seed, epoch, d.nTrain)
+	for start := 0; start < d.nTrain; start += t.BatchSize {
+		idx := order[start:min(start+t.BatchSize, d.nTrain)]
+		bs := len(idx)
+		// Forward: h[0] the inputs, h[l+1] layer l's output (ReLU but the last).
+		h := make([][]float64, nl+1)
+		h[0] = make([]float64, bs*layers[0])
+		for r, i := range idx {
+			copy(h[0][r*layers[0]:], d.xTrain[i*layers[0]:(i+1)*layers[0]])
+		}
+		for l := range nl {
+			h[l+1] = dense(h[l], s.w[l], s.b[l], bs, layers[l], layers[l+1], l < nl-1)
+		}
+		// The mean cross-entropy's gradient at the logits.
+		dz := make([]float64, bs*layers[nl])
+		for r := range bs {
+			z := h[nl][r*layers[nl] : (r+1)*layers[nl]]
+			m := math.Inf(-1)
+			for _, v := range z {
+				m = math.Max(m, v)
+			}
+			var sum float64
+			for _, v := range z {
+				sum += math.Exp(v - m)
+			}
+			for c, v := range z {
+				p := math.Exp(v-m) / sum
+				if c == d.yTrain[idx[r]] {
+					p--
+				}
+				dz[r*layers[nl]+c] = p / float64(bs)
+			}
+		}
+		// Backward, layer by layer, and the step.
+		for l := nl - 1; l >= 0; l-- {
+			in, out := layers[l], layers[l+1]
+			gw, gb := make([]float64, in*out), make([]float64, out)
+			var dh []float64
+			if l > 0 {
+				dh = make([]float64, bs*in)
+			}
+			x, w := h[l], s.w[l]
+			// Each output's weight gradient (its row of gw), the batch's
+			// rows of x in cache...
+			parallel(out, func(lo, hi int) {
+				for o := lo; o < hi; o++ {
+					row := gw[o*in : (o+1)*in]
+					for r := range bs {
+						if g := dz[r*out+o]; g != 0 {
+							gb[o] += g
+							axpy(g, x[r*in:(r+1)*in], row)
+						}
+					}
+				}
+			})
+			// ...and the gradient at the layer's input, a slice of its
+			// columns each, every weight row read once per slice.
+			if dh != nil {
+				parallel(in, func(lo, hi int) {
+					for o := range out {
+						wrow := w[o*in+lo : o*in+hi]
+						for r := range bs {
+							if g := dz[r*out+o]; g != 0 {
+								axpy(g, wrow, dh[r*in+lo:r*in+hi])
+							}
+						}
+					}
+				})
+			}
+			if dh != nil {
+				for j, v := range h[l] {
+					if v <= 0 { // ReLU's gradient: h[l] is a ReLU output
+						dh[j] = 0
+					}
+				}
+			}
+			momentumStep(s.w[l], s.mw[l], gw, t.LR, t.Momentum)
+			momentumStep(s.b[l], s.mb[l], gb, t.LR, t.Momentum)
+			dz = dh
+		}
+	}
+	return s
+}
+
+// dense is a fully connected layer over a batch: x (bs x in) times w (out x
+// in) transposed, plus b, with ReLU where relu.
+func dense(x, w, b []float64, bs, in, out int, relu bool) []float64 {
+	y := make([]float64, bs*out)
+	// Each weight row read once, against every row of the batch.
+	parallel(out, func(lo, hi int) {
+		for o := lo; o < hi; o++ {
+			wr := w[o*in : (o+1)*in]
+			for r := range bs {
+				sum := b[o] + dot(wr, x[r*in:(r+1)*in])
+				if relu && sum < 0 {
+					sum = 0
+				}
+				y[r*out+o] = sum
+			}
+		}
+	})
+	return y
+}
+
+// parallel runs fn over [0, n) in as many slices as there are CPUs to run
+// on: the runner recomputes an audited epoch between two runs, with the
+// machine to itself.
+func parallel(n int, fn func(lo, hi int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 || n < 64 {
+		fn(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for i := range workers {
+		lo, hi := n*i/workers, n*(i+1)/workers
+		wg.Go(func() { fn(lo, hi) })
+	}
+	wg.Wait()
+}
+
+// dot is the sum of a[k] b[k], four at a time.
+func dot(a, b []float64) float64 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float64
+	k := 0
+	for ; k+4 <= len(a); k += 4 {
+		s0 += a[k] * b[k]
+		s1 += a[k+1] * b[k+1]
+		s2 += a[k+2] * b[k+2]
+		s3 += a[k+3] * b[k+3]
+	}
+	for ; k < len(a); k++ {
+		s0 += a[k] * b[k]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// axpy adds g x to y, four at a time.
+func axpy(g float64, x, y []float64) {
+	y = y[:len(x)]
+	k := 0
+	for ; k+4 <= len(x); k += 4 {
+		y[k] += g * x[k]
+		y[k+1] += g * x[k+1]
+		y[k+2] += g * x[k+2]
+		y[k+3] += g * x[k+3]
+	}
+	for ; k < len(x); k++ {
+		y[k] += g * x[k]
+	}
+}
+
+// momentumStep is torch.optim.SGD's step with momentum, no dampening,
+// weight decay or Nesterov: buf = momentum buf + grad; p -= lr buf.
+func momentumStep(p, buf, grad []float64, lr, momentum float64) {
+	for j, g := range grad {
+		buf[j] = momentum*buf[j] + g
+		p[j] -= lr * buf[j]
+	}
+}
+
+func cloneAll(v [][]float64) [][]float64 {
+	out := make([][]float64, len(v))
+	for i, x := range v {
+		out[i] = append([]float64(nil), x...)
+	}
+	return out
+}
+
+// testAccuracy is the share of the test split the state's weights classify
+// right: the runner's own measure of a training run's quality.
+func testAccuracy(t *Task, d *dataset, s mlpState) float64 {
+	nl := len(t.Layers) - 1
+	h := d.xTest
+	for l := range nl {
+		h = dense(h, s.w[l], s.b[l], d.nTest, t.Layers[l], t.Layers[l+1], l < nl-1)
+	}
+	right := 0
+	classes := t.Layers[nl]
+	for r := range d.nTest {
+		z := h[r*classes : (r+1)*classes]
+		best := 0
+		for c := range z {
+			if z[c] > z[best] {
+				best = c
+			}
+		}
+		if best == d.yTest[r] {
+			right++
+		}
+	}
+	return float64(right) / float64(d.nTest)
+}
+
+// number reads a recipe value that must be a finite number.
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case float64:
+		return n, !math.IsNaN(n) && !math.IsInf(n, 0)
+	}
+	return 0, false
+}

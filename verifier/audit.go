@@ -1,0 +1,49 @@
+package verifier
+
+import (
+	"fmt"
+	"math"
+
+	d5list "github.com/deep500/d5list"
+)
+
+// CodeAuditNotRun is a harness benchmark's re-run that came back without
+// the runner's audit: a runner older than the harness, not the
+// competitor's doing, so an organiser looks.
+const CodeAuditNotRun = "audit_not_run"
+
+// judgeAudits makes each failure of the runner's audit of a re-run's
+// outputs (harness package: a commitment missing from the window, outputs
+// other than those committed to, or outputs the runner's reference does
+// not give) a discrepancy. The audit is the runner's own check that the
+// work the window timed was done: a run that skipped calls, computed them
+// less precisely or ahead of its window fails it.
+func (c *comparison) judgeAudits(measured *d5list.Result) {
+	for _, r := range measured.Runs {
+		if r.Clock == nil || !r.Clock.CompetitorLog {
+			continue
+		}
+		a := r.Clock.Audit
+		if a == nil {
+			if c.bench.Verify.Harness != "" {
+				c.review(d5list.Reason{Code: CodeAuditNotRun, Run: cmpIntPtr(r.Index),
+					Message: fmt.Sprintf("re-run %d: the runner did not audit its outputs, which this benchmark's harness needs: an organiser will look", r.Index)})
+			}
+			continue
+		}
+		for _, f := range a.Failures {
+			c.discrepancy(d5list.Reason{Code: f.Code, Run: cmpIntPtr(r.Index),
+				Message: fmt.Sprintf("re-run %d: %s", r.Index, f.Message)})
+		}
+		for _, s := range a.Sections {
+			// The runner's own evaluation of the run's last weights must be
+			// what the run logged (a float32 mean, maybe rounded: hence a
+			// margin, far below one test sample's share).
+			if s.Accuracy != nil && math.Abs(*s.Accuracy-r.FinalAccuracy) > 1e-4 {
+				c.discrepancy(d5list.Reason{Code: d5list.AuditMismatch, Run: cmpIntPtr(r.Index),
+					Claimed: cmpFloatPtr(r.FinalAccuracy), Measured: cmpFloatPtr(*s.Accuracy),
+					Message: fmt.Sprintf("re-run %d: its last weights classify %.4f of the test split by the runner's own evaluation; its log says %.4f", r.Index, *s.Accuracy, r.FinalAccuracy)})
+			}
+		}
+	}
+}

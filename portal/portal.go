@@ -93,7 +93,9 @@ type Service struct {
 	changes atomic.Uint64
 }
 
-// New returns a Service. A zero Config gets the defaults.
+// New returns a Service. A zero Config gets the defaults. blobs may be
+// nil for a service that takes no uploads and keeps no re-run logs (the
+// tests of leasing, verdicts and pages).
 func New(st Store, blobs Blobs, cfg Config, log *slog.Logger) *Service {
 	if cfg.Limits == (bundle.Limits{}) {
 		cfg.Limits = bundle.DefaultLimits()
@@ -436,8 +438,12 @@ func (s *Service) Complete(ctx context.Context, jobID int64, secret string, logs
 // keepRerunLogs files each re-run's MLLOG, as the runner reported it, in
 // the blob store and names it on its measured run, so that the logs the
 // verdict was derived from can be downloaded beside the claimed ones. A
-// report sent again files the same blobs again, which changes nothing.
+// report sent again files the same blobs again, which changes nothing. A
+// service without a blob store keeps none.
 func (s *Service) keepRerunLogs(measured *d5list.Result, logs []d5list.RunLog) error {
+	if s.blobs == nil {
+		return nil
+	}
 	for i, l := range logs {
 		w, err := s.blobs.Create()
 		if err != nil {

@@ -62,8 +62,8 @@ func rerunEntry(t *testing.T, p *realPortal, claimedAcc, rerunAcc float64) (int6
 	// The runs the lease asks for, each logging its seed, as a runner's
 	// report holds them.
 	var rerunLogs []d5list.RunLog
-	for i, seed := range lease.Spec.Seeds {
-		rerunLogs = append(rerunLogs, d5list.RunLog{Index: i, Seed: seed, Log: digitsLog(seed, i, rerunAcc)})
+	for _, run := range lease.Spec.Runs() {
+		rerunLogs = append(rerunLogs, d5list.RunLog{Index: run.Index, Seed: run.Seed, Fresh: run.Fresh, Log: digitsLog(run.Seed, run.Index, rerunAcc)})
 	}
 	if err := p.svc.Complete(ctx, lease.Job.ID, lease.Secret, rerunLogs, map[string]string{"cpu_model": "AMD EPYC", "runs": "builtin"}); err != nil {
 		t.Fatal(err)

@@ -377,6 +377,9 @@ class Training:
         (in a data-parallel run, rank 0 alone)."""
         self.commits = commits
         self.task = task()
+        if not self.task:
+            raise RuntimeError("d5harness.Training: no $D5_TASK; the runner sets it for the benchmark "
+                               "(d5list run, or a portal re-run), and a plain python3 run has none")
         self.layers = self.task["layers"]
         self.epochs = int(self.task["epochs"])
         self.batch_size = int(self.task["batch_size"])

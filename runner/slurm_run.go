@@ -14,6 +14,7 @@ import (
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/bundle"
+	"github.com/deep500/d5list/harness"
 )
 
 func newSlurm(opts SlurmOptions) (*Slurm, error) {
@@ -57,18 +58,22 @@ func (s *Slurm) Execute(ctx context.Context, spec d5list.JobSpec) ([]d5list.RunL
 		// this executor does not start one, so it does not pretend to.
 		return nil, d5list.Errorf(d5list.EINVALID, "recipe image: the Slurm executor does not run container images; a process-executor runner does")
 	}
-	if spec.Benchmark.Verify.Harness != "" {
-		// The audit needs a FIFO the runner answers only after run_stop,
-		// which a compute node cannot reach.
-		return nil, d5list.Errorf(d5list.EINVALID, "benchmark %s: the Slurm executor cannot audit a harness benchmark's runs (its compute nodes cannot reach the runner's FIFOs); a process-executor runner re-runs it", spec.Benchmark.ID)
+	// A harness benchmark's runs get their task, but no audit: the audit
+	// is a FIFO the runner answers after run_stop, which a compute node
+	// cannot reach, so the verifier sends such runs to an organiser.
+	task, err := harness.For(&spec.Benchmark, &spec.Recipe)
+	if err != nil {
+		return nil, err
 	}
 	setup := jobSetup{fetch: s.opts.Fetch, dir: s.opts.SharedDir, limits: s.opts.Limits, keep: s.opts.KeepWork, timeLimit: s.opts.DefaultTimeLimit}
-	return setup.execute(ctx, spec, s.run)
+	return setup.execute(ctx, spec, func(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64) ([]byte, *d5list.RunClock, error) {
+		return s.run(ctx, spec, task, job, entry, mode, i, seed)
+	})
 }
 
 // run submits one seed as a batch job whose Slurm time limit is what is
 // left of the job's.
-func (s *Slurm) run(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64) ([]byte, *d5list.RunClock, error) {
+func (s *Slurm) run(ctx context.Context, spec d5list.JobSpec, task *harness.Task, job, entry string, mode os.FileMode, i int, seed int64) ([]byte, *d5list.RunClock, error) {
 	deadline, _ := ctx.Deadline()
 	left := time.Until(deadline)
 	l, err := hostLayout(job, s.opts.DataDir, i)
@@ -89,7 +94,11 @@ func (s *Slurm) run(ctx context.Context, spec d5list.JobSpec, job, entry string,
 	script := filepath.Join(l.run, "batch.sh")
 	output := filepath.Join(l.run, "slurm.out")
 	workers, _ := spec.Benchmark.FixedWorkers()
-	if err := os.WriteFile(script, []byte(s.batchScript(runEnv(spec, l, i, gpuShare{}, nil), l.bundle, argv, workers)), 0o755); err != nil {
+	env := runEnv(spec, l, i, gpuShare{}, nil)
+	if task != nil {
+		env = append(env, "D5_TASK="+task.JSON())
+	}
+	if err := os.WriteFile(script, []byte(s.batchScript(env, l.bundle, argv, workers)), 0o755); err != nil {
 		return nil, nil, err
 	}
 	id, err := s.submit(ctx, s.sbatchArgs(spec, i, left, output, l.bundle, script))

@@ -11,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/bundle"
+	"github.com/deep500/d5list/catalog"
+	"github.com/deep500/d5list/internal/slowtest"
 	"github.com/deep500/d5list/mllog"
 )
 
@@ -79,6 +82,7 @@ func TestSlurmStartsDataParallelWorkers(t *testing.T) {
 // as its workers, meeting through env://, as it would across two nodes.
 // Skipped where /usr/bin/python3 has no PyTorch (CI installs it).
 func TestSlurmTrainsTheTorchDistributedExample(t *testing.T) {
+	slowtest.Require(t, "a minute of PyTorch training on two Slurm workers")
 	needSlurm(t)
 	if err := exec.Command(SandboxPython, "-c", "import torch, sklearn").Run(); err != nil {
 		if os.Getenv("CI") != "" {
@@ -109,9 +113,8 @@ func TestSlurmTrainsTheTorchDistributedExample(t *testing.T) {
 	}
 	spec := testSpec(3)
 	spec.JobID = time.Now().UnixNano() % 1e9
-	spec.Benchmark.ID = "l3-digits-mlp-torch-ddp-cpu"
+	spec.Benchmark = catalogBenchmark(t, "l3-digits-mlp-torch-ddp-cpu")
 	spec.Benchmark.Verify.TimeLimitSeconds = 300
-	spec.Benchmark.Division.Fixed = map[string]any{"workers": 2}
 	logs, err := s.Execute(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
@@ -136,4 +139,21 @@ func TestSlurmTrainsTheTorchDistributedExample(t *testing.T) {
 	if workers != 2 || evals != 30 || status != "success" {
 		t.Fatalf("the run logged %d workers, %d evaluations and run_stop %q; want 2, 30 and success:\n%s", workers, evals, status, logs[0].Log)
 	}
+}
+
+// catalogBenchmark is the built-in catalogue's benchmark id, as a portal
+// leases it.
+func catalogBenchmark(t *testing.T, id string) d5list.Benchmark {
+	t.Helper()
+	bs, err := catalog.Benchmarks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range bs {
+		if b.ID == id {
+			return b
+		}
+	}
+	t.Fatalf("the catalogue has no benchmark %s", id)
+	return d5list.Benchmark{}
 }

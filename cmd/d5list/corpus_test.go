@@ -18,6 +18,7 @@ import (
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/bundle"
+	"github.com/deep500/d5list/internal/slowtest"
 	"github.com/deep500/d5list/store"
 )
 
@@ -31,9 +32,7 @@ import (
 // run is at fault, the file). The honest submission is verified, also when
 // its re-run shares the CPU with a busy loop.
 func TestVerifierCorpus(t *testing.T) {
-	if testing.Short() {
-		t.Skip("verifier corpus: trains 5 runs and re-runs 5 submissions")
-	}
+	slowtest.Require(t, "two minutes of honest and forged claims judged on the re-run's times, one beside a busy loop")
 	start := time.Now()
 	p := startPortal(t, 2)
 	// One measurement again, not the catalogue's two: each forged clock

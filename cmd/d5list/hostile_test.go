@@ -17,6 +17,7 @@ import (
 	"time"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/internal/slowtest"
 	"github.com/deep500/d5list/store"
 )
 
@@ -81,6 +82,7 @@ log INTERVAL_END run_stop null '"status": "success"'
 // its limit plus a grace. (The cheats that need real work to audit, a
 // replay and shipped weights, are TestTorchExamplesEndToEnd's.)
 func TestHostileEntrypoints(t *testing.T) {
+	slowtest.Require(t, "a minute and a half of hostile entrypoints, honest ones among them judged on their times")
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		t.Skip("bubblewrap (bwrap) is not installed: the process executor runs nothing unsandboxed (CI installs it)")
 	}

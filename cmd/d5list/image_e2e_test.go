@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/deep500/d5list/internal/slowtest"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
@@ -43,6 +44,7 @@ const imageBenchmark = `benchmarks:
 // the runner's own PATH has none: a run that did not have the image as its
 // / could not train at all.
 func TestImageSubmissionEndToEnd(t *testing.T) {
+	slowtest.Require(t, "an image's claim made and re-run ten times, judged on its times")
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		t.Skip("bubblewrap is not installed: a container image runs only in the sandbox (apt-get install bubblewrap)")
 	}

@@ -20,6 +20,7 @@ import (
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/catalog"
+	"github.com/deep500/d5list/internal/slowtest"
 	"github.com/deep500/d5list/runner"
 	"github.com/deep500/d5list/store"
 	"github.com/deep500/d5list/workloads"
@@ -105,9 +106,10 @@ func startPool(t *testing.T, ttl time.Duration) *pool {
 			bench = b
 		}
 	}
-	// One run per job, and a target no run reaches, so that a job's
-	// length is set by its epoch cap alone.
-	bench.ID, bench.Runs, bench.Quality.Target = poolBenchmark, 1, 1
+	// One run per job (no fresh seeds beside the claimed one), and a
+	// target no run reaches, so that a job's length is set by its epoch
+	// cap alone.
+	bench.ID, bench.Runs, bench.Verify.FreshRuns, bench.Quality.Target = poolBenchmark, 1, -1, 1
 	if err := db.UpsertBenchmarks(context.Background(), []d5list.Benchmark{bench}); err != nil {
 		t.Fatal(err)
 	}
@@ -362,9 +364,7 @@ func TestRunnerKilledMidJobLosesItsLease(t *testing.T) {
 // three are verified (a killed runner once left every entry of its queue
 // to an organiser).
 func TestHonestEntriesOutliveAKilledRunner(t *testing.T) {
-	if testing.Short() {
-		t.Skip("three honest GEMM entries re-run beside a busy loop")
-	}
+	slowtest.Require(t, "three honest GEMM entries judged on their times, re-run beside a busy loop")
 	p := startPool(t, 3*time.Second)
 	competitor := p.admin(t, "token", "--user", "erin", "--role", "competitor")
 	dir := filepath.Join(t.TempDir(), "gemm")

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/internal/slowtest"
 	"github.com/deep500/d5list/runner"
 	"github.com/deep500/d5list/verifier"
 )
@@ -49,12 +50,10 @@ func needSandboxedTorch(t *testing.T) {
 // show for it (other tenants of the host). The verdict allows for that
 // drift, and measures the timed runs again before a gap stands
 // (docs/timing.md), so each honest claim is made and judged once and must
-// be verified. CI runs this test alone (.ci/run), as D5LIST_TORCH_E2E=1
-// asks.
+// be verified. CI runs it with the other slow tests, one package at a
+// time (internal/slowtest).
 func TestTorchExamplesEndToEnd(t *testing.T) {
-	if os.Getenv("D5LIST_TORCH_E2E") == "" {
-		t.Skip("the PyTorch examples end to end take minutes of both cores: D5LIST_TORCH_E2E=1 runs them (CI does, alone)")
-	}
+	slowtest.Require(t, "the PyTorch examples end to end take minutes of both cores")
 	needSandboxedTorch(t)
 	// One builtin runner in the portal, which must leave these jobs alone,
 	// and one process runner beside it, one job at a time as the claims

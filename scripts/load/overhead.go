@@ -19,6 +19,7 @@ import (
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/bundle"
 	"github.com/deep500/d5list/catalog"
+	"github.com/deep500/d5list/harness"
 	"github.com/deep500/d5list/workloads"
 )
 
@@ -236,6 +237,14 @@ func directRunner(work string, small []byte) func(*d5list.Benchmark, *d5list.Rec
 // the entrypoint's whole process tree) of the runs.
 func runEntrypointDirectly(dir string, bench *d5list.Benchmark, recipe *d5list.Recipe, seeds []int64) (time.Duration, float64) {
 	runs := filepath.Join(dir, "..", "direct-runs")
+	lib := filepath.Join(runs, "lib")
+	if err := harness.Stage(lib); err != nil {
+		log.Fatal(err)
+	}
+	task, err := harness.For(bench, recipe)
+	if err != nil {
+		log.Fatal(err)
+	}
 	start := time.Now()
 	cpu := 0.0
 	for i, seed := range seeds {
@@ -246,9 +255,13 @@ func runEntrypointDirectly(dir string, bench *d5list.Benchmark, recipe *d5list.R
 		cmd := exec.Command("/bin/sh", filepath.Join(dir, filepath.FromSlash(recipe.Entrypoint)))
 		cmd.Dir = dir
 		cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + scratch, "TMPDIR=" + scratch, "LANG=C.UTF-8",
-			"D5_RESULT_LOG=" + filepath.Join(runs, strconv.Itoa(i), "result.txt"), "D5_SEED=" + strconv.FormatInt(seed, 10), "PYTHONPATH=" + harnessDir(),
+			"D5_RESULT_LOG=" + filepath.Join(runs, strconv.Itoa(i), "result.txt"), "D5_SEED=" + strconv.FormatInt(seed, 10), "PYTHONPATH=" + lib,
 			"D5_RUN_INDEX=" + strconv.Itoa(i), "D5_RUNS=" + strconv.Itoa(len(seeds)), "D5_DATA_DIR=",
 			"D5_BENCHMARK=" + bench.ID, "D5_SCRATCH=" + scratch, "D5_BUNDLE=" + dir}
+		if task != nil {
+			// No audit: a direct run has no runner to answer it.
+			cmd.Env = append(cmd.Env, "D5_TASK="+task.JSON())
+		}
 		if out, err := cmd.CombinedOutput(); err != nil {
 			log.Fatalf("running %s directly, seed %d: %v\n%s", recipe.Entrypoint, seed, err, out)
 		}

@@ -7,9 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
+	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/catalog"
+	"github.com/deep500/d5list/harness"
 	"github.com/deep500/d5list/mllog"
 )
 
@@ -31,17 +35,25 @@ func scalingBench(example string, reps int) {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(work)
+	lib := filepath.Join(work, "lib")
+	if err := harness.Stage(lib); err != nil {
+		log.Fatal(err)
+	}
 	configs := []struct{ workers, batch int }{{1, 64}, {2, 32}}
+	tasks := map[int]string{}
+	for _, c := range configs {
+		tasks[c.workers] = scalingTask(c.workers, c.batch)
+	}
 	times := map[int][]float64{}
 	fmt.Printf("%4s %8s %12s %12s\n", "seed", "workers", "train s", "wall s")
 	for seed := 1; seed <= reps; seed++ {
 		for k := range configs {
 			c := configs[(k+seed)%2] // alternate which goes first
 			result := filepath.Join(work, fmt.Sprintf("result-%d-%d.txt", seed, c.workers))
-			cmd := exec.Command("/usr/bin/python3", script, "--workers", strconv.Itoa(c.workers), "--batch-size", strconv.Itoa(c.batch),
-				"--lr", "0.1", "--momentum", "0.9")
-			cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + work, "LANG=C.UTF-8", "D5_SEED=" + strconv.Itoa(seed), "PYTHONPATH=" + harnessDir(),
-				"D5_RESULT_LOG=" + result, "D5_BENCHMARK=l3-digits-mlp-torch-ddp-cpu"}
+			cmd := exec.Command("/usr/bin/python3", script, "--workers", strconv.Itoa(c.workers))
+			// Run directly there is no gate: the harness takes $D5_SEED.
+			cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + work, "LANG=C.UTF-8", "D5_SEED=" + strconv.Itoa(seed), "PYTHONPATH=" + lib,
+				"D5_RESULT_LOG=" + result, "D5_BENCHMARK=" + scalingBenchmark, "D5_TASK=" + tasks[c.workers]}
 			start := time.Now()
 			if out, err := cmd.CombinedOutput(); err != nil {
 				log.Fatalf("seed %d, %d workers: %v\n%s", seed, c.workers, err, out)
@@ -81,16 +93,24 @@ func runSeconds(path string) float64 {
 	return float64(stop-start) / 1000
 }
 
-// harnessDir is the runner's d5harness module in this checkout: the
-// examples import it, and run directly (no runner, no gate) it takes its
-// seed from $D5_SEED.
-func harnessDir() string {
-	dir, err := filepath.Abs(filepath.Join("runner", "harness"))
+const scalingBenchmark = "l3-digits-mlp-torch-ddp-cpu"
+
+// scalingTask is the harness task the runner would hand the catalogue's
+// Level 3 benchmark with workers processes of batch examples each.
+func scalingTask(workers, batch int) string {
+	bs, err := catalog.Benchmarks()
 	if err != nil {
 		log.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "d5harness.py")); err != nil {
-		log.Fatalf("run from the repository's root: %v", err)
+	i := slices.IndexFunc(bs, func(b d5list.Benchmark) bool { return b.ID == scalingBenchmark })
+	if i < 0 {
+		log.Fatalf("the catalogue has no %s", scalingBenchmark)
 	}
-	return dir
+	b := bs[i]
+	b.Division.Fixed["workers"] = workers
+	task, err := harness.For(&b, &d5list.Recipe{Mutable: map[string]any{"batch_size": batch}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	return task.JSON()
 }

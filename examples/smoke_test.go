@@ -68,6 +68,7 @@ func TestSyntheticSmoke(t *testing.T) {
 		},
 		WorkDir:          work,
 		AllowUnsandboxed: bwrapErr != nil,
+		AllowUnbounded:   true, // the example's training, not the caps, is under test
 		ReadOnlyPaths:    readOnly,
 		ExtraPath:        extraPath,
 	})

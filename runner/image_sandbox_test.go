@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -228,6 +229,13 @@ func TestProcessImageEnvStaysInTheSandbox(t *testing.T) {
 	if err := os.Chmod(dump, 0o777); err != nil { // the sandbox user writes it
 		t.Fatal(err)
 	}
+	// NewProcess asks the wrapper for bwrap's --help as the runner's user.
+	if err := os.WriteFile(filepath.Join(dump, "env"), nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(dump, "env"), 0o666); err != nil {
+		t.Fatal(err)
+	}
 	wrapper := filepath.Join(workDir(t), "bwrap")
 	// export -p is the shell's own: it needs no PATH.
 	script := "#!/bin/sh\nexport -p > " + filepath.Join(dump, "env") + "\nexec " + realBwrap + " \"$@\"\n"
@@ -275,10 +283,10 @@ func TestProcessImageEnvStaysInTheSandbox(t *testing.T) {
 	}
 }
 
-// A run's /tmp in an image is a folder of its own on the runner's disk,
-// beside its run folder, not a tmpfs whose memory no limit of the run
-// counts.
-func TestProcessImageTmpIsTheRunsFolder(t *testing.T) {
+// A run's /tmp in an image is one of its work areas: a tmpfs of the job's
+// disk size, which the kernel charges to the job's memory, and nothing of
+// which lands on the runner's disk.
+func TestProcessImageTmpIsAWorkArea(t *testing.T) {
 	needBwrap(t)
 	dir := probeBundle(t)
 	archive := imageArchive(t, nil, []layerEntry{{name: "etc/marker", body: "from the image"}})
@@ -293,12 +301,18 @@ func TestProcessImageTmpIsTheRunsFolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := string(logs[0].Log); !strings.Contains(got, "tmp-write=ok\n") {
-		t.Fatalf("the run reported %q, want /tmp writable", got)
+	if got := string(logs[0].Log); !strings.Contains(got, "tmp-write=ok\n") || !strings.Contains(got, "tmp-type=tmpfs\n") {
+		t.Fatalf("the run reported %q, want /tmp a writable tmpfs", got)
 	}
-	written, _ := filepath.Glob(filepath.Join(work, "d5job-*", "run-0", "tmp", "probe-was-here"))
-	if len(written) != 1 {
-		t.Fatalf("the run's /tmp/probe-was-here is not in its folder on the host: %v", written)
+	var written []string
+	filepath.WalkDir(work, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.Name() == "probe-was-here" {
+			written = append(written, path)
+		}
+		return nil
+	})
+	if len(written) != 0 {
+		t.Fatalf("the run's /tmp/probe-was-here is on the runner's disk: %v", written)
 	}
 }
 
@@ -338,43 +352,38 @@ func TestImageSandboxMountsGPUPathsOnItsReadOnlyRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range []string{host.bundle, host.ctl, host.lib} {
+	for _, d := range []string{host.bundle, host.lib} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
 	host.devices = []string{"/dev/null"}
-	tmp := filepath.Join(host.run, "tmp")
-	if err := os.Mkdir(tmp, 0o755); err != nil {
+	win, err := openWindow(host.ctl, windowRun{seed: 1, maxBytes: 1 << 20})
+	if err != nil {
 		t.Fatal(err)
 	}
-	// The probe writes a plain file in its run folder: this test is about
-	// the mounts, not the result log.
-	in := sandboxLayout
-	in.result, host.result = "/d5/run/result.txt", filepath.Join(host.run, "result.txt")
 	p, err := NewProcess(ProcessOptions{Fetch: fetchOf(nil), WorkDir: job})
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := p.bwrapImageArgs(rootfs, tmp, host, in, []string{"D5_RESULT_LOG=" + in.result})
+	in := sandboxLayout
+	args := p.bwrapImageArgs(rootfs, host, in, []string{"D5_RESULT_LOG=" + in.result, "D5_GATE=" + in.gate}, testSpec(1))
 	if !strings.Contains(strings.Join(args, " "), "--ro-bind-try /sys/bus/pci /sys/bus/pci") {
 		t.Fatalf("the sandbox's arguments leave /sys/bus/pci out: %q", args)
 	}
 	cmd := exec.Command(args[0], append(args[1:], "/usr/lib/probe/probe")...)
 	cmd.Env = hostEnv
-	if out, err := cmd.CombinedOutput(); err != nil {
+	out, err := cmd.CombinedOutput()
+	b, logErr := win.close(&d5list.RunClock{})
+	if err != nil {
 		t.Fatalf("the sandbox did not start: %v\n%s", err, out)
 	}
-	b, err := os.ReadFile(host.result)
-	if err != nil {
-		t.Fatal(err)
+	if logErr != nil {
+		t.Fatal(logErr)
 	}
 	got := string(b)
 	if !strings.Contains(got, "marker=from the image") || !strings.Contains(got, "tmp-write=ok") || strings.Contains(got, "sys-pci-devices=0\n") {
 		t.Errorf("the run reported %q, want the image, a writable /tmp and the host's PCI devices", got)
-	}
-	if _, err := os.Stat(filepath.Join(tmp, "probe-was-here")); err != nil {
-		t.Errorf("/tmp is not the run's folder: %v", err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	d5list "github.com/deep500/d5list"
@@ -19,13 +20,22 @@ type FetchFunc func(ctx context.Context, spec d5list.JobSpec, w io.Writer) error
 // one at a time per run.
 type LineFunc func(run int, stream, line string)
 
-// ResourceLimits are the rlimits of a sandboxed run. Zero fields take the
-// defaults of DefaultResourceLimits; negative fields mean unlimited.
+// ResourceLimits bound a sandboxed job. Zero fields take the defaults of
+// Process.rlimits; negative fields mean unlimited.
 type ResourceLimits struct {
-	CPUSeconds  int64 // RLIMIT_CPU of each process
-	MemoryBytes int64 // RLIMIT_AS of each process
-	Processes   int64 // RLIMIT_NPROC
-	FileBytes   int64 // RLIMIT_FSIZE: the largest file a run may write
+	CPUSeconds int64 // RLIMIT_CPU of each process
+	// MemoryBytes caps the job's memory, the files of its work areas
+	// included (its cgroup's memory cap), and each process's RLIMIT_DATA.
+	// Default: DefaultJobMemory(1).
+	MemoryBytes int64
+	// Processes caps the job's processes and threads (its cgroup's pids
+	// cap; RLIMIT_NPROC where it has no cgroup). Default 1024.
+	Processes int64
+	// DiskBytes is the size of each place a run may write (its run
+	// folder, /dev/shm, an image's /tmp): a tmpfs, which the kernel
+	// charges to the job's memory. Default: half of MemoryBytes.
+	DiskBytes int64
+	FileBytes int64 // RLIMIT_FSIZE: the largest file a run may write; default DiskBytes
 }
 
 // ProcessOptions configure the process executor.
@@ -43,6 +53,11 @@ type ProcessOptions struct {
 	// is not installed (the runner's --allow-unsandboxed flag). Never the
 	// default: untrusted code does not run unsandboxed unless asked.
 	AllowUnsandboxed bool
+	// AllowUnbounded runs competitor code in the sandbox even where the
+	// kernel cannot cap each job's memory and processes (no cgroup is
+	// delegated to the runner: the runner's --allow-unbounded flag).
+	// Never the default.
+	AllowUnbounded bool
 	// Bwrap is the bubblewrap binary; default: "bwrap" looked up in PATH.
 	Bwrap string
 	// Limits bounds the extracted bundle; zero means bundle.DefaultLimits().
@@ -100,6 +115,10 @@ type Process struct {
 	bwrap   string // resolved bubblewrap path; "" when running unsandboxed
 	prlimit string
 	gpus    *gpuPool // nil without GPUs
+	// cgroups cap each job; nil where the host delegates none (and the
+	// options allow that).
+	cgroups *cgroups
+	jobs    atomic.Int64 // names the jobs' cgroups
 	// unpack is unpackImage; a test slows it down to see that no run's
 	// clock counts it.
 	unpack func(ctx context.Context, archive, rootfs string, lim ImageLimits) (imageConfig, error)
@@ -110,7 +129,8 @@ type Process struct {
 var _ Executor = (*Process)(nil)
 
 // NewProcess checks the options and finds the sandbox. Without bubblewrap
-// it fails unless AllowUnsandboxed is set.
+// it fails unless AllowUnsandboxed is set, and without a cgroup to cap
+// each job in unless AllowUnbounded is.
 func NewProcess(opts ProcessOptions) (*Process, error) {
 	return newProcess(opts)
 }

@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"maps"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -91,6 +89,9 @@ func newProcess(opts ProcessOptions) (*Process, error) {
 			return nil, err
 		}
 	}
+	if err := p.readySandbox(); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -126,6 +127,10 @@ func (p *Process) Execute(ctx context.Context, spec d5list.JobSpec) ([]d5list.Ru
 	default:
 		pj.gpus.unmanaged = true
 	}
+	if pj.cgroup, err = p.jobCgroup(spec); err != nil {
+		return nil, err
+	}
+	defer pj.cgroup.remove()
 	// The recipe's image is pulled and unpacked once per job, before any
 	// run's clock starts: run 0's wall time is the run's alone, and a
 	// log that arrives all at once is timed by it.
@@ -150,12 +155,14 @@ func (p *Process) Execute(ctx context.Context, spec d5list.JobSpec) ([]d5list.Ru
 }
 
 // processJob is what every run of a job shares: its GPUs, its unpacked
-// image, whether the sandbox drops to its own user, its harness task, and
-// how its first run's sandbox was started (for probeEnvironment).
+// image, whether the sandbox drops to its own user, its cgroup (nil: no
+// caps), its harness task, and how its first run's sandbox was started
+// (for probeEnvironment).
 type processJob struct {
 	gpus    gpuShare
 	img     jobImage
 	dropUID bool
+	cgroup  *jobCgroup
 	task    *harness.Task
 	launch  sandboxLaunch
 }
@@ -165,156 +172,6 @@ type processJob struct {
 type jobImage struct {
 	rootfs string
 	env    []string
-}
-
-// jobSetup is what the bundle-running executors share: where a job's
-// bundle is extracted, and the time limit when its benchmark sets none.
-type jobSetup struct {
-	fetch     FetchFunc
-	dir       string
-	limits    bundle.Limits
-	keep      bool // keep the job folder after the job
-	timeLimit time.Duration
-	// prepare, when set, readies the extracted job folder for its runs
-	// (a recipe's image) before the first run's clock starts, so that
-	// no run is timed with it.
-	prepare func(ctx context.Context, job string) error
-	// record, when set, is asked after the runs, in the job folder still
-	// there, for what they ran with; its labels go into every run's
-	// RunClock.Environment.
-	record func(ctx context.Context) map[string]string
-}
-
-// runFunc runs one seed of the entrypoint (mode: its file mode) in job and
-// returns that run's MLLOG.
-type runFunc func(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64) ([]byte, *d5list.RunClock, error)
-
-// execute checks the entrypoint, extracts the bundle, and runs each seed in
-// order under the benchmark's time limit.
-func (s jobSetup) execute(ctx context.Context, spec d5list.JobSpec, run runFunc) ([]d5list.RunLog, error) {
-	entry, err := checkEntrypoint(spec.Recipe.Entrypoint)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeoutCause(ctx, jobTimeLimit(spec, s.timeLimit),
-		d5list.Errorf(d5list.ECONFLICT, "job %d exceeded the benchmark's time limit", spec.JobID))
-	defer cancel()
-
-	job, err := prepareJob(ctx, s.fetch, spec, s.dir, s.limits)
-	if err != nil {
-		return nil, err
-	}
-	if !s.keep {
-		defer os.RemoveAll(job)
-	}
-	info, err := os.Stat(filepath.Join(job, "bundle", filepath.FromSlash(entry)))
-	if err != nil || !info.Mode().IsRegular() {
-		return nil, d5list.Errorf(d5list.EINVALID, "recipe: entrypoint %q is not a file of the bundle", entry)
-	}
-	if err := harness.Stage(filepath.Join(job, "lib")); err != nil {
-		return nil, err
-	}
-	if s.prepare != nil {
-		if err := s.prepare(ctx, job); err != nil {
-			if c := context.Cause(ctx); c != nil {
-				return nil, c
-			}
-			return nil, err
-		}
-	}
-	runs := spec.Runs()
-	logs := make([]d5list.RunLog, 0, len(runs))
-	for _, r := range runs {
-		i, seed := r.Index, r.Seed
-		start := time.Now()
-		log, clock, err := run(ctx, spec, job, entry, info.Mode(), i, seed)
-		if err != nil {
-			if c := context.Cause(ctx); c != nil {
-				return nil, fmt.Errorf("run %d (seed %d): %w", i, seed, c)
-			}
-			return nil, fmt.Errorf("run %d (seed %d): %w", i, seed, err)
-		}
-		// The runner's clock, not the entrypoint's: the log's timestamps
-		// are the run's claim about itself.
-		if clock == nil {
-			clock = &d5list.RunClock{}
-		}
-		clock.WallS = time.Since(start).Seconds()
-		logs = append(logs, d5list.RunLog{Index: i, Seed: seed, Fresh: r.Fresh, Log: log, Clock: clock})
-	}
-	if s.record != nil {
-		versions := s.record(ctx)
-		for _, l := range logs {
-			if len(versions) > 0 && l.Clock.Environment == nil {
-				l.Clock.Environment = map[string]string{}
-			}
-			for k, v := range versions {
-				l.Clock.Environment[k] = v
-			}
-		}
-	}
-	return logs, nil
-}
-
-// jobTimeLimit is the benchmark's bound on one re-run job.
-func jobTimeLimit(spec d5list.JobSpec, def time.Duration) time.Duration {
-	if s := spec.Benchmark.Verify.TimeLimitSeconds; s > 0 {
-		return time.Duration(s) * time.Second
-	}
-	return def
-}
-
-// checkEntrypoint accepts only a clean path inside the bundle.
-func checkEntrypoint(e string) (string, error) {
-	if e == "" {
-		return "", d5list.Errorf(d5list.EINVALID, "recipe: entrypoint is empty; the process executor needs one (for example code/run.sh)")
-	}
-	if strings.Contains(e, `\`) || path.IsAbs(e) || path.Clean(e) != e || e == "." || e == ".." || strings.HasPrefix(e, "../") {
-		return "", d5list.Errorf(d5list.EINVALID, "recipe: entrypoint %q must be a relative path inside the bundle", e)
-	}
-	return e, nil
-}
-
-// prepareJob makes <work>/d5job-*/bundle with the extracted bundle. The job
-// folder is world-traversable so that the sandbox user can reach the bind
-// sources.
-func prepareJob(ctx context.Context, fetch FetchFunc, spec d5list.JobSpec, work string, lim bundle.Limits) (string, error) {
-	if err := os.MkdirAll(work, 0o755); err != nil {
-		return "", err
-	}
-	job, err := os.MkdirTemp(work, fmt.Sprintf("d5job-%d-", spec.JobID))
-	if err != nil {
-		return "", err
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			os.RemoveAll(job)
-		}
-	}()
-	if err := os.Chmod(job, 0o755); err != nil {
-		return "", err
-	}
-	archive := filepath.Join(job, "bundle.archive")
-	f, err := os.OpenFile(archive, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return "", err
-	}
-	err = fetch(ctx, spec, f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return "", fmt.Errorf("fetching the bundle of job %d: %w", spec.JobID, err)
-	}
-	if err := bundle.Extract(archive, filepath.Join(job, "bundle"), lim); err != nil {
-		return "", fmt.Errorf("extracting the bundle of job %d: %w", spec.JobID, err)
-	}
-	if err := os.Remove(archive); err != nil {
-		return "", err
-	}
-	ok = true
-	return job, nil
 }
 
 // layout is where a run sees its folders: the same paths as on the host
@@ -353,13 +210,10 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	}
 	host.devices = gpuDevices("/", gpus, p.gpus.nodeMinors())
 	if dropUID {
+		// The sandbox user reaches the bundle, the harness and the run's
+		// control folder on the host; what it writes is in its work areas.
 		if err := traversable(job); err != nil {
 			return nil, nil, err
-		}
-		for _, d := range []string{host.run, host.scratch} {
-			if err := os.Chown(d, sandboxUID, sandboxUID); err != nil {
-				return nil, nil, err
-			}
 		}
 	}
 	in := host
@@ -392,21 +246,11 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 		env = append(slices.Clone(img.env), env...)
 		// The image has no prlimit of its own: the limits are set on the
 		// sandbox from outside, bwrap and all, which they leave room for.
-		// The run's /tmp, a folder of its own beside its scratch folder.
-		tmp := filepath.Join(host.run, "tmp")
-		if err := os.MkdirAll(tmp, 0o755); err != nil {
-			return nil, nil, err
-		}
-		if dropUID {
-			if err := os.Chown(tmp, sandboxUID, sandboxUID); err != nil {
-				return nil, nil, err
-			}
-		}
-		argv = append(p.prlimitArgs(spec), append(p.bwrapImageArgs(img.rootfs, tmp, host, in, env), argv...)...)
+		argv = append(p.prlimitArgs(spec), append(p.bwrapImageArgs(img.rootfs, host, in, env, spec), argv...)...)
 	case p.bwrap != "":
 		argv = append(p.bwrapArgs(host, in, env, spec), append(p.prlimitArgs(spec), argv...)...)
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd, admission := pj.cgroup.hold(argv)
 	if p.bwrap == "" {
 		cmd.Dir = host.bundle
 	}
@@ -421,7 +265,7 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	if i == 0 {
 		// The sandbox (or, unsandboxed, the plain start) of the job's runs,
 		// for probeEnvironment.
-		pj.launch = sandboxLaunch{started: true, argv: slices.Clone(argv[:len(argv)-entryArgs]), env: cmd.Env, dir: cmd.Dir, dropUID: dropUID}
+		pj.launch = sandboxLaunch{started: true, argv: slices.Clone(argv[:len(argv)-entryArgs]), env: cmd.Env, dir: cmd.Dir, dropUID: dropUID, cgroup: pj.cgroup}
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if dropUID {
@@ -439,6 +283,7 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 		return nil, nil, err
 	}
 	onStart := func(run, pid int) {
+		admission.open(pid)
 		tree.follow(pid)
 		if p.opts.OnStart != nil {
 			p.opts.OnStart(run, pid)
@@ -449,7 +294,7 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	foreign, computing, treeCPU := tree.finish()
 	clock := &d5list.RunClock{}
 	log, logErr := win.close(clock)
-	if err != nil {
+	if err = admission.verdict(err); err != nil {
 		return nil, nil, fmt.Errorf("%w%s", err, tail.String())
 	}
 	if logErr != nil {
@@ -511,13 +356,15 @@ func (c *versionCache) get(probe func() map[string]string) map[string]string {
 
 // sandboxLaunch is how a job's first run was started on the host: the
 // command line up to its entrypoint (prlimit, bwrap and their options;
-// nothing unsandboxed), and the environment and folder it started in.
+// nothing unsandboxed), the environment and folder it started in, and the
+// job's cgroup.
 type sandboxLaunch struct {
 	started bool
 	argv    []string
 	env     []string
 	dir     string
 	dropUID bool
+	cgroup  *jobCgroup
 }
 
 // probeEnvironment asks the python3 on the job's sandbox PATH (an image's
@@ -532,7 +379,7 @@ func (p *Process) probeEnvironment(ctx context.Context, spec d5list.JobSpec, l s
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	argv := append(slices.Clone(l.argv), "python3", probeFlag, "-c", environmentProbe)
-	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd, admission := l.cgroup.hold(argv)
 	cmd.Dir = l.dir
 	cmd.Env = l.env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -547,7 +394,8 @@ func (p *Process) probeEnvironment(ctx context.Context, spec d5list.JobSpec, l s
 			size += len(line)
 		}
 	}
-	if err := runGroup(ctx, cmd, p.opts.KillGrace, 0, newTail(0), keep, nil); err != nil {
+	admit := func(_, pid int) { admission.open(pid) }
+	if err := admission.verdict(runGroup(ctx, cmd, p.opts.KillGrace, 0, newTail(0), keep, admit)); err != nil {
 		p.opts.Log.Info("the versions the job ran with were not recorded: no python3 in its sandbox answered the probe", "job", spec.JobID, "err", err)
 		return nil
 	}
@@ -658,211 +506,4 @@ func runEnv(spec d5list.JobSpec, l layout, i int, gpus gpuShare, task *harness.T
 		env = append(env, "D5_TASK="+task.JSON(), "D5_AUDIT="+filepath.Join(l.ctl, windowAuditName), "D5_REVEAL="+filepath.Join(l.ctl, windowRevealName))
 	}
 	return append(env, gpuEnv(gpus)...)
-}
-
-// readResult reads the MLLOG file a run wrote, through openRunFile: a link,
-// FIFO or device in its place fails the run, with what it was.
-func readResult(name string, max int64, tail *lineTail) ([]byte, error) {
-	f, err := openRunFile(name)
-	if errors.Is(err, errNotRegular) {
-		return nil, fmt.Errorf("$D5_RESULT_LOG: %v; the runner reads back only a regular file the run wrote%s", err, tail.String())
-	}
-	if err != nil {
-		return nil, fmt.Errorf("the entrypoint exited without writing $D5_RESULT_LOG%s", tail.String())
-	}
-	defer f.Close()
-	if max <= 0 {
-		max = bundle.DefaultLimits().MaxResultBytes
-	}
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > max {
-		return nil, d5list.Errorf(d5list.ETOOLARGE, "the result log is larger than %d bytes", max)
-	}
-	if len(b) == 0 {
-		return nil, fmt.Errorf("the entrypoint wrote an empty $D5_RESULT_LOG%s", tail.String())
-	}
-	return b, nil
-}
-
-// runGroup runs cmd as the leader of its own process group, feeds its
-// output to tail and onLine, and on ctx's end sends the group SIGTERM and,
-// grace later, SIGKILL. Whatever of the group outlives the leader is killed
-// as well, so that nothing a run started survives it.
-func runGroup(ctx context.Context, cmd *exec.Cmd, grace time.Duration, run int, tail *lineTail, onLine LineFunc, onStart func(int, int)) error {
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return err
-	}
-	// A grandchild holding the pipes must not keep Wait waiting.
-	cmd.WaitDelay = grace + time.Second
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting %s: %w", cmd.Path, err)
-	}
-	pgid := cmd.Process.Pid
-	if onStart != nil {
-		onStart(run, pgid)
-	}
-	var mu sync.Mutex // onLine is called one line at a time per run
-	var wg sync.WaitGroup
-	for _, s := range []struct {
-		name string
-		r    io.Reader
-	}{{"stdout", stdout}, {"stderr", stderr}} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			readLines(s.r, func(line string) {
-				mu.Lock()
-				defer mu.Unlock()
-				tail.add(s.name, line)
-				if onLine != nil {
-					onLine(run, s.name, line)
-				}
-			})
-		}()
-	}
-	done := make(chan struct{})
-	killed := make(chan struct{})
-	go func() {
-		defer close(killed)
-		select {
-		case <-done:
-			return
-		case <-ctx.Done():
-		}
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(grace):
-		}
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	}()
-	wg.Wait()
-	err = cmd.Wait()
-	close(done)
-	<-killed
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	if ctx.Err() != nil {
-		return context.Cause(ctx)
-	}
-	if err != nil {
-		return fmt.Errorf("the entrypoint failed: %w", err)
-	}
-	return nil
-}
-
-// readLines splits r into lines, cutting lines longer than 4 KiB so that a
-// run cannot make the runner hold unbounded text.
-func readLines(r io.Reader, fn func(string)) {
-	const maxLine = 4096
-	buf := make([]byte, 32<<10)
-	var line []byte
-	cut := false
-	for {
-		n, err := r.Read(buf)
-		for _, c := range buf[:n] {
-			if c == '\n' {
-				fn(strings.TrimSuffix(string(line), "\r"))
-				line, cut = line[:0], false
-				continue
-			}
-			if len(line) < maxLine {
-				line = append(line, c)
-			} else if !cut {
-				line = append(line, " [cut]"...)
-				cut = true
-			}
-		}
-		if err != nil {
-			if len(line) > 0 {
-				fn(string(line))
-			}
-			return
-		}
-	}
-}
-
-// lineTail keeps the last n output lines for error messages.
-type lineTail struct {
-	mu    sync.Mutex
-	n     int
-	lines []string
-}
-
-func newTail(n int) *lineTail { return &lineTail{n: n} }
-
-func (t *lineTail) add(stream, line string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.lines = append(t.lines, stream+": "+line)
-	if len(t.lines) > t.n {
-		t.lines = t.lines[len(t.lines)-t.n:]
-	}
-}
-
-func (t *lineTail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(t.lines) == 0 {
-		return ""
-	}
-	return d5list.FailureOutputMarker + "\n" + strings.Join(t.lines, "\n")
-}
-
-// defaultRLimits derives limits from the job's time limit and the machine.
-func (p *Process) rlimits(spec d5list.JobSpec) ResourceLimits {
-	l := p.opts.RLimits
-	if l.CPUSeconds == 0 {
-		l.CPUSeconds = int64(jobTimeLimit(spec, p.opts.DefaultTimeLimit)/time.Second) * int64(runtime.NumCPU())
-	}
-	if l.MemoryBytes == 0 {
-		l.MemoryBytes = memTotal()
-	}
-	if l.Processes == 0 {
-		l.Processes = 1024
-	}
-	if l.FileBytes == 0 {
-		l.FileBytes = 16 << 30
-	}
-	return l
-}
-
-// prlimitArgs sets the rlimits inside the sandbox, after bwrap has set it
-// up (bwrap itself needs to fork). Memory is RLIMIT_DATA rather than
-// RLIMIT_AS: CUDA reserves terabytes of address space it never touches, so
-// an address-space limit would break every GPU run, while RLIMIT_DATA
-// counts only private writable memory.
-func (p *Process) prlimitArgs(spec d5list.JobSpec) []string {
-	l := p.rlimits(spec)
-	arg := func(name string, v int64) string {
-		if v < 0 {
-			return "--" + name + "=unlimited"
-		}
-		return "--" + name + "=" + strconv.FormatInt(v, 10)
-	}
-	return []string{p.prlimit,
-		arg("cpu", l.CPUSeconds), arg("data", l.MemoryBytes),
-		arg("nproc", l.Processes), arg("fsize", l.FileBytes), "--"}
-}
-
-func memTotal() int64 {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return -1
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemTotal:" {
-			if kb, err := strconv.ParseInt(f[1], 10, 64); err == nil {
-				return kb << 10
-			}
-		}
-	}
-	return -1
 }

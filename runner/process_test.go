@@ -22,17 +22,26 @@ import (
 )
 
 // needBwrap skips a sandbox test where bubblewrap is not installed (CI
-// installs it, see .ci/run).
-func needBwrap(t *testing.T) {
+// installs it, see .ci/run) or where the kernel gives the test no cgroup
+// to cap its jobs in, without which the sandbox does not start.
+func needBwrap(t testing.TB) {
 	t.Helper()
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		t.Skip("bubblewrap (bwrap) is not installed: sandboxed process executor tests skipped (apt-get install bubblewrap)")
 	}
+	needCgroups(t)
 }
 
 // fixtureBundle packs runner/testdata/process-bundle with code/run.sh
 // replaced by script, and returns a Fetch that serves the archive.
 func fixtureBundle(t *testing.T, script string) FetchFunc {
+	t.Helper()
+	return fetchOf(packFixture(t, script))
+}
+
+// packFixture packs runner/testdata/process-bundle with code/run.sh
+// replaced by script (none: the fixture's own, a minimal valid run).
+func packFixture(t testing.TB, script string) []byte {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "bundle")
 	if err := os.CopyFS(dir, os.DirFS("testdata/process-bundle")); err != nil {
@@ -47,7 +56,7 @@ func fixtureBundle(t *testing.T, script string) FetchFunc {
 	if err := bundle.Pack(dir, &buf); err != nil {
 		t.Fatal(err)
 	}
-	return fetchOf(buf.Bytes())
+	return buf.Bytes()
 }
 
 // fetchOf provides the packed bundle data to every job.
@@ -69,7 +78,7 @@ func testSpec(seeds ...int64) d5list.JobSpec {
 
 // workDir is a runner work folder the sandbox user can traverse, as the
 // default (the system temp dir) is; t.TempDir() is private to root.
-func workDir(t *testing.T) string {
+func workDir(t testing.TB) string {
 	t.Helper()
 	d := t.TempDir()
 	for _, dir := range []string{filepath.Dir(d), d} {

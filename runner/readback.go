@@ -3,9 +3,13 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"syscall"
+
+	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/bundle"
 )
 
 // errNotRegular is a file a run left that the runner will not read: a
@@ -77,4 +81,31 @@ func openat(dirfd int, name string, flags int) (int, error) {
 			return fd, err
 		}
 	}
+}
+
+// readResult reads the MLLOG file a run wrote, through openRunFile: a link,
+// FIFO or device in its place fails the run, with what it was.
+func readResult(name string, max int64, tail *lineTail) ([]byte, error) {
+	f, err := openRunFile(name)
+	if errors.Is(err, errNotRegular) {
+		return nil, fmt.Errorf("$D5_RESULT_LOG: %v; the runner reads back only a regular file the run wrote%s", err, tail.String())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the entrypoint exited without writing $D5_RESULT_LOG%s", tail.String())
+	}
+	defer f.Close()
+	if max <= 0 {
+		max = bundle.DefaultLimits().MaxResultBytes
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, d5list.Errorf(d5list.ETOOLARGE, "the result log is larger than %d bytes", max)
+	}
+	if len(b) == 0 {
+		return nil, fmt.Errorf("the entrypoint wrote an empty $D5_RESULT_LOG%s", tail.String())
+	}
+	return b, nil
 }

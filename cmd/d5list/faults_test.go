@@ -23,7 +23,7 @@ import (
 	"time"
 
 	d5list "github.com/deep500/d5list"
-	"github.com/deep500/d5list/catalog"
+	"github.com/deep500/d5list/internal/chaos"
 	"github.com/deep500/d5list/store"
 )
 
@@ -320,17 +320,10 @@ func TestFaultKillDuringVerification(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	benches, err := catalog.Benchmarks()
+	bench, err := chaos.DigitsBenchmark(faultBenchmark)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var bench d5list.Benchmark
-	for _, b := range benches {
-		if b.Workload == "digits-mlp" {
-			bench = b
-		}
-	}
-	bench.ID, bench.Runs, bench.Quality.Target = faultBenchmark, 1, 1
 	if err := db.UpsertBenchmarks(ctx, []d5list.Benchmark{bench}); err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +332,7 @@ func TestFaultKillDuringVerification(t *testing.T) {
 		t.Fatal(err)
 	}
 	queue := func(epochs int) d5list.Job {
-		sub := epochCapped(faultBenchmark, owner.ID, epochs, &d5list.Result{Runs: []d5list.RunMetrics{{Index: 0, Seed: 7}}})
+		sub := chaos.DigitsSubmission(faultBenchmark, owner.ID, epochs)
 		if err := db.CreateSubmission(ctx, sub); err != nil {
 			t.Fatal(err)
 		}

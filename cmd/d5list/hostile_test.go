@@ -18,6 +18,7 @@ import (
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/internal/slowtest"
+	"github.com/deep500/d5list/runner"
 	"github.com/deep500/d5list/store"
 )
 
@@ -83,9 +84,7 @@ log INTERVAL_END run_stop null '"status": "success"'
 // replay and shipped weights, are TestTorchExamplesEndToEnd's.)
 func TestHostileEntrypoints(t *testing.T) {
 	slowtest.Require(t, "a minute and a half of hostile entrypoints, honest ones among them judged on their times")
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("bubblewrap (bwrap) is not installed: the process executor runs nothing unsandboxed (CI installs it)")
-	}
+	needCappedSandbox(t)
 	// The runner host's secrets: a private file, and its environment.
 	secretDir := sandboxTraversable(t)
 	const fileSecret = "d5-host-secret-7f3a9c"
@@ -96,22 +95,8 @@ func TestHostileEntrypoints(t *testing.T) {
 	const envSecret = "d5-env-secret-41b7e2"
 	t.Setenv("D5_TEST_HOST_SECRET", envSecret)
 
-	data := t.TempDir()
-	db, err := store.Open(context.Background(), data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bench := d5list.Benchmark{ID: hostileBench, Name: "Shell entrypoint (tests)", Level: 2, Category: "training",
-		Runs:    3,
-		Quality: d5list.QualityTarget{Metric: "eval_accuracy", Target: 0.5, Mode: "first", Direction: d5list.HigherIsBetter},
-		Ranking: d5list.RankingRule{Metric: d5list.MetricTimeToTrain, Direction: d5list.LowerIsBetter, Unit: "s"},
-		Verify:  d5list.VerifyPolicy{TimeLimitSeconds: int(hostileTimeLimit / time.Second)}}
-	if err := db.UpsertBenchmarks(context.Background(), []d5list.Benchmark{bench}); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	p := startPortalIn(t, data, 0)
-	runnerToken := adminToken(t, "runner-token", "--data", data, "--name", "sandboxed")
+	p, runnerToken := shellPortal(t)
+	data := p.data
 	organiser := adminToken(t, "token", "--data", data, "--user", "olga", "--role", "organiser")
 
 	startProcessRunner(t, p, runnerToken, 2)
@@ -222,7 +207,7 @@ func TestHostileEntrypoints(t *testing.T) {
 
 	// No secret in any stored byte...
 	secrets := []string{fileSecret, envSecret, runnerToken}
-	err = filepath.WalkDir(data, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(data, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || !d.Type().IsRegular() {
 			return err
 		}
@@ -259,6 +244,39 @@ func TestHostileEntrypoints(t *testing.T) {
 	for i, c := range cases {
 		t.Logf("%s: %s in %v", c.name, results[i].sub.Status, results[i].elapsed.Round(100*time.Millisecond))
 	}
+}
+
+// needCappedSandbox skips where the process executor does not start: no
+// bubblewrap, or no cgroup to cap its jobs in (CI has both).
+func needCappedSandbox(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bubblewrap (bwrap) is not installed: the process executor runs nothing unsandboxed (CI installs it)")
+	}
+	if err := runner.JobCaps(); err != nil {
+		t.Skipf("no cgroup to cap the runner's jobs in (%v): the process executor runs nothing unbounded", err)
+	}
+}
+
+// shellPortal is a portal whose catalogue has the shell benchmark, and a
+// token for its runners.
+func shellPortal(t *testing.T) (*portalUnderTest, string) {
+	t.Helper()
+	data := t.TempDir()
+	db, err := store.Open(context.Background(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bench := d5list.Benchmark{ID: hostileBench, Name: "Shell entrypoint (tests)", Level: 2, Category: "training",
+		Runs:    3,
+		Quality: d5list.QualityTarget{Metric: "eval_accuracy", Target: 0.5, Mode: "first", Direction: d5list.HigherIsBetter},
+		Ranking: d5list.RankingRule{Metric: d5list.MetricTimeToTrain, Direction: d5list.LowerIsBetter, Unit: "s"},
+		Verify:  d5list.VerifyPolicy{TimeLimitSeconds: int(hostileTimeLimit / time.Second)}}
+	if err := db.UpsertBenchmarks(context.Background(), []d5list.Benchmark{bench}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	return startPortalIn(t, data, 0), adminToken(t, "runner-token", "--data", data, "--name", "sandboxed")
 }
 
 // hostileBundle is a submission folder for the shell benchmark whose

@@ -45,9 +45,7 @@ const imageBenchmark = `benchmarks:
 // / could not train at all.
 func TestImageSubmissionEndToEnd(t *testing.T) {
 	slowtest.Require(t, "an image's claim made and re-run ten times, judged on its times")
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("bubblewrap is not installed: a container image runs only in the sandbox (apt-get install bubblewrap)")
-	}
+	needCappedSandbox(t) // a container image runs only in the sandbox
 	src := filepath.Join(t.TempDir(), "submission")
 	writeImageSubmission(t, src, "filled in by the test", "")
 

@@ -14,6 +14,7 @@ import (
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/internal/browsertest"
+	"github.com/deep500/d5list/internal/chaos"
 )
 
 // queueRuns queues a submission of the pool benchmark that claims runs
@@ -26,7 +27,8 @@ func (p *pool) queueRuns(t *testing.T, runs, epochs int, claimedSeconds float64)
 		claimed.Runs = append(claimed.Runs, d5list.RunMetrics{Index: i, Seed: int64(7 + i), TimeToTrain: claimedSeconds,
 			Evals: []d5list.EvalPoint{{Epoch: float64(epochs), Seconds: claimedSeconds, Accuracy: 0.5}}})
 	}
-	sub := epochCapped(poolBenchmark, p.ownerID, epochs, claimed)
+	sub := chaos.DigitsSubmission(poolBenchmark, p.ownerID, epochs)
+	sub.Claimed = claimed
 	if err := p.db.CreateSubmission(context.Background(), sub); err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,7 @@ Portal:
   d5list healthcheck [--url http://127.0.0.1:8080/healthz]
   d5list runner  --server URL --token d5r_... [--labels k=v,...] [--executor builtin|process|slurm]
                  [--concurrency N] [--work DIR] [--datasets DIR] [--allow-unsandboxed]
+                 [--job-memory BYTES] [--job-disk BYTES] [--job-processes N] [--allow-unbounded]
 
 Competitors:
   d5list init    BENCHMARK DIR        write a starter submission folder

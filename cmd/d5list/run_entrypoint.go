@@ -41,6 +41,10 @@ func runEntrypoint(ctx context.Context, dir string, b *d5list.Benchmark, recipe 
 		},
 		AllowUnsandboxed: opt.unsandboxed,
 		DataDir:          opt.datasets,
+		// The competitor's own code on their own machine: capped like a
+		// runner's job where the machine gives a cgroup, and run anyway
+		// where it does not.
+		AllowUnbounded: true,
 		// The competitor's own machine pulls their registry image from
 		// wherever it is, as their docker would, and keeps it in their
 		// cache folder.

@@ -28,8 +28,12 @@ type runnerConfig struct {
 	WorkDir          string
 	Datasets         string
 	AllowUnsandboxed bool
-	ID               string
-	Heartbeat        time.Duration
+	// AllowUnbounded runs competitor code without the kernel's caps on
+	// each job where the host gives the runner none; Jobs are the caps.
+	AllowUnbounded bool
+	Jobs           runner.ResourceLimits
+	ID             string
+	Heartbeat      time.Duration
 	// GPUs and GPUsPerJob: the process executor's devices and each job's
 	// share of them (shareGPUs).
 	GPUs       []string
@@ -95,6 +99,10 @@ func parseRunnerFlags(args []string, stderr io.Writer) (runnerConfig, error) {
 	fs.StringVar(&cfg.WorkDir, "work", "", "folder for extracted bundles and run output (process: default the temp dir; slurm: required, shared with the compute nodes)")
 	fs.StringVar(&cfg.Datasets, "datasets", "", "folder of datasets; each sub-folder NAME is advertised as label dataset.NAME=yes")
 	fs.BoolVar(&cfg.AllowUnsandboxed, "allow-unsandboxed", false, "process executor: run competitor code without bubblewrap when it is not installed")
+	fs.BoolVar(&cfg.AllowUnbounded, "allow-unbounded", false, "run competitor code without the kernel's caps on each job's memory and processes: the process executor where no cgroup is delegated to the runner, and the slurm executor, whose jobs are capped by Slurm alone")
+	fs.Int64Var(&cfg.Jobs.MemoryBytes, "job-memory", 0, "process executor: each job's memory cap in bytes, its work areas' files included (0: three quarters of the host's memory, shared among --concurrency jobs)")
+	fs.Int64Var(&cfg.Jobs.DiskBytes, "job-disk", 0, "process executor: the size in bytes of each place a run writes (its folder, /dev/shm, an image's /tmp), held in its memory (0: half of --job-memory)")
+	fs.Int64Var(&cfg.Jobs.Processes, "job-processes", 1024, "process executor: each job's cap on processes and threads")
 	fs.StringVar(&cfg.ID, "id", sanitizeID(host), "agent id prefix; agents are ID-0, ID-1, ...")
 	fs.Func("registry", "process executor: a registry HOST[:PORT] to pull recipes' images from (repeat or comma-separate; each is advertised as registry.HOST=yes)", func(v string) error {
 		for _, h := range strings.Split(v, ",") {
@@ -174,6 +182,13 @@ func runRunner(ctx context.Context, cfg runnerConfig, log *slog.Logger) error {
 		// Zero would silently mean the default (ImageLimits.withDefaults),
 		// never "unbounded": refuse it rather than surprise.
 		return fmt.Errorf("runner: --image-max-bytes, --image-max-ratio, --image-floor-bytes and --image-max-entries must be positive")
+	case cfg.Jobs.MemoryBytes < 0 || cfg.Jobs.DiskBytes < 0 || cfg.Jobs.Processes <= 0:
+		return fmt.Errorf("runner: --job-memory and --job-disk must be 0 (the default) or more, and --job-processes positive")
+	case cfg.Executor == "slurm" && cfg.WorkDir == "":
+		return fmt.Errorf("runner: --executor slurm needs --work, a folder the compute nodes see at the same path")
+	case cfg.Executor == "slurm" && !cfg.AllowUnbounded:
+		return fmt.Errorf("runner: --executor slurm runs competitor code on the compute nodes, where the runner caps neither its memory, its processes nor its disk: " +
+			"confine the jobs in Slurm (TaskPlugin=task/cgroup, with ConstrainRAMSpace=yes in cgroup.conf) and start the runner with --allow-unbounded")
 	case cfg.Heartbeat <= 0:
 		return fmt.Errorf("runner: --heartbeat must be positive, got %s", cfg.Heartbeat)
 	case cfg.ID == "" || sanitizeID(cfg.ID) != cfg.ID:
@@ -184,6 +199,9 @@ func runRunner(ctx context.Context, cfg runnerConfig, log *slog.Logger) error {
 	info := sysinfo.Detect()
 	if cfg.Executor == "process" {
 		cfg.GPUs, cfg.GPUsPerJob = shareGPUs(info.GPUCount, os.Getenv("CUDA_VISIBLE_DEVICES"), cfg.Concurrency)
+		if cfg.Jobs.MemoryBytes == 0 {
+			cfg.Jobs.MemoryBytes = runner.DefaultJobMemory(cfg.Concurrency)
+		}
 	}
 	client := &runner.Client{Server: cfg.Server, Token: cfg.Token, HTTP: &http.Client{Timeout: 2 * time.Minute}}
 	book := &leaseBook{client: client, secrets: map[int64]string{}, log: log}
@@ -237,13 +255,11 @@ func newExecutor(cfg runnerConfig, book *leaseBook, log *slog.Logger) (runner.Ex
 	case "process":
 		return runner.NewProcess(runner.ProcessOptions{
 			Fetch: book.fetch, WorkDir: cfg.WorkDir, DataDir: cfg.Datasets,
-			AllowUnsandboxed: cfg.AllowUnsandboxed, GPUs: cfg.GPUs, GPUsPerJob: cfg.GPUsPerJob, Log: log,
+			AllowUnsandboxed: cfg.AllowUnsandboxed, AllowUnbounded: cfg.AllowUnbounded, RLimits: cfg.Jobs,
+			GPUs: cfg.GPUs, GPUsPerJob: cfg.GPUsPerJob, Log: log,
 			Registries: cfg.Registries, ImageCache: cfg.Images, ImageLimits: cfg.ImageLimits,
 		})
 	case "slurm":
-		if cfg.WorkDir == "" {
-			return nil, fmt.Errorf("runner: --executor slurm needs --work, a folder the compute nodes see at the same path")
-		}
 		return runner.NewSlurm(runner.SlurmOptions{Fetch: book.fetch, SharedDir: cfg.WorkDir, DataDir: cfg.Datasets, Log: log,
 			Partition: cfg.Slurm.Partition, Account: cfg.Slurm.Account, TasksPerNode: cfg.Slurm.TasksPerNode, GPUsPerNode: cfg.Slurm.GPUsPerNode})
 	}

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	d5list "github.com/deep500/d5list"
-	"github.com/deep500/d5list/catalog"
+	"github.com/deep500/d5list/internal/chaos"
 	"github.com/deep500/d5list/internal/slowtest"
 	"github.com/deep500/d5list/runner"
 	"github.com/deep500/d5list/store"
@@ -96,20 +96,10 @@ func startPool(t *testing.T, ttl time.Duration) *pool {
 	}
 	t.Cleanup(func() { db.Close() })
 	p.db = db
-	benches, err := catalog.Benchmarks()
+	bench, err := chaos.DigitsBenchmark(poolBenchmark)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var bench d5list.Benchmark
-	for _, b := range benches {
-		if b.Workload == "digits-mlp" {
-			bench = b
-		}
-	}
-	// One run per job (no fresh seeds beside the claimed one), and a
-	// target no run reaches, so that a job's length is set by its epoch
-	// cap alone.
-	bench.ID, bench.Runs, bench.Verify.FreshRuns, bench.Quality.Target = poolBenchmark, 1, -1, 1
 	if err := db.UpsertBenchmarks(context.Background(), []d5list.Benchmark{bench}); err != nil {
 		t.Fatal(err)
 	}
@@ -167,27 +157,11 @@ func (p *pool) startServer(t *testing.T) {
 	}
 }
 
-// epochCapped is a queued submission of benchmark, by owner, whose re-run
-// trains a tiny network with a rate too small to reach any target, so that
-// each run lasts its epochs, the seeds those of claimed.
-func epochCapped(benchmark string, owner int64, epochs int, claimed *d5list.Result) *d5list.Submission {
-	return &d5list.Submission{
-		BenchmarkID: benchmark, OwnerID: owner, Status: d5list.StatusQueued,
-		Division: d5list.DivisionClosed, Availability: d5list.AvailabilityAvailable,
-		Submitter: "Carl", SystemName: "test", Framework: "go",
-		Recipe: &d5list.Recipe{
-			Fixed:   map[string]any{"epochs": epochs, "model_kwargs": map[string]any{"hidden": 8}},
-			Mutable: map[string]any{"optimizer": "sgd", "optimizer_args": map[string]any{"lr": 1e-6}},
-		},
-		Claimed: claimed, Reasons: []d5list.Reason{},
-	}
-}
-
 // queueJob queues a submission of the pool benchmark whose re-run trains
 // for epochs epochs, and returns its job.
 func (p *pool) queueJob(t *testing.T, epochs int, bundleSHA string) d5list.Job {
 	t.Helper()
-	sub := epochCapped(poolBenchmark, p.ownerID, epochs, &d5list.Result{Runs: []d5list.RunMetrics{{Index: 0, Seed: 7}}})
+	sub := chaos.DigitsSubmission(poolBenchmark, p.ownerID, epochs)
 	sub.BundleSHA256 = bundleSHA
 	if err := p.db.CreateSubmission(context.Background(), sub); err != nil {
 		t.Fatal(err)

@@ -60,6 +60,9 @@ func TestRunnerRefusesBadFlags(t *testing.T) {
 		{[]string{"--server", "http://127.0.0.1:1", "--token", "d5r_x", "--concurrency", "0"}, "--concurrency"},
 		{[]string{"--server", "http://127.0.0.1:1", "--token", "d5r_x", "--executor", "docker"}, `--executor "docker"`},
 		{[]string{"--server", "http://127.0.0.1:1", "--token", "d5r_x", "--executor", "slurm"}, "needs --work"},
+		{[]string{"--server", "http://127.0.0.1:1", "--token", "d5r_x", "--executor", "slurm", "--work", os.TempDir()}, "--allow-unbounded"},
+		{[]string{"--server", "http://127.0.0.1:1", "--token", "d5r_x", "--job-memory", "-1"}, "--job-memory"},
+		{[]string{"--server", "http://127.0.0.1:1", "--token", "d5r_x", "--job-processes", "0"}, "--job-processes positive"},
 		{[]string{"--server", "http://127.0.0.1:1", "--token", "d5r_x", "--id", "a b"}, "--id"},
 		{[]string{"--server", "http://127.0.0.1:1", "--token", "d5r_x", "--id", "local"}, "in-process runners"},
 	}

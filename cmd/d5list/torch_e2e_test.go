@@ -25,10 +25,11 @@ func needSandboxedTorch(t *testing.T) {
 	t.Helper()
 	_, bwrapErr := exec.LookPath("bwrap")
 	torchErr := exec.Command(runner.SandboxPython, "-c", "import torch, sklearn").Run()
-	if bwrapErr == nil && torchErr == nil {
+	capsErr := runner.JobCaps()
+	if bwrapErr == nil && torchErr == nil && capsErr == nil {
 		return
 	}
-	why := "bubblewrap, and PyTorch and scikit-learn for " + runner.SandboxPython + " (apt-get install bubblewrap python3-torch python3-sklearn)"
+	why := "bubblewrap, and PyTorch and scikit-learn for " + runner.SandboxPython + " (apt-get install bubblewrap python3-torch python3-sklearn), and a cgroup to cap the runner's jobs in (root, or a delegated one)"
 	if os.Getenv("CI") != "" {
 		t.Fatalf("CI must install %s", why)
 	}

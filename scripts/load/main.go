@@ -37,6 +37,12 @@
 //
 //	go run ./scripts/load -mode scaling -example examples/pytorch-digits-mlp-ddp
 //
+// runner-chaos: real runner processes work through a queue while they are
+// killed with SIGKILL at random points, 1,000 times; then the portal's
+// records of every job are checked; see runnerchaos.go.
+//
+//	go run ./scripts/load -mode runner-chaos -bin ./d5list [-kills 1000] [-chaos-jobs 2000]
+//
 // Everything is bounded in count and time and stays on 127.0.0.1.
 package main
 
@@ -62,7 +68,7 @@ import (
 )
 
 func main() {
-	mode := flag.String("mode", "upload", "upload, load, board, churn, dispatch, overhead or scaling")
+	mode := flag.String("mode", "upload", "upload, load, board, churn, dispatch, overhead, scaling or runner-chaos")
 	verdicts := flag.Float64("verdicts", 10, "churn mode: made-up verdicts per second written by the server")
 	bin := flag.String("bin", "./d5list", "the d5list binary")
 	bundlePath := flag.String("bundle", "", "an honest small bundle (.tar.gz), e.g. from d5list init/run/pack")
@@ -84,6 +90,12 @@ func main() {
 	reps := flag.Int("reps", 5, "overhead mode: pairs of runs through the runner and direct; scaling mode: seeds per worker count")
 	executor := flag.String("executor", "builtin", "overhead mode: the runner's executor, builtin or process (a bundle of the competitor's own code)")
 	example := flag.String("example", "examples/pytorch-digits-mlp-ddp", "scaling mode: the torch.distributed example folder")
+	kills := flag.Int("kills", 1000, "runner-chaos mode: runner processes killed with SIGKILL")
+	chaosJobs := flag.Int("chaos-jobs", 2000, "runner-chaos mode: jobs queued")
+	chaosRunners := flag.Int("chaos-runners", 4, "runner-chaos mode: runner processes at a time")
+	chaosEpochs := flag.Int("chaos-epochs", 1, "runner-chaos mode: epochs of the digits MLP a job trains")
+	meanLife := flag.Duration("mean-life", time.Second, "runner-chaos mode: a runner's mean life; each is killed at a random moment, the same chance at every moment")
+	leaseTTL := flag.Duration("lease-ttl", time.Second, "runner-chaos mode: the portal's lease (serve --lease-ttl); runners heartbeat five times in it")
 	dir := flag.String("dir", "", "static mode (started by board mode): folder to serve")
 	addr := flag.String("addr", "", "static mode: listen address")
 	flag.Parse()
@@ -96,6 +108,14 @@ func main() {
 		return
 	case "churn":
 		churnBench(*bin, *data, *benchmark, *query, *verdicts, *concurrency, *duration)
+		return
+	case "runner-chaos":
+		work, err := os.MkdirTemp("", "d5list-load-")
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer os.RemoveAll(work)
+		runnerChaosBench(*bin, work, *chaosJobs, *kills, *chaosRunners, *chaosEpochs, *meanLife, *leaseTTL)
 		return
 	case "board":
 		work, err := os.MkdirTemp("", "d5list-load-")

@@ -101,6 +101,10 @@ type RunMetrics struct {
 	Evals  []EvalPoint    `json:"evals"`
 	// Clock is the runner's own measurement of a re-run (nil in a claim).
 	Clock *RunClock `json:"clock,omitempty"`
+	// LogSHA256 names a re-run's MLLOG as its runner reported it, kept in
+	// the portal's blob store for download; empty in a claim, whose logs
+	// are in its bundle, and for re-runs measured before logs were kept.
+	LogSHA256 string `json:"log_sha256,omitempty"`
 	// Fresh marks a re-run whose seed the portal drew when it leased the
 	// job (JobSpec.FreshSeeds); false in a claim.
 	Fresh bool `json:"fresh,omitempty"`

@@ -1,6 +1,9 @@
 package d5list
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // Status is where a submission is in its life.
 type Status string
@@ -45,6 +48,8 @@ type Manifest struct {
 	SystemName   string `json:"system_name"`
 	Framework    string `json:"framework"`
 	CodeURL      string `json:"code_url,omitempty"`
+	// PaperURL is the paper or write-up that describes the submission.
+	PaperURL string `json:"paper_url,omitempty"`
 	// Claims are explicit claimed values; they must equal what the logs give.
 	Claims map[string]float64 `json:"claims,omitempty"`
 	// Environment is what the claim's runs ran with, as `d5list run`
@@ -81,6 +86,12 @@ type Submission struct {
 	Flag         string   `json:"flag,omitempty"`          // public note when flagged
 	CodeURL      string   `json:"code_url,omitempty"`      // submission.json code_url
 	CostPerHour  float64  `json:"cost_per_hour,omitempty"` // system.json price in USD, 0 when undeclared
+	// PaperURL is submission.json's paper_url, beside CodeURL.
+	PaperURL string `json:"paper_url,omitempty"`
+	// ContentSHA256 is the sum of the bundle's files, whatever archive
+	// held them (bundle.Bundle.ContentSHA256); empty for entries uploaded
+	// before it was kept.
+	ContentSHA256 string `json:"content_sha256,omitempty"`
 	// SubmitterConfirmed says that an organiser confirmed the uploading
 	// account as a member of Submitter.
 	SubmitterConfirmed bool `json:"submitter_confirmed,omitempty"`
@@ -94,6 +105,17 @@ type Submission struct {
 	System    map[string]any `json:"system,omitempty"`
 	CreatedAt time.Time      `json:"created_at"`
 	UpdatedAt time.Time      `json:"updated_at"`
+}
+
+// RepeatedUpload is the answer to storing a submission whose account
+// already uploaded the same files (ContentSHA256) as an entry that did
+// not fail: nothing is stored, and Existing is that entry. A failed entry
+// is not matched, so that its competitor can upload it again when a
+// re-run broke.
+type RepeatedUpload struct{ Existing int64 }
+
+func (e *RepeatedUpload) Error() string {
+	return "the same files as submission " + strconv.FormatInt(e.Existing, 10)
 }
 
 // Accepted reports whether an organiser accepted the entry over the

@@ -16,6 +16,9 @@ type Bundle struct {
 	SystemFile   string
 	Results      []ResultFile // sorted by Index
 	Files        []FileInfo   // every regular file in the bundle, in archive order
+	// ContentSHA256 identifies the files themselves, not their archive
+	// (contentSum): a bundle packed again from the same folder has the same.
+	ContentSHA256 string
 }
 
 // ResultFile is one run's MLLOG.

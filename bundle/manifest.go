@@ -36,10 +36,10 @@ func ParseManifest(name string, data []byte) (d5list.Manifest, error) {
 		}
 	}
 	known := map[string]bool{"format": true, "benchmark": true, "division": true, "availability": true,
-		"submitter": true, "system_name": true, "framework": true, "code_url": true, "claims": true, "environment": true}
+		"submitter": true, "system_name": true, "framework": true, "code_url": true, "paper_url": true, "claims": true, "environment": true}
 	for _, k := range order {
 		if !known[k] {
-			rs.add(CodeManifest, name, lines[k], "unknown field %q (fields: format, benchmark, division, availability, submitter, system_name, framework, code_url, claims, environment)", k)
+			rs.add(CodeManifest, name, lines[k], "unknown field %q (fields: format, benchmark, division, availability, submitter, system_name, framework, code_url, paper_url, claims, environment)", k)
 		}
 	}
 	str("format", &m.Format, true)
@@ -50,6 +50,7 @@ func ParseManifest(name string, data []byte) (d5list.Manifest, error) {
 	str("system_name", &m.SystemName, true)
 	str("framework", &m.Framework, true)
 	str("code_url", &m.CodeURL, false)
+	str("paper_url", &m.PaperURL, false)
 	if m.Format != "" && m.Format != d5list.ManifestFormat {
 		rs.add(CodeManifest, name, lines["format"], "format %q is not %q, the only format this portal reads", m.Format, d5list.ManifestFormat)
 	}
@@ -62,9 +63,12 @@ func ParseManifest(name string, data []byte) (d5list.Manifest, error) {
 		rs.add(CodeManifest, name, lines["availability"], "availability %q: use %q, %q or %q", m.Availability,
 			d5list.AvailabilityAvailable, d5list.AvailabilityPreview, d5list.AvailabilityRDI)
 	}
-	if m.CodeURL != "" {
-		if u, err := url.Parse(m.CodeURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			rs.add(CodeManifest, name, lines["code_url"], "code_url %q is not an http(s) URL", m.CodeURL)
+	for _, f := range []struct {
+		key string
+		val *string
+	}{{"code_url", &m.CodeURL}, {"paper_url", &m.PaperURL}} {
+		if why := linkProblem(*f.val); why != "" {
+			rs.add(CodeManifest, name, lines[f.key], "%s %s", f.key, why)
 		}
 	}
 	if raw, ok := vals["claims"]; ok && string(raw) != "null" {
@@ -81,6 +85,27 @@ func ParseManifest(name string, data []byte) (d5list.Manifest, error) {
 		}
 	}
 	return m, rs.err("")
+}
+
+// MaxLinkBytes bounds the code and paper links of submission.json: the
+// entry page and the exports show them, and a repository's or a paper's
+// address is a few dozen bytes.
+const MaxLinkBytes = 2048
+
+// linkProblem says why link cannot be an entry's code or paper link, or
+// "" when it can (or is empty): an http(s) URL with a host, of at most
+// MaxLinkBytes, which a page may show as a link without running anything.
+func linkProblem(link string) string {
+	if link == "" {
+		return ""
+	}
+	if len(link) > MaxLinkBytes {
+		return fmt.Sprintf("is %d bytes long; at most %d are kept", len(link), MaxLinkBytes)
+	}
+	if u, err := url.Parse(link); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return fmt.Sprintf("%.80q is not an http(s) URL", link)
+	}
+	return ""
 }
 
 // The environment's bounds: it is shown in verdicts, and `d5list run`

@@ -6,9 +6,12 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path"
@@ -74,6 +77,8 @@ type loader struct {
 	// heldBytes counts the bytes of the files held in memory.
 	heldBytes int64
 	stopped   bool
+	// sums are the sha256 of each accepted file, by its name in the bundle.
+	sums map[string][]byte
 }
 
 // errLimit stops the walk: limits are not collected but end the reading,
@@ -89,6 +94,7 @@ func newLoader(lim Limits) *loader {
 		isDir:   map[string]bool{},
 		badTops: map[string]bool{},
 		held:    map[string][]byte{},
+		sums:    map[string][]byte{},
 	}
 }
 
@@ -223,7 +229,7 @@ func (l *loader) file(raw, rel string, exec bool, body io.Reader) bool {
 	case roleRecipe:
 		l.recipes = append(l.recipes, rel)
 	}
-	m := &meter{r: body, l: l, name: raw}
+	m := &meter{r: body, l: l, name: raw, sum: sha256.New()}
 	var data []byte
 	var err error
 	if r.held() {
@@ -253,6 +259,7 @@ func (l *loader) file(raw, rel string, exec bool, body io.Reader) bool {
 		return false
 	}
 	l.b.Files = append(l.b.Files, FileInfo{Name: rel, Size: m.n})
+	l.sums[rel] = m.sum.Sum(nil)
 	if r.held() {
 		if r == roleResult {
 			i, ok := resultIndex(rel)
@@ -285,11 +292,16 @@ type meter struct {
 	l    *loader
 	name string
 	n    int64
+	// sum, when set, hashes the bytes read.
+	sum hash.Hash
 }
 
 func (m *meter) Read(p []byte) (int, error) {
 	n, err := m.r.Read(p)
 	m.n += int64(n)
+	if m.sum != nil {
+		m.sum.Write(p[:n])
+	}
 	l := m.l
 	l.total += int64(n)
 	switch {
@@ -350,7 +362,26 @@ func (l *loader) finish() (*Bundle, error) {
 	if err := l.rs.err("bundle refused"); err != nil {
 		return nil, err
 	}
+	b.ContentSHA256 = contentSum(l.sums)
 	return b, nil
+}
+
+// contentSum is the sha256 of a bundle's files, whatever archive holds
+// them: each file's name inside the bundle and the sha256 of its bytes,
+// one line per file in name order. Two bundles with the same files have
+// the same sum, packed as tar.gz or zip, wrapped in a folder or not, with
+// any dates and modes.
+func contentSum(sums map[string][]byte) string {
+	names := make([]string, 0, len(sums))
+	for name := range sums {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, name := range names {
+		fmt.Fprintf(h, "%s\x00%x\n", name, sums[name])
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // Open reads the bundle archive at path: a tar.gz or a zip, told apart by

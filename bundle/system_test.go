@@ -129,6 +129,10 @@ func TestParseManifest(t *testing.T) {
 	if m.Format != d5list.ManifestFormat || m.Division != "closed" || m.Claims["time_to_train_s"] != 12.5 {
 		t.Errorf("%+v", m)
 	}
+	withLinks := strings.Replace(validManifest(), `"claims"`, `"code_url": "https://github.com/x/y", "paper_url": "https://arxiv.org/abs/1234.5678", "claims"`, 1)
+	if m, err := ParseManifest("submission.json", []byte(withLinks)); err != nil || m.PaperURL != "https://arxiv.org/abs/1234.5678" || m.CodeURL != "https://github.com/x/y" {
+		t.Errorf("links: %q %q %v", m.CodeURL, m.PaperURL, err)
+	}
 	withEnv := strings.Replace(validManifest(), `"claims"`, `"environment": {"framework.torch": "1.13.1", "runs": "entrypoint"}, "claims"`, 1)
 	if m, err := ParseManifest("submission.json", []byte(withEnv)); err != nil || m.Environment["framework.torch"] != "1.13.1" {
 		t.Errorf("environment: %+v %v", m.Environment, err)
@@ -144,6 +148,8 @@ func TestParseManifest(t *testing.T) {
 		{"bad availability", strings.Replace(validManifest(), `"available"`, `"soon"`, 1), 1, "availability"},
 		{"missing benchmark", strings.Replace(validManifest(), `"benchmark"`, `"code_url": "https://x.org/r", "x_benchmark"`, 1), 0, `missing field "benchmark"`},
 		{"bad url", strings.Replace(validManifest(), `"claims"`, `"code_url": "file:///etc", "claims"`, 1), 2, "code_url"},
+		{"paper not http", strings.Replace(validManifest(), `"claims"`, `"paper_url": "javascript:alert(1)", "claims"`, 1), 2, "paper_url"},
+		{"paper too long", strings.Replace(validManifest(), `"claims"`, `"paper_url": "https://arxiv.org/`+strings.Repeat("a", MaxLinkBytes)+`", "claims"`, 1), 2, "paper_url is 2066 bytes long"},
 		{"claims not numbers", strings.Replace(validManifest(), `12.5`, `"fast"`, 1), 2, "claims"},
 		{"number for a string", "{\"format\": \"d5list/v1\",\n\"benchmark\": 3}", 2, `"benchmark" must be a string`},
 		{"environment value too long", strings.Replace(validManifest(), `"claims"`, `"environment": {"framework.torch": "`+strings.Repeat("9", 300)+`"}, "claims"`, 1), 2, "longer than 200 bytes"},

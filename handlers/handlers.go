@@ -17,7 +17,9 @@ import (
 // Service is what the HTTP layer needs from the portal. Errors are
 // *d5list.Error; anything else is reported as an internal error.
 type Service interface {
-	Submit(ctx context.Context, user *d5list.User, body io.Reader) (*d5list.Submission, error)
+	// Submit answers repeated where the user uploaded the same files
+	// before: sub is then that entry, and nothing was stored or queued.
+	Submit(ctx context.Context, user *d5list.User, body io.Reader) (sub *d5list.Submission, repeated bool, err error)
 	Benchmarks(ctx context.Context) ([]d5list.Benchmark, error)
 	Benchmark(ctx context.Context, id string) (*d5list.Benchmark, error)
 	Submission(ctx context.Context, id int64) (*d5list.Submission, error)

@@ -70,6 +70,8 @@ func (h *Handler) submissionLive(r *http.Request, sub *d5list.Submission, bench 
 			}
 		}
 	}
+	// The upload page sends a repeated upload here with ?repeated=1.
+	live.Repeated = user != nil && user.ID == sub.OwnerID && r.URL.Query().Get("repeated") == "1"
 	_, downloads := h.svc.(Downloads)
 	live.CanDownload = downloads && sub.MayDownload(user)
 	ps := h.progress()

@@ -6,12 +6,15 @@ import (
 	"net/url"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/leaderboard"
 	"github.com/deep500/d5list/templates"
 )
 
-// EntityService lists an organisation's entries, or one system's.
+// EntityService lists an organisation's entries, or one system's, and a
+// system's places on the boards and in the editions.
 type EntityService interface {
 	EntriesOf(ctx context.Context, viewer *d5list.User, submitter, system string) ([]d5list.Submission, error)
+	Places(ctx context.Context, submitter, system string) ([]leaderboard.Place, error)
 }
 
 // SubmitterPage is GET /submitters/{name}: an organisation's systems and
@@ -61,6 +64,12 @@ func (h *Handler) entityPage(w http.ResponseWriter, r *http.Request, system bool
 	}
 	view := templates.NewEntityView(subs, benches)
 	if system {
+		places, err := es.Places(r.Context(), view.Submitter, view.System)
+		if err != nil {
+			h.Error(w, r, err)
+			return
+		}
+		view.AddStandings(places, benches)
 		h.render(w, r, http.StatusOK, templates.SystemPage(view))
 		return
 	}

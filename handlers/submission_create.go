@@ -23,12 +23,18 @@ type createdJSON struct {
 	ID     int64         `json:"id"`
 	Status d5list.Status `json:"status"`
 	URL    string        `json:"url"`
+	// Repeated says that the upload held the files of the entry ID, which
+	// the user uploaded before; Message says so in words.
+	Repeated bool   `json:"repeated,omitempty"`
+	Message  string `json:"message,omitempty"`
 }
 
 // CreateSubmission is POST /api/v1/submissions: a bundle as the multipart
 // field "bundle" or as the raw body, or the files of a submission folder as
 // multipart fields "files". The body is streamed to the service (a folder
-// through a scratch folder on disk), never buffered whole.
+// through a scratch folder on disk), never buffered whole. An upload of
+// files the user uploaded before is answered 200 with that entry, as a
+// repeated PUT would be, instead of 201 with a new one.
 func (h *Handler) CreateSubmission(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength > h.opts.MaxUploadBytes {
 		h.Error(w, r, d5list.Errorf(d5list.ETOOLARGE, "the request body is %d bytes; the limit is %d", r.ContentLength, h.opts.MaxUploadBytes))
@@ -41,14 +47,26 @@ func (h *Handler) CreateSubmission(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer cleanup()
-	sub, err := h.svc.Submit(r.Context(), userFrom(r.Context()), body)
+	sub, repeated, err := h.svc.Submit(r.Context(), userFrom(r.Context()), body)
 	if err != nil {
 		h.Error(w, r, err)
 		return
 	}
 	id := strconv.FormatInt(sub.ID, 10)
 	w.Header().Set("Location", "/api/v1/submissions/"+id)
+	if repeated {
+		h.writeJSON(w, r, http.StatusOK, createdJSON{ID: sub.ID, Status: sub.Status, URL: "/submissions/" + id,
+			Repeated: true, Message: RepeatedUploadMessage(sub)})
+		return
+	}
 	h.writeJSON(w, r, http.StatusCreated, createdJSON{ID: sub.ID, Status: sub.Status, URL: "/submissions/" + id})
+}
+
+// RepeatedUploadMessage tells the uploader of files they uploaded before
+// where those went, and that nothing new was made of them.
+func RepeatedUploadMessage(sub *d5list.Submission) string {
+	return "You uploaded these files before, as submission " + strconv.FormatInt(sub.ID, 10) + " (" + string(sub.Status) +
+		"): that entry stands, and nothing was stored or re-run again. Change the recipe, code or logs to make a new entry."
 }
 
 // bundleBody returns the reader of the uploaded bundle, and what to call

@@ -16,6 +16,7 @@ import (
 type Downloads interface {
 	SubmissionBundle(ctx context.Context, user *d5list.User, id int64) (string, *d5list.Submission, error)
 	SubmissionRunLog(ctx context.Context, user *d5list.User, id int64, run int) ([]byte, error)
+	SubmissionRerunLog(ctx context.Context, user *d5list.User, id int64, run int) ([]byte, error)
 }
 
 func (h *Handler) downloads() (Downloads, error) {
@@ -65,14 +66,22 @@ func (h *Handler) DownloadBundle(w http.ResponseWriter, r *http.Request) {
 // DownloadRunLog is GET /submissions/{id}/runs/{run}/log: one claimed
 // run's MLLOG file, as plain text.
 func (h *Handler) DownloadRunLog(w http.ResponseWriter, r *http.Request) {
-	id, err := submissionID(r)
+	h.downloadLog(w, r, Downloads.SubmissionRunLog)
+}
+
+// DownloadRerunLog is GET /submissions/{id}/reruns/{run}/log: the MLLOG
+// of one run of the portal's own re-run, as its runner reported it, with
+// the claimed logs' access (Submission.MayDownload).
+func (h *Handler) DownloadRerunLog(w http.ResponseWriter, r *http.Request) {
+	h.downloadLog(w, r, Downloads.SubmissionRerunLog)
+}
+
+// downloadLog answers the log that read gives for the path's run.
+func (h *Handler) downloadLog(w http.ResponseWriter, r *http.Request,
+	read func(Downloads, context.Context, *d5list.User, int64, int) ([]byte, error)) {
+	id, run, err := runPath(r)
 	if err != nil {
 		h.Error(w, r, err)
-		return
-	}
-	run, err := strconv.Atoi(r.PathValue("run"))
-	if err != nil || run < 0 {
-		h.Error(w, r, d5list.Errorf(d5list.ENOTFOUND, "no run %q", r.PathValue("run")))
 		return
 	}
 	d, err := h.downloads()
@@ -81,11 +90,24 @@ func (h *Handler) DownloadRunLog(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	user, _ := h.viewer(r)
-	data, err := d.SubmissionRunLog(r.Context(), user, id, run)
+	data, err := read(d, r.Context(), user, id, run)
 	if err != nil {
 		h.Error(w, r, err)
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	_, _ = w.Write(data)
+}
+
+// runPath reads the submission id and run number of a log's path.
+func runPath(r *http.Request) (int64, int, error) {
+	id, err := submissionID(r)
+	if err != nil {
+		return 0, 0, err
+	}
+	run, err := strconv.Atoi(r.PathValue("run"))
+	if err != nil || run < 0 {
+		return 0, 0, d5list.Errorf(d5list.ENOTFOUND, "no run %q", r.PathValue("run"))
+	}
+	return id, run, nil
 }

@@ -45,6 +45,12 @@ type submissionJSON struct {
 	// NoRunner, for a queued job, says that no online runner can take it
 	// and what one needs.
 	NoRunner string `json:"no_runner,omitempty"`
+	// ContentSHA256 is the sum of the bundle's files however packed (an
+	// upload of the same files repeats the entry); CodeURL and PaperURL
+	// are submission.json's links.
+	ContentSHA256 string `json:"content_sha256,omitempty"`
+	CodeURL       string `json:"code_url,omitempty"`
+	PaperURL      string `json:"paper_url,omitempty"`
 }
 
 func newSubmissionJSON(s *d5list.Submission) submissionJSON {
@@ -60,6 +66,7 @@ func newSubmissionJSON(s *d5list.Submission) submissionJSON {
 		BundleSize: s.BundleSize, Recipe: s.Recipe, Claimed: s.Claimed, Measured: s.Measured,
 		Reasons: reasons, Flag: s.Flag, URL: "/submissions/" + strconv.FormatInt(s.ID, 10),
 		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
+		ContentSHA256: s.ContentSHA256, CodeURL: s.CodeURL, PaperURL: s.PaperURL,
 	}
 }
 

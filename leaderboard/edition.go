@@ -24,13 +24,13 @@ func MarkChanges(cur, prev []d5list.Entry) {
 func ChangeMarker(prev []d5list.Entry) func(*d5list.Entry) {
 	before := make(map[string]int, len(prev))
 	for _, e := range prev {
-		k := systemKey(e.Submitter, e.SystemName)
+		k := SystemKey(e.Submitter, e.SystemName)
 		if _, ok := before[k]; !ok {
 			before[k] = e.Rank
 		}
 	}
 	return func(e *d5list.Entry) {
-		e.PrevRank = before[systemKey(e.Submitter, e.SystemName)]
+		e.PrevRank = before[SystemKey(e.Submitter, e.SystemName)]
 		e.New = e.PrevRank == 0
 	}
 }

@@ -121,6 +121,10 @@ type Summary struct {
 	// AcceleratorNames and FrameworkNames are the filter choices, from
 	// every entry that any board lists.
 	AcceleratorNames, FrameworkNames []string
+	// Records are the best result over time (Records): the entries that
+	// each bettered every entry of the view submitted before them, every
+	// entry counted, not only each system's best.
+	Records []d5list.Entry
 }
 
 // ChartTop is how many of the best entries the per-entry charts draw.
@@ -180,5 +184,6 @@ func SummaryOf(board *d5list.Leaderboard) *Summary {
 	}
 	sum.Vendors = Shares(&board.Benchmark, board.Entries, Vendor)
 	sum.Frameworks = Shares(&board.Benchmark, board.Entries, Framework)
+	sum.Records = Records(&board.Benchmark, board.Entries)
 	return sum
 }

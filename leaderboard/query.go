@@ -20,6 +20,13 @@ const (
 	ParamSort         = "sort"   // "" (by rank), "date", "submitter", "system", "score" or "score-reverse"
 )
 
+// MaxSearchBytes bounds a search's text, on a board and across the list.
+const MaxSearchBytes = 100
+
+// MaxSearchNames bounds the names one search across the list looks up on
+// the boards: past it the search says that it kept the first ones.
+const MaxSearchNames = 50
+
 // ParseQuery reads Options from a permalink's query. Unknown values of the
 // two toggles are an error naming the parameter, so a mistyped link does
 // not silently show another board.
@@ -40,8 +47,8 @@ func ParseQuery(q url.Values) (Options, error) {
 	default:
 		return Options{}, d5list.Errorf(d5list.EINVALID, "query parameter %s=%q: use \"rank\", \"date\", \"submitter\", \"system\", \"score\" or \"score-reverse\"", ParamSort, opt.Sort)
 	}
-	if len(opt.Search) > 100 {
-		return Options{}, d5list.Errorf(d5list.EINVALID, "query parameter %s: longer than 100 characters", ParamSearch)
+	if len(opt.Search) > MaxSearchBytes {
+		return Options{}, d5list.Errorf(d5list.EINVALID, "query parameter %s: longer than %d characters", ParamSearch, MaxSearchBytes)
 	}
 	switch v := q.Get(ParamRows); v {
 	case "", "system":

@@ -95,7 +95,7 @@ type candidate struct {
 	secondary float64
 	secValid  bool
 	place     int    // index among the candidates, the last tie-break
-	system    string // systemKey, for one row per system
+	system    string // SystemKey, for one row per system
 }
 
 // Rank orders the submissions of bench and numbers them 1..n. The value of
@@ -148,7 +148,7 @@ func candidateOf(bench *d5list.Benchmark, s *d5list.Submission) (candidate, bool
 		Basis:              basis,
 		CreatedAt:          s.CreatedAt,
 		Measures:           Measures(bench.Level, runs),
-	}, system: systemKey(s.Submitter, s.SystemName)}
+	}, system: SystemKey(s.Submitter, s.SystemName)}
 	if basis == d5list.BasisMeasured {
 		if cs := d5list.OlympicScore(s.Claimed.Runs, metric, dir); cs.Valid && !math.IsInf(cs.Value, 0) {
 			c.entry.Claimed = cs.Value
@@ -349,7 +349,10 @@ func before(aFirst bool) int {
 	return 1
 }
 
-func systemKey(submitter, system string) string {
+// SystemKey is how the boards tell one system from another: its
+// organisation and its name, case and outer spaces ignored. The index
+// keeps it (board_rows.system_key), and a system's page looks it up.
+func SystemKey(submitter, system string) string {
 	return strings.ToLower(strings.TrimSpace(submitter)) + "\x00" + strings.ToLower(strings.TrimSpace(system))
 }
 

@@ -377,6 +377,64 @@ func (s *Service) EntriesOf(ctx context.Context, viewer *d5list.User, submitter,
 	return out, nil
 }
 
+// SystemIndex is a store that finds one system on the boards and in the
+// frozen editions without reading them whole (store.DB).
+type SystemIndex interface {
+	SystemOnBoard(ctx context.Context, benchID, systemKey string) (*d5list.Entry, int, error)
+	SystemInEditions(ctx context.Context, systemKey string) ([]leaderboard.Place, error)
+}
+
+// Places are the places of one system (an organisation's system name) on
+// the boards: on each benchmark's live default board that lists it, then
+// in each frozen edition, the latest first. A store without the index
+// gives none.
+func (s *Service) Places(ctx context.Context, submitter, system string) ([]leaderboard.Place, error) {
+	ix, ok := s.store.(SystemIndex)
+	if !ok {
+		return nil, nil
+	}
+	key := leaderboard.SystemKey(submitter, system)
+	benches, err := s.store.Benchmarks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []leaderboard.Place
+	for _, b := range benches {
+		e, n, err := ix.SystemOnBoard(ctx, b.ID, key)
+		if err != nil {
+			return nil, err
+		}
+		if e != nil {
+			out = append(out, leaderboard.Place{BenchmarkID: b.ID, Entry: *e, Of: n})
+		}
+	}
+	editions, err := ix.SystemInEditions(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, editions...), nil
+}
+
+// SearchIndex is a store that searches the names on every board from an
+// index of them (store.DB).
+type SearchIndex interface {
+	Search(ctx context.Context, text string, perBoard int) ([]leaderboard.Found, bool, error)
+}
+
+// Search finds text in the organisation, system, framework and
+// accelerator names of every benchmark's default list, and gives per
+// board its first perBoard matching entries, ranked (SearchIndex.Search).
+func (s *Service) Search(ctx context.Context, text string, perBoard int) ([]leaderboard.Found, bool, error) {
+	if len(text) > leaderboard.MaxSearchBytes {
+		return nil, false, d5list.Errorf(d5list.EINVALID, "the search is longer than %d characters", leaderboard.MaxSearchBytes)
+	}
+	ix, ok := s.store.(SearchIndex)
+	if !ok {
+		return nil, false, d5list.Errorf(d5list.EUNAVAILABLE, "this portal's store keeps no search index")
+	}
+	return ix.Search(ctx, text, perBoard)
+}
+
 // BoardIndex is a store that keeps the boards indexed on write
 // (store.DB): a page costs about its rows, not the benchmark's.
 type BoardIndex interface {
@@ -503,6 +561,12 @@ func (s *Service) BoardSummary(ctx context.Context, benchmarkID string, unverifi
 	}
 	names := leaderboard.SummaryOf(all)
 	sum.AcceleratorNames, sum.FrameworkNames = names.AcceleratorNames, names.FrameworkNames
+	// The records are every entry's, not each system's best.
+	every, err := s.rank(ctx, bench.ID, leaderboard.Options{IncludeUnverified: unverified, AllPerSystem: true})
+	if err != nil {
+		return nil, err
+	}
+	sum.Records = leaderboard.Records(&every.Benchmark, every.Entries)
 	return sum, nil
 }
 

@@ -7,6 +7,7 @@ package portal
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"math"
@@ -90,7 +91,9 @@ type Service struct {
 	changes atomic.Uint64
 }
 
-// New returns a Service. A zero Config gets the defaults.
+// New returns a Service. A zero Config gets the defaults. blobs may be
+// nil for a service that takes no uploads and keeps no re-run logs (the
+// tests of leasing, verdicts and pages).
 func New(st Store, blobs Blobs, cfg Config, log *slog.Logger) *Service {
 	if cfg.Limits == (bundle.Limits{}) {
 		cfg.Limits = bundle.DefaultLimits()
@@ -155,23 +158,35 @@ func (s *Service) Submission(ctx context.Context, id int64) (*d5list.Submission,
 
 // Submit stores an uploaded bundle once it passes every static check, and
 // queues its verification. A refused bundle leaves no row and no blob.
-func (s *Service) Submit(ctx context.Context, user *d5list.User, body io.Reader) (*d5list.Submission, error) {
+// Where the user uploaded the same files before (however packed) and that
+// entry did not fail, nothing is stored or re-run: Submit returns that
+// entry with repeated set.
+func (s *Service) Submit(ctx context.Context, user *d5list.User, body io.Reader) (sub *d5list.Submission, repeated bool, err error) {
 	if user == nil || !user.Role.AtLeast(d5list.RoleCompetitor) {
-		return nil, d5list.Errorf(d5list.EFORBIDDEN, "only competitors may submit")
+		return nil, false, d5list.Errorf(d5list.EFORBIDDEN, "only competitors may submit")
 	}
 	up, err := s.spool(body)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	sub, err := s.checkAndStore(ctx, user, up)
-	if err != nil && !up.existed {
+	sub, err = s.checkAndStore(ctx, user, up)
+	var again *d5list.RepeatedUpload
+	if errors.As(err, &again) {
+		repeated = true
+		sub, err = s.store.Submission(ctx, again.Existing)
+		s.log.InfoContext(ctx, "upload repeats an entry", "id", again.Existing, "owner", user.Name)
+	}
+	if (err != nil || repeated) && !up.existed {
 		// The same bytes may have been uploaded before; only a blob this
 		// upload created is removed.
 		if rmErr := s.blobs.Remove(up.sha); rmErr != nil {
-			s.log.ErrorContext(ctx, "removing refused bundle", "sha256", up.sha, "err", rmErr)
+			s.log.ErrorContext(ctx, "removing an unstored bundle", "sha256", up.sha, "err", rmErr)
 		}
 	}
-	return sub, err
+	if err != nil {
+		return nil, false, err
+	}
+	return sub, repeated, nil
 }
 
 func (s *Service) checkAndStore(ctx context.Context, user *d5list.User, up spooled) (*d5list.Submission, error) {
@@ -196,26 +211,28 @@ func (s *Service) checkAndStore(ctx context.Context, user *d5list.User, up spool
 	}
 	model, count := b.System.Accelerators()
 	sub := &d5list.Submission{
-		BenchmarkID:  bench.ID,
-		OwnerID:      user.ID,
-		Owner:        user.Name,
-		Division:     b.Manifest.Division,
-		Availability: b.Manifest.Availability,
-		Submitter:    b.Manifest.Submitter,
-		SystemName:   b.Manifest.SystemName,
-		Framework:    b.Manifest.Framework,
-		Accelerator:  model,
-		Accelerators: count,
-		Status:       d5list.StatusQueued,
-		BundleSHA256: up.sha,
-		BundleSize:   up.size,
-		Recipe:       &b.Recipe,
-		Claimed:      claimed,
-		Reasons:      []d5list.Reason{},
-		HostCPU:      b.System.HostProcessorModelName,
-		CodeURL:      b.Manifest.CodeURL,
-		CostPerHour:  costPerHour(b.System.CostPerHour),
-		System:       systemDescription(b.System),
+		BenchmarkID:   bench.ID,
+		OwnerID:       user.ID,
+		Owner:         user.Name,
+		Division:      b.Manifest.Division,
+		Availability:  b.Manifest.Availability,
+		Submitter:     b.Manifest.Submitter,
+		SystemName:    b.Manifest.SystemName,
+		Framework:     b.Manifest.Framework,
+		Accelerator:   model,
+		Accelerators:  count,
+		Status:        d5list.StatusQueued,
+		BundleSHA256:  up.sha,
+		BundleSize:    up.size,
+		Recipe:        &b.Recipe,
+		Claimed:       claimed,
+		Reasons:       []d5list.Reason{},
+		HostCPU:       b.System.HostProcessorModelName,
+		CodeURL:       b.Manifest.CodeURL,
+		PaperURL:      b.Manifest.PaperURL,
+		ContentSHA256: b.ContentSHA256,
+		CostPerHour:   costPerHour(b.System.CostPerHour),
+		System:        systemDescription(b.System),
 	}
 	if err := s.store.CreateSubmission(ctx, sub); err != nil {
 		// The store names submission.json; the bundle may keep it in a folder.
@@ -355,6 +372,9 @@ func (s *Service) Complete(ctx context.Context, jobID int64, secret string, logs
 		return err
 	}
 	measured.Runner = runner
+	if err := s.keepRerunLogs(measured, logs); err != nil {
+		return err
+	}
 	rs, remeasures := s.store.(RemeasureStore)
 	gapsSeen := 0
 	if remeasures && job.Remeasure > 0 {
@@ -379,6 +399,33 @@ func (s *Service) Complete(ctx context.Context, jobID int64, secret string, logs
 		s.cfg.OnJobEnd(string(status), time.Since(job.CreatedAt))
 	}
 	s.log.InfoContext(ctx, "verdict", "submission", sub.ID, "status", status, "reasons", len(reasons))
+	return nil
+}
+
+// keepRerunLogs files each re-run's MLLOG, as the runner reported it, in
+// the blob store and names it on its measured run, so that the logs the
+// verdict was derived from can be downloaded beside the claimed ones. A
+// report sent again files the same blobs again, which changes nothing. A
+// service without a blob store keeps none.
+func (s *Service) keepRerunLogs(measured *d5list.Result, logs []d5list.RunLog) error {
+	if s.blobs == nil {
+		return nil
+	}
+	for i, l := range logs {
+		w, err := s.blobs.Create()
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(l.Log); err != nil {
+			w.Abort()
+			return err
+		}
+		sha, _, err := w.Commit()
+		if err != nil {
+			return err
+		}
+		measured.Runs[i].LogSHA256 = sha
+	}
 	return nil
 }
 

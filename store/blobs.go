@@ -235,9 +235,11 @@ func syncDir(dir string) {
 	}
 }
 
-// RemoveUnreferencedBlobs removes the stored bundles that no submission
-// names and returns how many: a portal killed between storing an upload's
-// bytes and writing its row (or removing a refused one's) leaves them. A
+// RemoveUnreferencedBlobs removes the stored blobs that no row names (a
+// submission its bundle, rerun_logs a re-run's log) and returns how many:
+// a portal killed between storing an upload's bytes and writing its row
+// (or removing a refused one's), or between keeping a re-run's logs and
+// writing its verdict, leaves them. A
 // portal calls it as it starts, before it takes uploads: an upload of a
 // process still running would lose its bytes between the two steps.
 func (db *DB) RemoveUnreferencedBlobs(ctx context.Context) (int, error) {
@@ -260,7 +262,8 @@ func (db *DB) RemoveUnreferencedBlobs(ctx context.Context) (int, error) {
 				continue // not a blob's name where it belongs
 			}
 			var named bool
-			if err := db.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM submissions WHERE bundle_sha256 = ?)`, sha).Scan(&named); err != nil {
+			if err := db.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM submissions WHERE bundle_sha256 = ?)
+				OR EXISTS (SELECT 1 FROM rerun_logs WHERE sha256 = ?)`, sha, sha).Scan(&named); err != nil {
 				return removed, fmt.Errorf("store: looking up blob %s: %w", sha, err)
 			}
 			if named {

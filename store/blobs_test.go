@@ -180,27 +180,37 @@ func TestOpenCreatesBlobFolder(t *testing.T) {
 }
 
 // A bundle stored without its submission (the portal killed between the
-// two) is removed; one a submission names stays, and so does anything in
-// the folder that is not a blob.
+// two) is removed; one a submission names stays, so does the log of a
+// re-run whose verdict was held back for a re-measure, and so does
+// anything in the folder that is not a blob.
 func TestRemoveUnreferencedBlobs(t *testing.T) {
 	db, _ := newTestDB(t)
+	ctx := context.Background()
 	b := db.Blobs()
 	kept, _ := writeBlob(t, b, "a submitted bundle")
+	rerunLog, _ := writeBlob(t, b, ":::MLLOG a re-run's log")
 	orphan, _ := writeBlob(t, b, "a bundle whose row was never written")
 	s := testSubmission("l2-digits", 1, 2, 3)
 	s.BundleSHA256 = kept
 	mustCreate(t, db, s)
+	l := mustLease(t, db, "r", nil, time.Minute)
+	measured := &d5list.Result{Runs: []d5list.RunMetrics{{Index: 0, Seed: 1, LogSHA256: rerunLog}}}
+	req := d5list.RemeasureRequest{Why: "a gap, seen once", After: time.Second, Elsewhere: time.Second}
+	if err := db.RemeasureJob(ctx, l.Job.ID, l.Secret, measured, d5list.StatusDiscrepancy, nil, req); err != nil {
+		t.Fatal(err)
+	}
 	stray := filepath.Join(b.root, orphan[:2], "notes.txt")
 	if err := os.WriteFile(stray, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 
-	n, err := db.RemoveUnreferencedBlobs(context.Background())
+	n, err := db.RemoveUnreferencedBlobs(ctx)
 	if err != nil || n != 1 {
 		t.Fatalf("removed %d (%v), want the one orphan", n, err)
 	}
-	if b.Exists(orphan) || !b.Exists(kept) {
-		t.Errorf("after the sweep: orphan stored %v, submitted bundle stored %v; want false, true", b.Exists(orphan), b.Exists(kept))
+	if b.Exists(orphan) || !b.Exists(kept) || !b.Exists(rerunLog) {
+		t.Errorf("after the sweep: orphan stored %v, submitted bundle %v, re-run log %v; want false, true, true",
+			b.Exists(orphan), b.Exists(kept), b.Exists(rerunLog))
 	}
 	if _, err := os.Stat(stray); err != nil {
 		t.Errorf("a file that is not a blob was touched: %v", err)

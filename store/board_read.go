@@ -313,28 +313,35 @@ func (db *DB) RankOf(ctx context.Context, benchID string, id int64, bestOnly boo
 		view = viewBestDefault
 	}
 	var e *d5list.Entry
-	err := db.readTx(ctx, func(tx *sql.Tx) error {
-		var raw string
-		var k1, k2 float64
-		var secMissing, created int64
-		err := tx.QueryRowContext(ctx, `SELECT entry, k1, sec_missing, k2, created_at FROM board_rows
-			WHERE submission_id = ? AND benchmark_id = ? AND `+view+` = 1`, id, benchID).Scan(&raw, &k1, &secMissing, &k2, &created)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil
-		} else if err != nil {
-			return err
-		}
-		var ahead int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM board_rows WHERE benchmark_id = ? AND `+view+` = 1
-			AND (k1, sec_missing, k2, created_at, submission_id) < (?, ?, ?, ?, ?)`, benchID, k1, secMissing, k2, created, id).Scan(&ahead); err != nil {
-			return err
-		}
-		e = new(d5list.Entry)
-		if err := json.Unmarshal([]byte(raw), e); err != nil {
-			return fmt.Errorf("decoding a board entry: %w", err)
-		}
-		leaderboard.Finish(e, ahead+1)
-		return nil
+	err := db.readTx(ctx, func(tx *sql.Tx) (err error) {
+		e, err = rankOfTx(ctx, tx, benchID, id, view)
+		return err
 	})
 	return e, wrap(err, "ranking submission %d", id)
+}
+
+// rankOfTx is RankOf on the board of view (viewOnDefault or
+// viewBestDefault), in tx.
+func rankOfTx(ctx context.Context, tx *sql.Tx, benchID string, id int64, view string) (*d5list.Entry, error) {
+	var raw string
+	var k1, k2 float64
+	var secMissing, created int64
+	err := tx.QueryRowContext(ctx, `SELECT entry, k1, sec_missing, k2, created_at FROM board_rows
+		WHERE submission_id = ? AND benchmark_id = ? AND `+view+` = 1`, id, benchID).Scan(&raw, &k1, &secMissing, &k2, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	var ahead int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM board_rows WHERE benchmark_id = ? AND `+view+` = 1
+		AND (k1, sec_missing, k2, created_at, submission_id) < (?, ?, ?, ?, ?)`, benchID, k1, secMissing, k2, created, id).Scan(&ahead); err != nil {
+		return nil, err
+	}
+	e := new(d5list.Entry)
+	if err := json.Unmarshal([]byte(raw), e); err != nil {
+		return nil, fmt.Errorf("decoding a board entry: %w", err)
+	}
+	leaderboard.Finish(e, ahead+1)
+	return e, nil
 }

@@ -320,9 +320,9 @@ const othersGroup = " others"
 // a range of their own tables, each bounded in rows. It never passes over
 // the board.
 func (db *DB) BoardSummary(ctx context.Context, benchID string, includeUnverified bool) (*leaderboard.Summary, error) {
-	view := viewBestDefault
+	view, on := viewBestDefault, viewOnDefault
 	if includeUnverified {
-		view = viewBestAll
+		view, on = viewBestAll, viewOnAll
 	}
 	sum := &leaderboard.Summary{}
 	var err error
@@ -359,6 +359,11 @@ func (db *DB) BoardSummary(ctx context.Context, benchID string, includeUnverifie
 				}
 				return sh.group(name)
 			})
+		}
+		// The records are a pass over the board's index, not kept with
+		// the writes: a summary is made off the request path.
+		if sum.Records, err = recordsTx(ctx, tx, benchID, on); err != nil {
+			return err
 		}
 		if sum.AcceleratorNames, err = namesTx(ctx, tx, benchID, "accelerator_name"); err != nil {
 			return err

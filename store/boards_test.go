@@ -131,7 +131,10 @@ func randomBoardChecked(t *testing.T, db *DB, clock *fakeClock, seed uint64, che
 	return bench
 }
 
-func checkBoardIndex(t *testing.T, seed uint64) {
+// scoredRandomBoard is randomBoard on a new store, with its benchmark as
+// stored, its submissions and their in-memory ranking.
+func scoredRandomBoard(t *testing.T, seed uint64) (*DB, *d5list.Benchmark, []d5list.Submission, *leaderboard.Scored) {
+	t.Helper()
 	db, clock := newTestDB(t)
 	ctx := context.Background()
 	bench := randomBoardChecked(t, db, clock, seed, func() { compareKeptWithElection(t, db, indexBenchmark().ID) })
@@ -155,7 +158,12 @@ func checkBoardIndex(t *testing.T, seed uint64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scored := leaderboard.Score(stored, subs)
+	return db, stored, subs, leaderboard.Score(stored, subs)
+}
+
+func checkBoardIndex(t *testing.T, seed uint64) {
+	db, bench, subs, scored := scoredRandomBoard(t, seed)
+	ctx := context.Background()
 	boards := 0
 	// compareBoard stops the test at the first difference; the deferred
 	// log still runs then, and says how far the comparison got.

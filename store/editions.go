@@ -46,7 +46,7 @@ func (db *DB) FreezeEdition(ctx context.Context, name, by string, boards []d5lis
 				return err
 			}
 		}
-		return nil
+		return editionSystemsTx(ctx, tx, name, boards)
 	})
 	if err != nil {
 		return nil, wrap(err, "freezing edition %q", name)

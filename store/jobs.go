@@ -367,8 +367,9 @@ type encodedVerdict struct {
 }
 
 // endJob ends the holder's job with a verdict, in one transaction: the job
-// is done, and record writes what the verdict changes. A report repeated
-// with the same secret after that is a no-op.
+// is done, the blobs of its logs are named, and record writes what the
+// verdict changes. A report repeated with the same secret after that is a
+// no-op.
 func (db *DB) endJob(ctx context.Context, jobID int64, secret string, measured *d5list.Result, st d5list.Status, reasons []d5list.Reason,
 	record func(tx *sql.Tx, j *jobRow, v encodedVerdict, now int64) error) error {
 	if !st.Final() {
@@ -398,8 +399,31 @@ func (db *DB) endJob(ctx context.Context, jobID int64, secret string, measured *
 			string(d5list.JobDone), now, jobID); err != nil {
 			return err
 		}
+		if err := rerunLogsTx(ctx, tx, j, measured); err != nil {
+			return err
+		}
 		return record(tx, j, v, now)
 	})
+}
+
+// rerunLogsTx names the blobs of the re-run's logs that measured carries
+// (RunMetrics.LogSHA256) in rerun_logs, with the verdict, whether it is
+// published or held back for a re-measure (whose measurement stays in the
+// submission's history).
+func rerunLogsTx(ctx context.Context, tx *sql.Tx, j *jobRow, measured *d5list.Result) error {
+	if measured == nil {
+		return nil
+	}
+	for _, r := range measured.Runs {
+		if r.LogSHA256 == "" {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO rerun_logs (job_id, run, submission_id, sha256) VALUES (?, ?, ?, ?)`,
+			j.ID, r.Index, j.SubmissionID, r.LogSHA256); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // FailJob records that the holder's re-run broke. The job goes back to the

@@ -13,7 +13,11 @@ import (
 
 // CreateSubmission stores s as queued together with its verification job,
 // in one transaction, so that no queued submission lacks a job. It sets
-// s.ID, s.Status and the timestamps.
+// s.ID, s.Status and the timestamps. Where s's owner uploaded the same
+// files before (s.ContentSHA256) to an entry that did not fail, it stores
+// nothing and answers *d5list.RepeatedUpload naming that entry: found in
+// the transaction that would store s, so two uploads of the same files at
+// once make one entry.
 func (db *DB) CreateSubmission(ctx context.Context, s *d5list.Submission) error {
 	if s.BenchmarkID == "" {
 		return d5list.Errorf(d5list.EINVALID, "submission: empty benchmark")
@@ -59,6 +63,9 @@ func (db *DB) CreateSubmission(ctx context.Context, s *d5list.Submission) error 
 		if _, err := benchmarkTx(ctx, tx, s.BenchmarkID); err != nil {
 			return err
 		}
+		if err := repeatedUploadTx(ctx, tx, s); err != nil {
+			return err
+		}
 		var owner any
 		if s.OwnerID != 0 {
 			owner = s.OwnerID
@@ -71,12 +78,12 @@ func (db *DB) CreateSubmission(ctx context.Context, s *d5list.Submission) error 
 		err := tx.QueryRowContext(ctx, `INSERT INTO submissions (benchmark_id, owner_id, division, availability,
 				submitter, system_name, framework, accelerator, accelerators, host_cpu, status, bundle_sha256,
 				bundle_size, recipe, claimed, measured, reasons, flag, created_at, updated_at, code_url, cost_per_hour, system,
-				submitter_key)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+				submitter_key, paper_url, content_sha256)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 			s.BenchmarkID, owner, s.Division, s.Availability, s.Submitter, s.SystemName, s.Framework,
 			s.Accelerator, s.Accelerators, s.HostCPU, string(d5list.StatusQueued), s.BundleSHA256, s.BundleSize,
 			recipe, claimed, measured, reasons, s.Flag, now.UnixNano(), now.UnixNano(), s.CodeURL, s.CostPerHour, system,
-			organisationKey(s.Submitter)).Scan(&id)
+			organisationKey(s.Submitter), s.PaperURL, s.ContentSHA256).Scan(&id)
 		if err != nil {
 			return err
 		}
@@ -101,6 +108,24 @@ func (db *DB) CreateSubmission(ctx context.Context, s *d5list.Submission) error 
 		s.Reasons = []d5list.Reason{}
 	}
 	return nil
+}
+
+// repeatedUploadTx answers *d5list.RepeatedUpload where s's owner has an
+// entry of the same files that did not fail (submissions_by_content).
+func repeatedUploadTx(ctx context.Context, tx *sql.Tx, s *d5list.Submission) error {
+	if s.OwnerID == 0 || s.ContentSHA256 == "" {
+		return nil
+	}
+	var id int64
+	err := tx.QueryRowContext(ctx, `SELECT id FROM submissions WHERE owner_id = ? AND content_sha256 = ? AND status != ?
+		ORDER BY id LIMIT 1`, s.OwnerID, s.ContentSHA256, string(d5list.StatusFailed)).Scan(&id)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	case err != nil:
+		return err
+	}
+	return &d5list.RepeatedUpload{Existing: id}
 }
 
 // submitForOrganisationTx holds an upload to its account's organisation
@@ -166,7 +191,8 @@ const submissionColumns = `s.id, s.benchmark_id, coalesce(s.owner_id, 0), coales
 	s.availability, s.submitter, s.system_name, s.framework, s.accelerator, s.accelerators, s.host_cpu,
 	s.status, s.bundle_sha256, s.bundle_size, s.recipe, s.claimed, s.measured, s.reasons, s.flag,
 	s.created_at, s.updated_at, s.code_url, s.cost_per_hour,
-	coalesce(u.organisation_confirmed AND u.organisation_key = s.submitter_key, 0), s.published
+	coalesce(u.organisation_confirmed AND u.organisation_key = s.submitter_key, 0), s.published,
+	s.paper_url, s.content_sha256
 	FROM submissions s LEFT JOIN users u ON u.id = s.owner_id`
 
 type scanner interface{ Scan(dest ...any) error }
@@ -179,7 +205,7 @@ func scanSubmission(row scanner) (*d5list.Submission, error) {
 	err := row.Scan(&s.ID, &s.BenchmarkID, &s.OwnerID, &s.Owner, &s.Division, &s.Availability, &s.Submitter,
 		&s.SystemName, &s.Framework, &s.Accelerator, &s.Accelerators, &s.HostCPU, &s.Status, &s.BundleSHA256,
 		&s.BundleSize, &recipe, &claimed, &measured, &reasons, &s.Flag, &created, &updated, &s.CodeURL, &s.CostPerHour,
-		&s.SubmitterConfirmed, &s.Published)
+		&s.SubmitterConfirmed, &s.Published, &s.PaperURL, &s.ContentSHA256)
 	if err != nil {
 		return nil, err
 	}

@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	d5list "github.com/deep500/d5list"
 )
@@ -124,5 +126,79 @@ func TestSubmitterIsStoredAsTheAccountsOrganisation(t *testing.T) {
 	mustCreate(t, db, anon)
 	if anon.Submitter != "Seed Lab" {
 		t.Errorf("an account-less upload's submitter %q, want Seed Lab", anon.Submitter)
+	}
+}
+
+// The same files from the same account are one entry: storing them again
+// answers RepeatedUpload naming it and stores nothing, until that entry
+// failed (a re-run broke), when they may be uploaded again. Another
+// account's upload of them is its own entry.
+func TestRepeatedUploadIsTheEntryItRepeats(t *testing.T) {
+	db, _ := newTestDB(t)
+	ctx := context.Background()
+	var users []*d5list.User
+	for _, name := range []string{"rita", "bob"} {
+		u, err := db.EnsureUser(ctx, name, d5list.RoleCompetitor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		users = append(users, u)
+	}
+	upload := func(owner *d5list.User) (*d5list.Submission, error) {
+		s := withOwner(testSubmission("l2-digits", 1), owner.ID)
+		s.ContentSHA256 = strings.Repeat("c0", 32)
+		return s, db.CreateSubmission(ctx, s)
+	}
+	first, err := upload(users[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again *d5list.RepeatedUpload
+	if _, err := upload(users[0]); !errors.As(err, &again) || again.Existing != first.ID {
+		t.Fatalf("the same files again: %v, want RepeatedUpload of submission %d", err, first.ID)
+	}
+	if subs, _ := db.Submissions(ctx, d5list.SubmissionFilter{OwnerID: users[0].ID}); len(subs) != 1 {
+		t.Fatalf("%d submissions stored, want the first only", len(subs))
+	}
+	for range DefaultMaxAttempts {
+		l := mustLease(t, db, "r", nil, time.Minute)
+		if err := db.FailJob(ctx, l.Job.ID, l.Secret, "out of memory"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s, _ := db.Submission(ctx, first.ID); s.Status != d5list.StatusFailed {
+		t.Fatalf("the first entry is %s, want failed", s.Status)
+	}
+	if s, err := upload(users[0]); err != nil || s.ID == first.ID {
+		t.Fatalf("the files of an entry that failed, uploaded again: %v, want a new entry", err)
+	}
+	if _, err := upload(users[1]); err != nil {
+		t.Fatalf("another account's upload of the same files: %v", err)
+	}
+}
+
+// A verdict names the blobs of its re-run's logs in rerun_logs, in its
+// own transaction, so that a blob a measured result refers to is found by
+// an index as a bundle's is.
+func TestCompleteJobNamesTheRerunLogs(t *testing.T) {
+	db, _ := newTestDB(t)
+	ctx := context.Background()
+	s := mustCreate(t, db, testSubmission("l2-digits", 1, 2))
+	l := mustLease(t, db, "r", nil, time.Minute)
+	measured := *s.Claimed
+	measured.Runs = append([]d5list.RunMetrics(nil), s.Claimed.Runs...)
+	for i := range measured.Runs {
+		measured.Runs[i].LogSHA256 = strings.Repeat(string(rune('a'+i)), 64)
+	}
+	if err := db.CompleteJob(ctx, l.Job.ID, l.Secret, &measured, d5list.StatusVerified, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range measured.Runs {
+		var sub int64
+		var run int
+		err := db.read.QueryRowContext(ctx, `SELECT submission_id, run FROM rerun_logs WHERE sha256 = ?`, r.LogSHA256).Scan(&sub, &run)
+		if err != nil || sub != s.ID || run != i {
+			t.Errorf("re-run log %d: submission %d run %d (%v), want submission %d run %d", i, sub, run, err, s.ID, i)
+		}
 	}
 }

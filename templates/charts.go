@@ -54,8 +54,10 @@ func AccuracyChart(sub *d5list.Submission, bench *d5list.Benchmark) *charts.Line
 	line.SetGlobalOptions(
 		charts.WithTitleOpts(opts.Title{Title: MetricLabel(q.Metric) + " versus time", Subtitle: "dashed: submitted logs · solid: re-run by the portal"}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item",
-			Formatter: types.FuncStr("{a}<br/>time (s), " + html.EscapeString(MetricLabel(q.Metric)) + ": {c}")}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Type: "scroll", Bottom: "0"}),
+			Formatter: types.FuncStr("{a}, {b}<br/>time (s), " + html.EscapeString(MetricLabel(q.Metric)) + ": {c}")}),
+		// One legend item per run, for its submitted and re-run curves
+		// alike (ECharts joins series of one name): five fit a phone.
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Bottom: "0"}),
 		charts.WithGridOpts(opts.Grid{ContainLabel: opts.Bool(true), Left: "3%", Right: "4%", Bottom: "50"}),
 		charts.WithXAxisOpts(opts.XAxis{Type: "value", Name: "time since run start (s)", NameLocation: "middle", NameGap: 28}),
 		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: yName, Scale: opts.Bool(true)}),
@@ -70,7 +72,7 @@ func AccuracyChart(sub *d5list.Submission, bench *d5list.Benchmark) *charts.Line
 			color := palette[r.Index%len(palette)]
 			points := make([]opts.LineData, len(r.Evals))
 			for i, e := range r.Evals {
-				points[i] = opts.LineData{Value: []float64{round4(e.Seconds), round4(e.Accuracy)}}
+				points[i] = opts.LineData{Name: what, Value: []float64{round4(e.Seconds), round4(e.Accuracy)}}
 			}
 			seriesOpts := []charts.SeriesOpts{
 				charts.WithLineStyleOpts(opts.LineStyle{Type: dash, Color: color, Width: 2}),
@@ -80,7 +82,7 @@ func AccuracyChart(sub *d5list.Submission, bench *d5list.Benchmark) *charts.Line
 				seriesOpts = append(seriesOpts, targetLine(q.Target)...)
 				first = false
 			}
-			line.AddSeries("run "+itoa(r.Index)+" "+what, points, seriesOpts...)
+			line.AddSeries("run "+itoa(r.Index), points, seriesOpts...)
 		}
 	}
 	addRuns(sub.Claimed, "submitted", "dashed")

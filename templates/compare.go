@@ -21,6 +21,12 @@ type CompareEntry struct {
 	Bench *d5list.Benchmark
 }
 
+// Label names the entry where its column's head is not in sight: its
+// number, organisation and system.
+func (e CompareEntry) Label() string {
+	return "#" + i64toa(e.Sub.ID) + " " + e.Sub.Submitter + " · " + e.Sub.SystemName
+}
+
 // CompareRow is one line of a comparison: a label and each entry's value;
 // Differs marks a line whose values are not all the same.
 type CompareRow struct {

@@ -28,13 +28,63 @@ type EntitySystem struct {
 }
 
 // EntityView is an organisation's or a system's page: the entries newest
-// first, the systems in the order of their latest entry.
+// first, the systems in the order of their latest entry, and a system's
+// standing on each benchmark.
 type EntityView struct {
 	Submitter string
 	Confirmed bool
 	System    string
 	Rows      []EntityRow
 	Systems   []EntitySystem
+	Standings []Standing
+}
+
+// Standing is a system's results on one benchmark, as Top500's system
+// pages list a system's place in each list: its place on the live board
+// (nil where that does not list it), its places in the frozen editions,
+// the latest first, and how many of its entries the page lists.
+type Standing struct {
+	Bench    d5list.Benchmark
+	Live     *leaderboard.Place
+	Editions []leaderboard.Place
+	Entries  int
+}
+
+// AddStandings gives a system's view its standing on each benchmark it
+// has entries or places on, in the catalogue's order; a benchmark only a
+// frozen edition still has comes last, named by its id.
+func (v *EntityView) AddStandings(places []leaderboard.Place, benches []d5list.Benchmark) {
+	entries := map[string]int{}
+	for _, row := range v.Rows {
+		entries[row.Bench.ID]++
+	}
+	var order []*Standing
+	byBench := map[string]*Standing{}
+	standing := func(b d5list.Benchmark) *Standing {
+		if st, ok := byBench[b.ID]; ok {
+			return st
+		}
+		st := &Standing{Bench: b, Entries: entries[b.ID]}
+		byBench[b.ID] = st
+		order = append(order, st)
+		return st
+	}
+	for _, b := range benches {
+		standing(b)
+	}
+	for i := range places {
+		st := standing(d5list.Benchmark{ID: places[i].BenchmarkID, Name: places[i].BenchmarkID})
+		if places[i].Edition == "" {
+			st.Live = &places[i]
+		} else {
+			st.Editions = append(st.Editions, places[i])
+		}
+	}
+	for _, st := range order {
+		if st.Entries > 0 || st.Live != nil || len(st.Editions) > 0 {
+			v.Standings = append(v.Standings, *st)
+		}
+	}
 }
 
 // NewEntityView groups entries (newest first, of one submitter) by system.

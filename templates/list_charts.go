@@ -103,8 +103,10 @@ func RankingRangeChart(bench *d5list.Benchmark, top []d5list.Entry, total int) L
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item",
 			Formatter: types.FuncStr("{b}<br/>{a}: {c} " + html.EscapeString(rule.Unit))}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Bottom: "0"}),
-		charts.WithGridOpts(opts.Grid{ContainLabel: opts.Bool(true), Left: "3%", Right: "4%", Bottom: "40"}),
-		charts.WithXAxisOpts(opts.XAxis{Type: "category", Name: "rank"}),
+		// The axis's name under it, not past its end, where a phone's
+		// narrow chart clips it.
+		charts.WithGridOpts(opts.Grid{ContainLabel: opts.Bool(true), Left: "3%", Right: "4%", Bottom: "60"}),
+		charts.WithXAxisOpts(opts.XAxis{Type: "category", Name: "rank", NameLocation: "middle", NameGap: 28}),
 		charts.WithYAxisOpts(opts.YAxis{Type: axisType(log), Name: axis}),
 		charts.WithAnimation(false),
 	)
@@ -260,7 +262,8 @@ func ParetoChart(id string, bench *d5list.Benchmark, top, candidates []d5list.En
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item",
 			Formatter: types.FuncStr("{b}<br/>" + html.EscapeString(xName) + ", " + html.EscapeString(axis) + ": {c}")}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Bottom: "0"}),
-		charts.WithGridOpts(opts.Grid{ContainLabel: opts.Bool(true), Left: "3%", Right: "6%", Bottom: "40"}),
+		// Room for the axis's name between its labels and the legend.
+		charts.WithGridOpts(opts.Grid{ContainLabel: opts.Bool(true), Left: "3%", Right: "6%", Bottom: "60"}),
 		charts.WithXAxisOpts(opts.XAxis{Type: axisType(spansDecades(xs...)), Name: xName, NameLocation: "middle", NameGap: 28}),
 		charts.WithYAxisOpts(opts.YAxis{Type: axisType(spansDecades(ys...)), Name: axis}),
 		charts.WithAnimation(false),
@@ -352,6 +355,9 @@ func BoardCharts(bench *d5list.Benchmark, sum *leaderboard.Summary, curves []Cur
 		return nil
 	}
 	out := []ListChart{RankingRangeChart(bench, sum.Top, sum.Total)}
+	if len(sum.Records) > 0 {
+		out = append(out, RecordChart(bench, sum.Records))
+	}
 	if curvesHavePoints(curves) {
 		out = append(out, AccuracyTop10Chart(bench, curves))
 	}

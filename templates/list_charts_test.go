@@ -22,7 +22,9 @@ func chartBoard() *d5list.Leaderboard {
 		Ranking: d5list.RankingRule{Metric: d5list.MetricTimeToTrain, Direction: d5list.LowerIsBetter, Unit: "s"}}
 	e := func(rank int, id int64, sys, fw, acc string, n int, cost, v, lo, hi float64) d5list.Entry {
 		return d5list.Entry{Rank: rank, SubmissionID: id, Submitter: "Lab " + sys, SystemName: sys, Framework: fw, Accelerator: acc,
-			Accelerators: n, CostPerHour: cost, Value: v, Min: lo, Max: hi, Runs: 5, Status: d5list.StatusVerified, CreatedAt: at}
+			// The worst was submitted first, each later one better: four
+			// records, one a day.
+			Accelerators: n, CostPerHour: cost, Value: v, Min: lo, Max: hi, Runs: 5, Status: d5list.StatusVerified, CreatedAt: at.AddDate(0, 0, -rank)}
 	}
 	return &d5list.Leaderboard{Benchmark: bench, Entries: []d5list.Entry{
 		e(1, 11, "a", "torch", "NVIDIA H100", 64, 300, 12.5, 12, 13.25),
@@ -39,7 +41,7 @@ func TestChartOptionsGolden(t *testing.T) {
 	curves := []Curve{{Entry: board.Entries[0], Points: [][2]float64{{4, 0.8}, {12.5, 0.975}}}, {Entry: board.Entries[1], Points: [][2]float64{{50, 0.9}, {95, 0.971}}}}
 	dev := leaderboard.Development([]string{"2025-11", "2026-05"}, [][]d5list.Entry{board.Entries[1:], board.Entries})
 	charts := BoardCharts(&board.Benchmark, leaderboard.SummaryOf(board), curves, dev)
-	want := []string{"ranking-chart", "accuracy-top10-chart", "pareto-accelerators-chart", "pareto-cost-chart", "development-chart", "vendor-shares-chart", "framework-shares-chart"}
+	want := []string{"ranking-chart", "records-chart", "accuracy-top10-chart", "pareto-accelerators-chart", "pareto-cost-chart", "development-chart", "vendor-shares-chart", "framework-shares-chart"}
 	if len(charts) != len(want) {
 		t.Fatalf("%d charts, want %d", len(charts), len(want))
 	}

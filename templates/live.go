@@ -46,6 +46,9 @@ type SubmissionLive struct {
 	AppealSent    time.Time
 	AppealError   string
 	AppealMessage string
+	// Repeated: the viewer's upload of files they had uploaded before
+	// brought them here, to the entry those files made.
+	Repeated bool
 }
 
 // JobLine says where the verification job is, in words.

@@ -130,6 +130,7 @@ func metricName(s string) string {
 func Check(b *bundle.Bundle, bench *d5list.Benchmark) (claimed *d5list.Result, reasons []d5list.Reason) {
 	c := &checker{b: b, bench: bench}
 	c.manifest()
+	c.reasons = append(c.reasons, b.Placeholders()...)
 	c.recipe()
 	runs := c.logs()
 	// The claim's Runner is where its runs ran, as `d5list run` recorded it.

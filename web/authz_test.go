@@ -164,6 +164,7 @@ var minRole = map[string]string{
 	"POST /console/review/{id}":                   "organiser",
 	"POST /api/v1/submissions":                    "competitor",
 	"GET /api/v1/submissions/{id}":                "anyone",
+	"GET /api/v1/account":                         "public",
 	"GET /api/v1/leaderboards/{benchmark}":        "anyone",
 	"GET /api/v1/benchmarks":                      "anyone",
 	"POST /api/v1/editions":                       "organiser",
@@ -192,6 +193,7 @@ var minRole = map[string]string{
 	// (Submission.MayDownload, TestEndToEnd).
 	"GET /submissions/{id}/bundle":           "anyone",
 	"GET /submissions/{id}/runs/{run}/log":   "anyone",
+	"GET /submissions/{id}/reruns/{run}/log": "anyone",
 	"GET /submissions/{id}/events":           "anyone", // the log only for the submitter and organisers
 	"GET /console/runners":                   "organiser",
 	"GET /console/queue":                     "organiser",
@@ -205,6 +207,7 @@ var minRole = map[string]string{
 	"GET /api/openapi.yaml":                   "anyone",
 	"GET /compare":                            "anyone",
 	"GET /submitters/{name}/systems/{system}": "anyone",
+	"GET /search":                             "anyone",
 	"POST /submissions/{id}/appeal":           "competitor",
 	"POST /api/v1/submissions/{id}/appeal":    "competitor",
 	"POST /console/users/{id}/organisation":   "organiser",

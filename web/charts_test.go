@@ -88,7 +88,7 @@ func TestChartsDrawInECharts(t *testing.T) {
 		texts  []string
 	}{
 		{"/benchmarks/l2-digits-mlp-cpu", "leaderboard-chart", 1, []string{"time to train (s)", "#1 First Lab · box-a", "#2 Second &lt;b&gt;Lab&lt;/b&gt; · box-b"}},
-		{"/submissions/7", "accuracy-chart", 10, []string{"time since run start (s)", "accuracy (fraction)", "run 0 submitted", "run 0 re-run"}},
+		{"/submissions/7", "accuracy-chart", 10, []string{"time since run start (s)", "accuracy (fraction)", "run 0", "run 4"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {

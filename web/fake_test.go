@@ -55,19 +55,19 @@ func (f *fakeService) Authenticate(ctx context.Context, token string) (*d5list.U
 
 // Submit reads the whole body the way the portal spools it, and passes read
 // errors (an over-long body) up unchanged.
-func (f *fakeService) Submit(ctx context.Context, user *d5list.User, body io.Reader) (*d5list.Submission, error) {
+func (f *fakeService) Submit(ctx context.Context, user *d5list.User, body io.Reader) (*d5list.Submission, bool, error) {
 	data, err := io.ReadAll(body)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.submits++
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	f.received = data
 	f.nextID++
 	s := &d5list.Submission{ID: f.nextID, BenchmarkID: "l2-digits-mlp-cpu", OwnerID: user.ID, Owner: user.Name, Status: d5list.StatusQueued}
 	f.submissions[s.ID] = s
-	return s, nil
+	return s, false, nil
 }
 
 func (f *fakeService) readErr() error {

@@ -204,7 +204,7 @@ func TestBoardPageFiltersToggleAndCharts(t *testing.T) {
 			t.Errorf("chart %s: options are not JSON", id)
 		}
 	})
-	want := []string{"ranking-chart", "accuracy-top10-chart", "pareto-accelerators-chart", "pareto-cost-chart", "vendor-shares-chart", "framework-shares-chart"}
+	want := []string{"ranking-chart", "records-chart", "accuracy-top10-chart", "pareto-accelerators-chart", "pareto-cost-chart", "vendor-shares-chart", "framework-shares-chart"}
 	if !reflect.DeepEqual(charts, want) {
 		t.Errorf("charts %v, want %v", charts, want)
 	}

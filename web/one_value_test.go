@@ -53,7 +53,8 @@ type feedEntry struct {
 // An entry whose claim (12.92 s) is not what the portal measured (6.38 s)
 // reads the same measured value, the same string, wherever the list shows
 // it: the console's review row, then, accepted, the board, its page, the
-// feed, the CSV and JSON exports and its badge.
+// search across the list, its system's page, the feed, the CSV and JSON
+// exports and its badge; the lists mark it accepted.
 func TestOneMeasuredValueEverywhere(t *testing.T) {
 	p := startReal(t)
 	id := remeasuredEntry(t, p, d5list.StatusNeedsReview, []d5list.Reason{{Code: "timing_too_noisy", Message: "the re-run was too noisy"}})
@@ -84,6 +85,14 @@ func TestOneMeasuredValueEverywhere(t *testing.T) {
 	}
 	if got := visitor.doc(t, "/submissions/"+sid).Find(testid("score-measured")).Text(); got != want {
 		t.Errorf("entry page: %q, want %q", got, want)
+	}
+	found := visitor.doc(t, "/search?q=truth").Find(testid("search-result") + `[data-submission="` + sid + `"]`)
+	if got := found.Find(testid("search-score")).Text(); got != want || found.Find(testid("entry-badge")).Text() != "accepted by an organiser" {
+		t.Errorf("search: %q, badge %q; want %q, accepted", got, found.Find(testid("entry-badge")).Text(), want)
+	}
+	place := visitor.doc(t, systemPath("Truth Lab", "box-one")).Find(testid("standing-live"))
+	if got := place.Find(testid("place-value")).Text(); got != want || place.Find(testid("entry-badge")).Text() != "accepted by an organiser" {
+		t.Errorf("system page: %q, badge %q; want %q, accepted", got, place.Find(testid("entry-badge")).Text(), want)
 	}
 
 	var feed struct {

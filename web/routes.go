@@ -20,6 +20,8 @@ func routes(r chi.Router, h *handlers.Handler, assets http.Handler) {
 	r.Get("/compare", h.ComparePage)
 	r.Get("/submitters/{name}", h.SubmitterPage)
 	r.Get("/submitters/{name}/systems/{system}", h.SystemPage)
+	// Search across every benchmark's list (issue 27).
+	r.Get("/search", h.SearchPage)
 	r.With(h.RequireRole(d5list.RoleCompetitor)).Post("/submissions/{id}/appeal", h.AppealPage)
 
 	// Accounts, the competitor's pages and the organiser console (issue 7).
@@ -60,6 +62,7 @@ func routes(r chi.Router, h *handlers.Handler, assets http.Handler) {
 	r.Get("/submissions/{id}/badge.svg", h.Badge)
 	r.Get("/submissions/{id}/bundle", h.DownloadBundle)
 	r.Get("/submissions/{id}/runs/{run}/log", h.DownloadRunLog)
+	r.Get("/submissions/{id}/reruns/{run}/log", h.DownloadRerunLog)
 	// End of the public list.
 
 	// Live progress and the pool pages (issues 4 and 7): the submission's
@@ -77,6 +80,7 @@ func routes(r chi.Router, h *handlers.Handler, assets http.Handler) {
 		// An MLPerf result folder checked as check --mlperf checks it (issue 13).
 		r.With(h.RequireRole(d5list.RoleCompetitor), h.LimitUploads).Post("/mlperf/check", h.CheckMLPerf)
 		r.Get("/submissions/{id}", h.ShowSubmission)
+		r.With(h.RequireRole(d5list.RolePublic)).Get("/account", h.ShowAccount)
 		r.With(h.RequireRole(d5list.RoleCompetitor)).Post("/submissions/{id}/appeal", h.AppealSubmission)
 		r.Get("/leaderboards/{benchmark}", h.ShowLeaderboard)
 		r.Get("/benchmarks", h.ListBenchmarks)

@@ -290,6 +290,22 @@ func TestBrowser(t *testing.T) {
 		t.Fatalf("status badge %q, want verified", status)
 	}
 
+	// 3b. The same bundle uploaded again lands on the entry it made, which
+	// says so, instead of making a second one.
+	var againURL string
+	b.step("upload-again",
+		chromedp.Navigate(p.url+"/upload"),
+		chromedp.WaitVisible(`[data-testid="upload-form"]`, chromedp.ByQuery),
+		chromedp.SetUploadFiles(`#bundle-file`, []string{bundlePath}, chromedp.ByQuery),
+		chromedp.WaitEnabled(`[data-testid="upload-submit"]`, chromedp.ByQuery),
+		chromedp.Click(`[data-testid="upload-submit"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-testid="repeated-upload"]`, chromedp.ByQuery),
+		chromedp.Location(&againURL),
+	)
+	if againURL != subURL+"?repeated=1" {
+		t.Fatalf("the same bundle uploaded again landed on %s, want %s?repeated=1", againURL, subURL)
+	}
+
 	// 4. The tampered copy goes in as a folder. Dropped on the drop zone,
 	// the page walks the folder's entries; through the folder picker,
 	// Chromium expands a directory set on a webkitdirectory input into its

@@ -23,27 +23,48 @@ func benchmarksOf(ctx context.Context, server string) ([]d5list.Benchmark, error
 	if server == "" {
 		return catalog.Benchmarks()
 	}
-	url := strings.TrimRight(server, "/") + "/api/v1/benchmarks"
+	var list struct {
+		Benchmarks []d5list.Benchmark `json:"benchmarks"`
+	}
+	if err := getFrom(ctx, server, "/api/v1/benchmarks", "", "the catalogue", &list); err != nil {
+		return nil, err
+	}
+	return list.Benchmarks, nil
+}
+
+// accountOf is the account of token on the portal at server.
+func accountOf(ctx context.Context, server, token string) (*d5list.User, error) {
+	var u d5list.User
+	if err := getFrom(ctx, server, "/api/v1/account", token, "your account", &u); err != nil {
+		return nil, err
+	}
+	return &u, nil
+}
+
+// getFrom reads what (a JSON answer of at most 16 MB) from path on the
+// portal at server, as token's user where token is set.
+func getFrom(ctx context.Context, server, path, token, what string, v any) error {
+	url := strings.TrimRight(server, "/") + path
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return nil, fmt.Errorf("--server %q: %w", server, err)
+		return fmt.Errorf("--server %q: %w", server, err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("reading the catalogue of %s: %w", server, err)
+		return fmt.Errorf("reading %s of %s: %w", what, server, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return nil, fmt.Errorf("reading the catalogue of %s: %s %s", server, resp.Status, strings.TrimSpace(string(body)))
+		return fmt.Errorf("reading %s of %s: %s %s", what, server, resp.Status, strings.TrimSpace(string(body)))
 	}
-	var list struct {
-		Benchmarks []d5list.Benchmark `json:"benchmarks"`
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(v); err != nil {
+		return fmt.Errorf("reading %s of %s: %w", what, server, err)
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&list); err != nil {
-		return nil, fmt.Errorf("reading the catalogue of %s: %w", server, err)
-	}
-	return list.Benchmarks, nil
+	return nil
 }

@@ -33,7 +33,7 @@ func TestCommandsUseThePortalsCatalogue(t *testing.T) {
 	if err := run(ctx, []string{"init", "l2-site-digits", dir}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "l2-site-digits") {
 		t.Fatalf("init without --server: %v, want the benchmark unknown", err)
 	}
-	if err := run(ctx, []string{"init", "l2-site-digits", dir, "--server", p.url}, io.Discard, io.Discard); err != nil {
+	if err := run(ctx, []string{"init", "l2-site-digits", dir, "--server", p.url, "--submitter", "Site Lab"}, io.Discard, io.Discard); err != nil {
 		t.Fatalf("init --server: %v", err)
 	}
 	if err := run(ctx, []string{"run", dir, "--server", p.url}, io.Discard, io.Discard); err != nil {

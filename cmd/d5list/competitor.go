@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -27,36 +28,63 @@ var recipeFiles = []string{"recipe.yaml", "recipe.yml", "recipe.json", "recipe.p
 
 func initCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("init", stderr)
-	submitter := fs.String("submitter", "", "submitter (organisation) name; default: the user name")
+	submitter := fs.String("submitter", "", "submitter (organisation) name; default: your account's organisation on --server, read with --token")
 	server := fs.String("server", "", serverFlagHelp)
+	token := fs.String("token", os.Getenv("D5LIST_TOKEN"), "API token (or D5LIST_TOKEN): with --server, your account's organisation is the submitter")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 2 {
-		return fmt.Errorf("usage: d5list init BENCHMARK DIR [--server URL]")
+		return fmt.Errorf("usage: d5list init BENCHMARK DIR [--server URL [--token T]] [--submitter NAME]")
 	}
-	bs, err := benchmarksOf(context.Background(), *server)
+	ctx := context.Background()
+	bs, err := benchmarksOf(ctx, *server)
 	if err != nil {
 		return err
 	}
-	if err := writeStarter(bs, pos[0], pos[1], *submitter); err != nil {
+	if *submitter == "" && *server != "" && *token != "" {
+		account, err := accountOf(ctx, *server, *token)
+		if err != nil {
+			return err
+		}
+		*submitter = account.Organisation
+		if *submitter == "" {
+			*submitter = fillInNewOrganisation
+		}
+	}
+	left, err := writeStarter(bs, pos[0], pos[1], *submitter)
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote %s: edit recipe.yaml (mutable part), submission.json and system.json, then run `d5list run %s`\n", pos[1], pos[1])
+	fmt.Fprintf(stdout, "wrote %s: edit recipe.yaml (mutable part), then run `d5list run %s`\n", pos[1], pos[1])
+	for _, field := range left {
+		fmt.Fprintf(stdout, "  fill in %s: nothing here can know it\n", field)
+	}
 	return nil
 }
 
+// Placeholders of the starter files, for what nothing on this machine can
+// know; `d5list check` and the portal refuse a bundle that still has one.
+const (
+	fillInSubmitter       = bundle.Placeholder + ": your organisation, as your account on the portal names it (init --server URL --token T writes it)"
+	fillInNewOrganisation = bundle.Placeholder + ": your organisation (your account names none yet: your first upload names it)"
+	fillInFramework       = bundle.Placeholder + ": the framework your code runs on and its version (d5list run writes the one it finds)"
+)
+
 // writeStarter writes a submission folder for benchmark id into dir:
 // the recipe with the benchmark's fixed part and default mutable part,
-// the cover sheet, and a system description of this machine.
-func writeStarter(bs []d5list.Benchmark, id, dir, submitter string) error {
+// the cover sheet, and a system description of this machine, from the
+// probe a runner labels itself with. Where nothing can be known (no
+// submitter given, the framework of code yet to be written) it writes a
+// bundle.Placeholder, and it returns the fields that hold one.
+func writeStarter(bs []d5list.Benchmark, id, dir, submitter string) ([]string, error) {
 	b, err := catalog.Lookup(bs, id)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "results"), 0o755); err != nil {
-		return err
+		return nil, err
 	}
 	recipe := struct {
 		Fixed   map[string]any      `yaml:"fixed"`
@@ -65,45 +93,68 @@ func writeStarter(bs []d5list.Benchmark, id, dir, submitter string) error {
 	}{b.Division.Fixed, b.Division.Mutable, starterMetrics(b)}
 	y, err := yaml.Marshal(recipe)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	header := "# Deep500 recipe for " + b.ID + ". In the closed division `fixed` must stay as it is;\n# the keys of `mutable` may change.\n"
 	if err := os.WriteFile(filepath.Join(dir, "recipe.yaml"), append([]byte(header), y...), 0o644); err != nil {
-		return err
+		return nil, err
 	}
 	if submitter == "" {
-		submitter = os.Getenv("USER")
-		if submitter == "" {
-			submitter = "anonymous"
-		}
+		submitter = fillInSubmitter
 	}
-	host := sysinfo.Detect()
+	framework := fillInFramework
+	if b.Workload != "" {
+		framework = builtinFramework
+	}
 	hostname, _ := os.Hostname()
 	systemName := "cpu-" + hostname
 	manifest := d5list.Manifest{
 		Format: d5list.ManifestFormat, Benchmark: b.ID, Division: d5list.DivisionClosed,
 		Availability: d5list.AvailabilityAvailable, Submitter: submitter, SystemName: systemName,
-		Framework: "d5list-builtin",
+		Framework: framework,
 	}
-	system := map[string]any{
-		"submitter":                 submitter,
-		"division":                  d5list.DivisionClosed,
-		"status":                    "available",
-		"system_name":               systemName,
-		"number_of_nodes":           "1",
-		"host_processors_per_node":  "1",
-		"host_processor_model_name": host.CPUModel,
-		"host_processor_core_count": strconv.Itoa(host.Cores),
-		"host_memory_capacity":      strconv.FormatFloat(host.MemoryGiB, 'f', -1, 64) + " GB",
-		"accelerators_per_node":     strconv.Itoa(host.GPUCount),
-		"accelerator_model_name":    host.GPUModel,
-		"framework":                 "d5list-builtin",
-		"operating_system":          host.OS,
-	}
+	system := machineFields(sysinfo.Detect())
+	maps.Copy(system, map[string]string{
+		"submitter":                submitter,
+		"division":                 d5list.DivisionClosed,
+		"status":                   "available",
+		"system_name":              systemName,
+		"number_of_nodes":          "1",
+		"host_processors_per_node": "1",
+		"framework":                framework,
+	})
 	if err := writeJSON(filepath.Join(dir, "submission.json"), manifest); err != nil {
-		return err
+		return nil, err
 	}
-	return writeJSON(filepath.Join(dir, "system.json"), system)
+	if err := writeJSON(filepath.Join(dir, "system.json"), system); err != nil {
+		return nil, err
+	}
+	var left []string
+	for _, f := range []struct{ name, value string }{{"submitter (submission.json, system.json)", submitter}, {"framework (submission.json, system.json)", framework}} {
+		if bundle.IsPlaceholder(f.value) {
+			left = append(left, f.name)
+		}
+	}
+	return left, nil
+}
+
+// builtinFramework is the framework of the benchmarks the runner's own
+// workloads re-run.
+const builtinFramework = "d5list-builtin"
+
+// machineFields are the system.json fields that this machine's probe
+// (sysinfo.Detect, which a runner's labels come from) knows: its
+// processor, cores, memory and operating system, and its accelerators,
+// none where it has no GPU.
+func machineFields(info sysinfo.Info) map[string]string {
+	return map[string]string{
+		"host_processor_model_name": info.CPUModel,
+		"host_processor_core_count": strconv.Itoa(info.Cores),
+		"host_memory_capacity":      strconv.FormatFloat(info.MemoryGiB, 'f', -1, 64) + " GB",
+		"accelerators_per_node":     strconv.Itoa(info.GPUCount),
+		"accelerator_model_name":    info.GPUModel,
+		"operating_system":          info.OS,
+	}
 }
 
 // starterMetrics is the recipe's acceptable metric set for b, in Deep500's
@@ -204,9 +255,9 @@ func runRecipeRuns(ctx context.Context, bs []d5list.Benchmark, dir string, opt r
 		if err != nil {
 			return err
 		}
-		return recordEnvironment(dir, manifest, b, versions)
+		return recordEnvironment(dir, manifest, b, versions, progress)
 	}
-	if err := recordEnvironment(dir, manifest, b, nil); err != nil {
+	if err := recordEnvironment(dir, manifest, b, nil, progress); err != nil {
 		return err
 	}
 	for i, seed := range seeds {
@@ -232,14 +283,65 @@ func runRecipeRuns(ctx context.Context, bs []d5list.Benchmark, dir string, opt r
 // labels the runs recorded as a runner records them (asked inside the
 // runs' own sandbox, so an image's python3, not this machine's). A re-run
 // whose accuracies differ names the labels that differ from its own.
-func recordEnvironment(dir string, manifest d5list.Manifest, b *d5list.Benchmark, versions map[string]string) error {
-	env := sysinfo.Detect().Labels()
+// What the same probe knows it also writes where submission.json and
+// system.json still hold a bundle.Placeholder, saying so on progress.
+func recordEnvironment(dir string, manifest d5list.Manifest, b *d5list.Benchmark, versions map[string]string, progress io.Writer) error {
+	info := sysinfo.Detect()
+	env := info.Labels()
 	env[d5list.LabelRuns] = b.ReRunBy()
 	for k, v := range versions {
 		env[k] = v
 	}
 	manifest.Environment = env
-	return writeJSON(filepath.Join(dir, "submission.json"), manifest)
+	known := machineFields(info)
+	if info.GPUCount == 0 {
+		// No GPU here says nothing of the machine the folder describes.
+		delete(known, "accelerators_per_node")
+		delete(known, "accelerator_model_name")
+	}
+	if fw := frameworkOf(b, versions); fw != "" {
+		known["framework"] = fw
+		if bundle.IsPlaceholder(manifest.Framework) {
+			manifest.Framework = fw
+			fmt.Fprintf(progress, "wrote framework %q into submission.json\n", fw)
+		}
+	}
+	if err := writeJSON(filepath.Join(dir, "submission.json"), manifest); err != nil {
+		return err
+	}
+	return fillSystem(filepath.Join(dir, bundle.SystemName), known, progress)
+}
+
+// frameworkOf names what the runs computed with: the builtin workloads,
+// or the first framework the runs' sandbox has of those it knows, with
+// its version; "" when none.
+func frameworkOf(b *d5list.Benchmark, versions map[string]string) string {
+	if b.Workload != "" {
+		return builtinFramework
+	}
+	for _, f := range []struct{ label, name string }{{"framework.torch", "PyTorch"}, {"framework.tensorflow", "TensorFlow"}, {"framework.jax", "JAX"}} {
+		if v := versions[f.label]; v != "" {
+			return f.name + " " + v
+		}
+	}
+	return ""
+}
+
+// fillSystem writes known values into the placeholders of the system
+// description at path, leaving the rest of the file as it is.
+func fillSystem(path string, known map[string]string, progress io.Writer) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	out, filled, err := bundle.FillPlaceholders(filepath.Base(path), data, known)
+	if err != nil || len(filled) == 0 {
+		return err
+	}
+	for _, f := range filled {
+		fmt.Fprintf(progress, "wrote %s %q into %s, from this machine\n", f, known[f], filepath.Base(path))
+	}
+	return os.WriteFile(path, out, 0o644)
 }
 
 func readFolder(dir string) (d5list.Manifest, d5list.Recipe, error) {

@@ -15,7 +15,7 @@ import (
 // demoSubmitter is what the demo needs of the portal: the same entry point
 // as an upload over HTTP.
 type demoSubmitter interface {
-	Submit(ctx context.Context, user *d5list.User, body io.Reader) (*d5list.Submission, error)
+	Submit(ctx context.Context, user *d5list.User, body io.Reader) (*d5list.Submission, bool, error)
 }
 
 // runDemo makes a demo competitor and takes one submission through the
@@ -44,7 +44,7 @@ func runDemo(ctx context.Context, db *store.DB, svc demoSubmitter, log *slog.Log
 	if err != nil {
 		return err
 	}
-	if err := writeStarter(bs, benchmark, folder, "Demo Lab"); err != nil {
+	if _, err := writeStarter(bs, benchmark, folder, "Demo Lab"); err != nil {
 		return err
 	}
 	log.Info("demo: training the reference recipe", "runs", "5", "folder", folder)
@@ -60,7 +60,7 @@ func runDemo(ctx context.Context, db *store.DB, svc demoSubmitter, log *slog.Log
 		return err
 	}
 	defer f.Close()
-	sub, err := svc.Submit(ctx, user, f)
+	sub, _, err := svc.Submit(ctx, user, f)
 	if err != nil {
 		return err
 	}

@@ -132,7 +132,7 @@ func honestBundle(t *testing.T, benchmark string) []byte {
 	dir := t.TempDir()
 	sub, out := filepath.Join(dir, "s"), filepath.Join(dir, "b.tar.gz")
 	ctx := context.Background()
-	for _, args := range [][]string{{"init", benchmark, sub}, {"run", sub}, {"pack", sub, "-o", out}} {
+	for _, args := range [][]string{{"init", benchmark, sub, "--submitter", "Honest Lab"}, {"run", sub}, {"pack", sub, "-o", out}} {
 		if err := run(ctx, args, io.Discard, io.Discard); err != nil {
 			t.Fatalf("%v: %v", args, err)
 		}
@@ -468,6 +468,13 @@ func TestFaultBusyWriters(t *testing.T) {
 	// is tested.
 	tokens := competitorTokens(t, data, "busy", 12)
 	srv := startServerProc(t, data, port, "--runners", "0")
+	// Each upload another system's: a competitor's second upload of the
+	// same files would be answered 200 with its first entry.
+	const uploads = 24
+	bodies := make([][]byte, uploads)
+	for i := range bodies {
+		bodies[i] = withManifestField(t, bundle, "system_name", "busy-"+strconv.Itoa(i))
+	}
 
 	writer := exec.Command(os.Args[0], "-test.run", "^TestFaultHelperLockHolder$")
 	writer.Env = append(os.Environ(), "D5LIST_FAULT_LOCK_DB="+filepath.Join(data, "d5list.db"), "D5LIST_FAULT_LOCK_FOR=4s")
@@ -478,15 +485,13 @@ func TestFaultBusyWriters(t *testing.T) {
 	}
 	time.Sleep(200 * time.Millisecond) // the other process holds the lock first
 
-	const uploads = 24
 	var fivexx, ok atomic.Int32
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var problems []string
 	for i := range uploads {
 		wg.Go(func() {
-			// The same bytes each time: one blob, one row per upload.
-			code, answer, err := postBundle(srv.url, tokens[i%len(tokens)], bytes.NewReader(bundle))
+			code, answer, err := postBundle(srv.url, tokens[i%len(tokens)], bytes.NewReader(bodies[i]))
 			switch {
 			case err != nil:
 				mu.Lock()

@@ -23,9 +23,9 @@ import (
 // two in-process runners re-run and write verdicts, then starts it again, D5LIST_PORTAL_KILLS times (3 here; scripts/portal-chaos.sh
 // runs 100). After every restart nothing is half-stored: no submission
 // without its bundle, no bundle without its submission, no submission
-// without its job, no verdict without its measurement, no job still
-// leased by the runners that died, no upload temp or scratch left; and
-// every upload answered 201 is there.
+// without its job, no verdict without its measurement, no re-run log
+// without its verdict, no job still leased by the runners that died, no
+// upload temp or scratch left; and every upload answered 201 is there.
 func TestPortalChaos(t *testing.T) {
 	kills := 3
 	if v := os.Getenv("D5LIST_PORTAL_KILLS"); v != "" {
@@ -146,26 +146,27 @@ func checkNothingHalfStored(t *testing.T, db *sql.DB, data, url string, restart 
 	count("jobs still leased by the runners that died with the portal",
 		`SELECT count(*) FROM jobs WHERE state = 'leased' AND runner_id LIKE 'local-%' AND updated_at < ?`, restart.UnixNano())
 
-	rows, err := db.Query(`SELECT DISTINCT bundle_sha256 FROM submissions WHERE bundle_sha256 != ''`)
+	rows, err := db.Query(`SELECT bundle_sha256, 'submission''s bundle' FROM submissions WHERE bundle_sha256 != ''
+		UNION SELECT sha256, 're-run log' FROM rerun_logs`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	named := map[string]bool{}
 	for rows.Next() {
-		var sha string
-		if err := rows.Scan(&sha); err != nil {
+		var sha, what string
+		if err := rows.Scan(&sha, &what); err != nil {
 			t.Fatal(err)
 		}
 		named[sha] = true
 		if _, err := os.Stat(filepath.Join(data, "blobs", sha[:2], sha)); err != nil {
-			t.Errorf("submission's bundle %s is not stored: %v", sha, err)
+			t.Errorf("%s %s is not stored: %v", what, sha, err)
 		}
 	}
 	rows.Close()
 	stored, _ := filepath.Glob(filepath.Join(data, "blobs", "[0-9a-f][0-9a-f]", "*"))
 	for _, p := range stored {
 		if !named[filepath.Base(p)] {
-			t.Errorf("bundle %s is stored without a submission", filepath.Base(p))
+			t.Errorf("blob %s is stored without a submission or a verdict naming it", filepath.Base(p))
 		}
 	}
 	if left := uploadTemps(t, data); len(left) != 0 {

@@ -147,11 +147,12 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	if err := os.MkdirAll(scratch, 0o700); err != nil {
 		return err
 	}
-	// So are the bundles it stored without getting to write their rows.
+	// So are the bundles and re-run logs it stored without getting to
+	// write their rows.
 	if n, err := db.RemoveUnreferencedBlobs(ctx); err != nil {
 		return err
 	} else if n > 0 {
-		log.Info("removed the bundles of uploads the portal stopped during", "bundles", n)
+		log.Info("removed the blobs of uploads and verdicts the portal stopped during", "blobs", n)
 	}
 	svc := portal.New(store.Quota{DB: db}, blobStore{db.Blobs()}, portal.Config{Limits: limits, LeaseTTL: cfg.LeaseTTL, OnJobEnd: metrics.JobFinished,
 		ReadRecipe: workloads.PlanRecipe, ScratchDir: scratch, RemeasureAfter: cfg.RemeasureAfter, RemeasureElsewhere: cfg.RemeasureElsewhere}, log)

@@ -39,6 +39,9 @@ func submitCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		return err
 	}
+	if res.Repeated {
+		fmt.Fprintln(stdout, res.Message)
+	}
 	fmt.Fprintf(stdout, "submission %d %s\n%s\n", res.ID, res.Status, res.URL)
 	if !*wait {
 		return nil
@@ -170,6 +173,10 @@ type submitted struct {
 	ID     int64  `json:"id"`
 	Status string `json:"status"`
 	URL    string `json:"url"`
+	// Repeated: the portal had these files from us already, as entry ID,
+	// and made nothing new of them (Message says so).
+	Repeated bool   `json:"repeated"`
+	Message  string `json:"message"`
 }
 
 type apiError struct {
@@ -226,7 +233,7 @@ func submit(ctx context.Context, path, server, token string) (*submitted, error)
 		return nil, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated {
+	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
 		var body struct {
 			Error apiError `json:"error"`
 		}

@@ -51,7 +51,6 @@ func TestVerdictStudy(t *testing.T) {
 				startProcessRunner(t, p, adminToken(t, "runner-token", "--data", p.data, "--name", "torch"), 1)
 				claim = func(dir string) {
 					copyDir(t, "../../examples/pytorch-digits-mlp", dir)
-					fillInSystem(t, dir)
 					studyCLI(t, "run", dir)
 				}
 			} else {

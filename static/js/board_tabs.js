@@ -32,16 +32,10 @@
         tabs[i].setAttribute('aria-selected', on ? 'true' : 'false');
         tabs[i].classList.toggle('active', on);
       }
-      // A chart drawn while its tab was hidden has no size: ECharts
-      // measures its element again when asked.
-      if (name === 'charts' && typeof echarts !== 'undefined') {
-        var charts = panels.charts.querySelectorAll('[data-chart]');
-        for (var j = 0; j < charts.length; j++) {
-          var c = echarts.getInstanceByDom(charts[j]);
-          if (c) {
-            c.resize();
-          }
-        }
+      // A chart drawn while its tab was hidden had no size of its own:
+      // charts.js fits and measures every chart again on a resize.
+      if (name === 'charts') {
+        window.dispatchEvent(new Event('resize'));
       }
     }
 

@@ -168,13 +168,16 @@
       xhr.addEventListener('load', function () {
         var body = null;
         try { body = JSON.parse(xhr.responseText); } catch (err) { body = null; }
-        if (xhr.status === 201 && body && body.url) {
+        if ((xhr.status === 201 || xhr.status === 200) && body && body.url) {
+          // 200: files uploaded before; their entry says so.
+          var url = body.repeated ? body.url + '?repeated=1' : body.url;
           bar.value = 100;
           result.textContent = '';
-          var ok = el('p', { 'class': 'notice', 'data-testid': 'upload-ok' }, 'Accepted as submission #' + body.id + '; opening it… ');
-          ok.appendChild(el('a', { href: body.url }, body.url));
+          var ok = el('p', { 'class': 'notice', 'data-testid': 'upload-ok' },
+            body.repeated ? body.message + ' Opening it… ' : 'Accepted as submission #' + body.id + '; opening it… ');
+          ok.appendChild(el('a', { href: url }, body.url));
           result.appendChild(ok);
-          window.location.assign(body.url);
+          window.location.assign(url);
           return;
         }
         var err = (body && body.error) || { code: 'error', message: 'The upload failed (HTTP ' + xhr.status + ').', reasons: [] };

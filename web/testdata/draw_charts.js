@@ -11,7 +11,8 @@ const vm = require('vm');
 const [echartsPath, chartsPath, blocksPath] = process.argv.slice(2);
 const blocks = JSON.parse(fs.readFileSync(blocksPath, 'utf8')); // [{id, options_id, text}]
 
-const elements = blocks.map((b) => ({ id: b.id, attrs: { 'data-chart': b.options_id }, getAttribute(n) { return this.attrs[n]; }, textContent: '' }));
+const elements = blocks.map((b) => ({ id: b.id, attrs: { 'data-chart': b.options_id }, getAttribute(n) { return this.attrs[n]; }, textContent: '',
+  clientWidth: 800, style: {} }));
 const scripts = Object.fromEntries(blocks.map((b) => [b.options_id, { textContent: b.text }]));
 const calls = [];
 const sandbox = {
@@ -20,7 +21,10 @@ const sandbox = {
     readyState: 'complete',
     querySelectorAll(sel) { return sel === '[data-chart]' ? elements : []; },
     getElementById(id) { return scripts[id] || null; },
+    // charts.js measures legend names to fit them to the chart's width.
+    createElement() { return { getContext() { return { measureText(t) { return { width: 7 * t.length }; } }; } }; },
   },
+  getComputedStyle() { return { height: '400px' }; },
   window: { addEventListener() {} },
   echarts: { init(el) { return { setOption(o) { calls.push({ id: el.id, option: o }); }, resize() {} }; } },
 };

@@ -1,0 +1,69 @@
+package store
+
+import (
+	"context"
+	"testing"
+
+	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/leaderboard"
+)
+
+// A system's place on a board, read through the system index, is the
+// place the in-memory ranking gives it (systems spelt in two cases are
+// one); a system the board does not list has none. Its place in a frozen
+// edition is the one that edition froze, written with the edition and,
+// for editions frozen before the index existed, by migration 0038.
+func TestSystemPlacesMatchTheBoards(t *testing.T) {
+	db, bench, subs, scored := scoredRandomBoard(t, 7)
+	ctx := context.Background()
+	board := scored.Rank(leaderboard.Options{})
+	listed := map[string]bool{}
+	for _, want := range board {
+		key := leaderboard.SystemKey(want.Submitter, want.SystemName)
+		listed[key] = true
+		got, n, err := db.SystemOnBoard(ctx, bench.ID, key)
+		if err != nil || got == nil || got.SubmissionID != want.SubmissionID || got.Rank != want.Rank || n != len(board) {
+			t.Fatalf("system %q: %+v of %d (%v), want submission %d at rank %d of %d", key, got, n, err, want.SubmissionID, want.Rank, len(board))
+		}
+	}
+	for _, s := range subs {
+		if key := leaderboard.SystemKey(s.Submitter, s.SystemName); !listed[key] {
+			if got, _, err := db.SystemOnBoard(ctx, bench.ID, key); got != nil || err != nil {
+				t.Errorf("system %q is not on the board, but SystemOnBoard gives %+v (%v)", key, got, err)
+			}
+		}
+	}
+	if len(listed) < 2 {
+		t.Fatalf("the random board lists %d systems; the test needs several", len(listed))
+	}
+
+	if _, err := db.FreezeEdition(ctx, "2026-06", "olga", []d5list.Leaderboard{{Benchmark: *bench, Entries: board}}); err != nil {
+		t.Fatal(err)
+	}
+	checkEditions := func(when string) {
+		t.Helper()
+		for _, want := range board {
+			places, err := db.SystemInEditions(ctx, leaderboard.SystemKey(want.Submitter, want.SystemName))
+			if err != nil || len(places) != 1 || places[0].Edition != "2026-06" || places[0].BenchmarkID != bench.ID ||
+				places[0].Entry.SubmissionID != want.SubmissionID || places[0].Entry.Rank != want.Rank || places[0].Of != len(board) {
+				t.Fatalf("%s: system %s · %s in the editions: %+v (%v), want rank %d of %d in 2026-06", when, want.Submitter, want.SystemName, places, err, want.Rank, len(board))
+			}
+		}
+		if places, err := db.SystemInEditions(ctx, leaderboard.SystemKey("nobody", "nothing")); len(places) != 0 || err != nil {
+			t.Errorf("%s: a system no edition lists: %+v (%v)", when, places, err)
+		}
+	}
+	checkEditions("frozen")
+
+	// The same edition as a database from before migration 0038 holds it.
+	for _, stmt := range []string{`DROP TRIGGER edition_systems_no_delete`, `DROP TRIGGER edition_systems_no_update`,
+		`DROP TABLE edition_systems`, `DELETE FROM schema_migrations WHERE version = 38`} {
+		if _, err := db.write.ExecContext(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	dir := db.Dir()
+	db.Close()
+	db = openTestDB(t, dir)
+	checkEditions("migrated")
+}

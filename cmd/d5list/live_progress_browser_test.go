@@ -43,8 +43,8 @@ func (p *pool) queueRuns(t *testing.T, runs, epochs int, claimedSeconds float64)
 // the raw MLLOG lines are folded under it, still kept current.
 func TestBrowserFollowsARerun(t *testing.T) {
 	p := startPool(t, 10*time.Second)
-	// One claimed run, and the two with fresh seeds the benchmark adds.
-	id := p.queueRuns(t, 1, 200, 4)
+	// Three claimed runs (the pool's benchmark adds no fresh seeds).
+	id := p.queueRuns(t, 3, 200, 4)
 	desktop := browsertest.Start(t, 240*time.Second, chromedp.WindowSize(1200, 900))
 	phone, closePhone := chromedp.NewContext(desktop)
 	t.Cleanup(closePhone)

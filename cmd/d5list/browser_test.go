@@ -276,7 +276,9 @@ func TestBrowser(t *testing.T) {
 		chromedp.WaitVisible(`[data-testid="status-badge"].status-verified`, chromedp.ByQuery),
 		chromedp.Evaluate(`window.d5live`, &liveLines),
 		chromedp.Evaluate(`window.d5mark || 'reloaded'`, &mark),
-		chromedp.Text(`[data-testid="status-badge"]`, &status, chromedp.ByQuery),
+		// One script: the live update may replace the badge's node between
+		// finding it and reading it.
+		chromedp.Evaluate(`document.querySelector('[data-testid="status-badge"]').textContent`, &status),
 		chromedp.WaitVisible(`[data-testid="score-measured"]`, chromedp.ByQuery),
 	)
 	if mark != "same page" {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/internal/slowtest"
 	"github.com/deep500/d5list/workloads"
 )
 
@@ -16,6 +17,7 @@ import (
 // processes (this test binary, re-executed; see TestMain) both in `run` and
 // in the portal's in-process runner that re-runs the submission.
 func TestEndToEndDataParallel(t *testing.T) {
+	slowtest.Require(t, "honest Level 3 entries judged on their re-runs' times")
 	const id = "l3-digits-mlp-dp-cpu"
 	p := startPortal(t, 1)
 	dir := filepath.Join(t.TempDir(), "dp")

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/internal/slowtest"
 	"github.com/deep500/d5list/verifier"
 )
 
@@ -19,6 +20,7 @@ import (
 // verified with exit 0; one whose claim the re-run contradicts ends with
 // the finding printed and a failing exit, as a competitor's CI would use it.
 func TestSubmitWait(t *testing.T) {
+	slowtest.Require(t, "an honest GEMM entry judged on its re-run's times")
 	defer func(d time.Duration) { submitPoll = d }(submitPoll)
 	submitPoll = 100 * time.Millisecond
 	p := startPortal(t, 1)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/deep500/d5list/bundle"
 	"github.com/deep500/d5list/internal/slowtest"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -47,7 +48,7 @@ func TestImageSubmissionEndToEnd(t *testing.T) {
 	slowtest.Require(t, "an image's claim made and re-run ten times, judged on its times")
 	needCappedSandbox(t) // a container image runs only in the sandbox
 	src := filepath.Join(t.TempDir(), "submission")
-	writeImageSubmission(t, src, "filled in by the test", "")
+	writeImageSubmission(t, src, bundle.Placeholder+": d5list run writes this machine's", "")
 
 	data := t.TempDir()
 	catalogue := filepath.Join(t.TempDir(), "image-benchmark.yaml")

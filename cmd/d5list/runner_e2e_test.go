@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -349,7 +350,10 @@ func TestHonestEntriesOutliveAKilledRunner(t *testing.T) {
 	}
 	defer busyLoop(t)()
 	var ids []int64
-	for range 3 {
+	for k := range 3 {
+		// Three systems: the same files uploaded again would point to the
+		// first entry instead of making another.
+		setManifestField(t, dir, "system_name", "erin-"+strconv.Itoa(k))
 		var out bytes.Buffer
 		if err := run(context.Background(), []string{"submit", dir, "--server", p.url, "--token", competitor}, &out, io.Discard); err != nil {
 			t.Fatalf("submit: %v", err)
@@ -684,5 +688,26 @@ func TestServerRestartKeepsJobs(t *testing.T) {
 	}
 	if got := jobsIn(r.events("job done")); len(got) != 2 {
 		t.Errorf("runner reported %v done, want both jobs once", got)
+	}
+}
+
+// setManifestField sets key of the submission.json in the folder dir.
+func setManifestField(t *testing.T, dir, key string, value any) {
+	t.Helper()
+	path := filepath.Join(dir, "submission.json")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	m[key] = value
+	if raw, err = json.MarshalIndent(m, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

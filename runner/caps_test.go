@@ -151,8 +151,11 @@ func TestProcessForkBombStopsAtItsProcessCap(t *testing.T) {
 		t.Fatalf("the fork bomb: %v, want its process cap named", err)
 	}
 	t.Logf("the bomb's job held up to %d processes", most)
-	if most > cap || most < cap/2 {
-		t.Errorf("the bomb's job held at most %d processes; want it held at its cap of %d, which it reaches", most, cap)
+	// That the bomb reached the cap is the error's to say (the kernel's
+	// count of refused forks); the samples, taken every 5 ms of a busy
+	// machine, may miss the peak but never see past the cap.
+	if most > cap {
+		t.Errorf("the bomb's job held %d processes, past its cap of %d", most, cap)
 	}
 	if left, _ := filepath.Glob(pids); len(left) != 0 {
 		t.Errorf("the bomb's cgroup is still there: %v", left)

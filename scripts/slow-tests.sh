@@ -1,7 +1,7 @@
 #!/bin/sh
 # Prints a `go test -run` pattern that matches every test calling
 # slowtest.Require, so that CI runs exactly the tests `go test ./...` skips:
-#   D5LIST_SLOW=1 go test -p 1 -count=1 -run "$(scripts/slow-tests.sh)" ./...
+#   D5LIST_SLOW=1 go test -p 1 -count=1 -timeout 45m -run "$(scripts/slow-tests.sh)" ./...
 set -eu
 cd "$(dirname "$0")/.."
 names=$(git ls-files '*_test.go' | xargs awk '

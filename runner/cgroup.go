@@ -402,11 +402,24 @@ func (a *admission) verdict(err error) error {
 	default:
 		return err
 	}
-	if err == nil {
-		return errors.New(met)
-	}
-	return fmt.Errorf("%s: %w", met, err)
+	return &capError{met: met, err: err}
 }
+
+// capError is a run that met one of its job's caps; err is how the run
+// ended (nil if it exited 0).
+type capError struct {
+	met string
+	err error
+}
+
+func (e *capError) Error() string {
+	if e.err == nil {
+		return e.met
+	}
+	return e.met + ": " + e.err.Error()
+}
+
+func (e *capError) Unwrap() error { return e.err }
 
 // writeCgroup writes one value to a cgroup's control file.
 func writeCgroup(dir, file, value string) error {

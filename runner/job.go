@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -77,6 +78,12 @@ func (s jobSetup) execute(ctx context.Context, spec d5list.JobSpec, run runFunc)
 		log, clock, err := run(ctx, spec, job, entry, info.Mode(), i, seed)
 		if err != nil {
 			if c := context.Cause(ctx); c != nil {
+				// A cap met on the way to the time limit is the likelier
+				// reason the run was slow, and the one its operator can act on.
+				var capped *capError
+				if errors.As(err, &capped) {
+					return nil, fmt.Errorf("run %d (seed %d): %s; then %w", i, seed, capped.met, c)
+				}
 				return nil, fmt.Errorf("run %d (seed %d): %w", i, seed, c)
 			}
 			return nil, fmt.Errorf("run %d (seed %d): %w", i, seed, err)

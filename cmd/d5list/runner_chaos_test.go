@@ -22,7 +22,7 @@ func TestRunnerKillsLoseNoJob(t *testing.T) {
 	}
 	logs := t.TempDir()
 	kills, err := chaos.Run(ctx, chaos.Config{Bin: d5listBinary(t), Server: p.url, Token: p.runnerToken, TokenName: "pool",
-		Runners: 3, Kills: 12, MeanLife: time.Second, Heartbeat: 200 * time.Millisecond, Logs: logs}, p.db, subs)
+		Runners: 3, Kills: 12, Holding: 3, MeanLife: time.Second, Heartbeat: 200 * time.Millisecond, Logs: logs}, p.db, subs)
 	if err != nil {
 		t.Fatal(err)
 	}

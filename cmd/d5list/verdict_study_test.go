@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -79,7 +80,11 @@ func TestVerdictStudy(t *testing.T) {
 				counts := map[d5list.Status]int{}
 				remeasured, measurements := 0, 0
 				for k := range trials {
-					id := p.submitFolder(t, claims[k%len(claims)])
+					// Each trial its own system: the same files again would
+					// point to the first trial's entry, not be re-run.
+					dir := claims[k%len(claims)]
+					setManifestField(t, dir, "system_name", fmt.Sprintf("study-%t-%d", loaded, k))
+					id := p.submitFolder(t, dir)
 					got := p.waitFinal(t, id)
 					n := len(p.audit(t, id).Attempts)
 					counts[got.Status]++

@@ -103,7 +103,11 @@ type Config struct {
 	// from the exponential distribution, the same chance of a kill at
 	// every moment whatever it is doing (starting, waiting for a lease,
 	// training, heartbeating, reporting) and however long it has lived.
-	MeanLife  time.Duration
+	MeanLife time.Duration
+	// Holding is how many of the kills wait instead until their runner
+	// holds a lease, and strike at once: a queue that a fast machine
+	// drains between random kills still loses leases with their runner.
+	Holding   int
 	Heartbeat time.Duration
 	Logs      string // a folder for each runner process's log
 }
@@ -126,6 +130,8 @@ func Run(ctx context.Context, cfg Config, db *store.DB, submissions []int64) ([]
 		kills []Kill
 		next  int // the next runner process's number
 		errs  []error
+		// holding is how many kills of a leaseholder are left to make.
+		holding = cfg.Holding
 	)
 	// take claims a kill, or says there are none left to make.
 	take := func() bool {
@@ -154,12 +160,21 @@ func Run(ctx context.Context, cfg Config, db *store.DB, submissions []int64) ([]
 					survivors <- cmd
 					return
 				}
-				time.Sleep(time.Duration(rand.ExpFloat64() * float64(cfg.MeanLife)))
+				mu.Lock()
+				aim := holding > 0
+				if aim {
+					holding--
+				}
+				mu.Unlock()
+				agent := cfg.TokenName + "/" + id + "-0"
+				if !aim || !awaitLease(ctx, db, agent) {
+					time.Sleep(time.Duration(rand.ExpFloat64() * float64(cfg.MeanLife)))
+				}
 				_ = cmd.Process.Signal(syscall.SIGKILL)
 				at := time.Now()
 				_ = cmd.Wait()
 				mu.Lock()
-				kills = append(kills, Kill{Agent: cfg.TokenName + "/" + id + "-0", At: at})
+				kills = append(kills, Kill{Agent: agent, At: at})
 				mu.Unlock()
 			}
 		})
@@ -181,6 +196,24 @@ func Run(ctx context.Context, cfg Config, db *store.DB, submissions []int64) ([]
 		err = ctx.Err()
 	}
 	return kills, err
+}
+
+// awaitLease waits until agent holds a live lease, and says whether it
+// came to: it gives up when no job is left to lease, or ctx ends.
+func awaitLease(ctx context.Context, db *store.DB, agent string) bool {
+	for ctx.Err() == nil {
+		jobs, err := db.ActiveJobs(ctx)
+		if err != nil || len(jobs) == 0 {
+			return false
+		}
+		for _, j := range jobs {
+			if j.State == d5list.JobLeased && j.Position == 0 && j.RunnerID == agent {
+				return true
+			}
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return false
 }
 
 // unfinished counts the jobs of the submissions not yet done or failed.

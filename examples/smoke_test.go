@@ -7,6 +7,7 @@ package examples
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -43,6 +44,19 @@ func TestSyntheticSmoke(t *testing.T) {
 		extraPath = []string{filepath.Dir(onPath), filepath.Join(readOnly[0], "bin")}
 	}
 	_, bwrapErr := exec.LookPath("bwrap")
+	// On a GPU host the job asks for accelerators and gets the first GPU,
+	// as a GPU runner gives its jobs theirs, and must train on it.
+	var gpus []string
+	spec := d5list.JobSpec{
+		JobID:     1,
+		Benchmark: d5list.Benchmark{ID: "l2-cifar10-resnet44-gpu", Verify: d5list.VerifyPolicy{TimeLimitSeconds: 600}},
+		Recipe:    d5list.Recipe{Entrypoint: "code/run.sh"},
+		Seeds:     []int64{3},
+	}
+	if _, err := os.Stat("/dev/nvidia0"); err == nil {
+		gpus = []string{"0"}
+		spec.Benchmark.Requires = map[string]string{"accelerator_count": "*"}
+	}
 	dir := filepath.Join(t.TempDir(), "bundle")
 	if err := os.CopyFS(dir, os.DirFS("pytorch-cifar10-resnet")); err != nil {
 		t.Fatal(err)
@@ -71,16 +85,12 @@ func TestSyntheticSmoke(t *testing.T) {
 		AllowUnbounded:   true, // the example's training, not the caps, is under test
 		ReadOnlyPaths:    readOnly,
 		ExtraPath:        extraPath,
+		GPUs:             gpus,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs, err := p.Execute(context.Background(), d5list.JobSpec{
-		JobID:     1,
-		Benchmark: d5list.Benchmark{ID: "l2-cifar10-resnet44-gpu", Verify: d5list.VerifyPolicy{TimeLimitSeconds: 600}},
-		Recipe:    d5list.Recipe{Entrypoint: "code/run.sh"},
-		Seeds:     []int64{3},
-	})
+	logs, err := p.Execute(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,8 +99,16 @@ func TestSyntheticSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	keys := map[string]bool{}
+	device := ""
 	for _, e := range events {
 		keys[e.Key] = true
+		if e.Key == "device" {
+			device = fmt.Sprint(e.Value)
+		}
+	}
+	t.Logf("trained on %s (sandboxed: %v), the runner's window %.2f s, the process tree %.2f s", device, bwrapErr == nil, logs[0].Clock.LogS, logs[0].Clock.WallS)
+	if gpus != nil && !strings.HasPrefix(device, "cuda") {
+		t.Errorf("the job was given GPU 0 but trained on %q", device)
 	}
 	for _, k := range []string{"seed", "global_batch_size", "run_start", "eval_accuracy", "run_stop"} {
 		if !keys[k] {

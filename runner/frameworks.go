@@ -3,7 +3,9 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -154,16 +156,28 @@ func envRecord(env []string) map[string]string {
 
 // FrameworkLabels are the runner labels of what a sandboxed entrypoint
 // computes with (framework.torch=1.13.1, framework.blas=..., as
-// environmentProbe reports them from SandboxPython), so that a benchmark
-// that requires a framework is leased only to a runner that has it, and a
-// claim records what it ran with. The probe runs with the sandbox's
-// minimal environment, not the caller's: a variable such as
-// OPENBLAS_CORETYPE changes what it reports. Without python3 it is empty.
-func FrameworkLabels(ctx context.Context) map[string]string {
+// environmentProbe reports them from the python3 a run finds first: in
+// extraPath, the folders put before the sandbox's PATH, else
+// SandboxPython), so that a benchmark that requires a framework is leased
+// only to a runner that has it, and a claim records what it ran with. The
+// probe runs with the sandbox's minimal environment, not the caller's: a
+// variable such as OPENBLAS_CORETYPE changes what it reports. Without
+// python3 it is empty.
+func FrameworkLabels(ctx context.Context, extraPath ...string) map[string]string {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, SandboxPython, probeFlag, "-c", environmentProbe)
-	cmd.Env = []string{sandboxPath, sandboxLang}
+	python, path := SandboxPython, sandboxPath
+	for _, d := range extraPath {
+		if fi, err := os.Stat(filepath.Join(d, "python3")); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			python = filepath.Join(d, "python3")
+			break
+		}
+	}
+	if len(extraPath) > 0 {
+		path = "PATH=" + strings.Join(extraPath, ":") + ":" + strings.TrimPrefix(sandboxPath, "PATH=")
+	}
+	cmd := exec.CommandContext(ctx, python, probeFlag, "-c", environmentProbe)
+	cmd.Env = []string{path, sandboxLang}
 	out, err := cmd.Output()
 	labels := parseEnvironmentProbe(strings.Split(string(out), "\n"))
 	if err != nil || labels == nil {

@@ -36,6 +36,21 @@ func TestFrameworkLabels(t *testing.T) {
 	}
 }
 
+// Where the operator puts a Python outside /usr first on the sandbox's
+// PATH (--sandbox-path), the labels are that Python's, probed with the
+// same PATH a run gets; a folder with no python3 is passed over.
+func TestFrameworkLabelsOfThePythonOnTheSandboxPath(t *testing.T) {
+	empty, venv := t.TempDir(), t.TempDir()
+	fake := "#!/bin/sh\necho \"{\\\"framework.torch\\\": \\\"9.9+venv\\\", \\\"framework.python\\\": \\\"$PATH\\\"}\"\n"
+	if err := os.WriteFile(filepath.Join(venv, "python3"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	labels := FrameworkLabels(context.Background(), empty, venv)
+	if want := empty + ":" + venv + ":/usr/local/bin:/usr/bin:/bin"; labels["framework.torch"] != "9.9+venv" || labels["framework.python"] != want {
+		t.Fatalf("labels %v, want framework.torch=9.9+venv, probed with PATH=%s", labels, want)
+	}
+}
+
 // A process job records, with every run, the versions the python3 of its
 // own sandbox reports (once per job) and the variables the runner set in
 // the sandbox.

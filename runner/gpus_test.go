@@ -266,7 +266,7 @@ func TestProcessSandboxSeesNVIDIAGPU(t *testing.T) {
 		t.Skip("nvidia-smi is not installed: GPU pass-through not tested here")
 	}
 	p, err := NewProcess(ProcessOptions{
-		Fetch:   fixtureBundle(t, "#!/bin/sh\nnvidia-smi -L > \"$D5_RESULT_LOG\" 2>&1\n"),
+		Fetch:   fixtureBundle(t, "#!/bin/sh\n"+takeSeed+"nvidia-smi -L > \"$D5_RESULT_LOG\" 2>&1\n"),
 		WorkDir: workDir(t), GPUs: []string{"0"},
 	})
 	if err != nil {

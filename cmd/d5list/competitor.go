@@ -189,12 +189,17 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	server := fs.String("server", "", serverFlagHelp)
 	unsandboxed := fs.Bool("allow-unsandboxed", false, "a benchmark that runs the bundle's own code: run it without bubblewrap when bwrap is not installed (a runner re-runs it sandboxed)")
 	datasets := fs.String("datasets", "", "a benchmark that runs the bundle's own code: the folder of data sets its runs read ($D5_DATA_DIR, read-only), as a runner's --datasets")
+	var software sandboxSoftware
+	software.register(fs)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return fmt.Errorf("usage: d5list run [--runs N] [--allow-unsandboxed] [--datasets DIR] [--server URL] DIR")
+		return fmt.Errorf("usage: d5list run [--runs N] [--allow-unsandboxed] [--datasets DIR] [--sandbox-ro DIR --sandbox-path DIR] [--server URL] DIR")
+	}
+	if err := software.check(); err != nil {
+		return err
 	}
 	if *runs < 0 {
 		return fmt.Errorf("--runs: %d is negative", *runs)
@@ -203,16 +208,18 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	return runRecipeRuns(ctx, bs, pos[0], runOptions{runs: *runs, unsandboxed: *unsandboxed, datasets: *datasets}, stdout)
+	return runRecipeRuns(ctx, bs, pos[0], runOptions{runs: *runs, unsandboxed: *unsandboxed, datasets: *datasets, software: software}, stdout)
 }
 
 // runOptions are how `d5list run` runs a folder's recipe: the number of
 // runs (0: the benchmark's count), and for the bundle's own code whether
-// to run it without bubblewrap and the data sets it reads.
+// to run it without bubblewrap, the data sets it reads and the software
+// outside /usr it needs.
 type runOptions struct {
 	runs        int
 	unsandboxed bool
 	datasets    string
+	software    sandboxSoftware
 }
 
 // runRecipe executes a submission folder's recipe exactly as a portal

@@ -317,15 +317,14 @@ func hostileBundle(t *testing.T, entrypoint string) string {
 }
 
 // startProcessRunner runs `d5list runner --executor process` against p,
-// with slots jobs at once, until the test ends.
-func startProcessRunner(t *testing.T, p *portalUnderTest, token string, slots int) {
+// with slots jobs at once and any more flags, until the test ends.
+func startProcessRunner(t *testing.T, p *portalUnderTest, token string, slots int, flags ...string) {
 	t.Helper()
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"runner", "--server", p.url, "--token", token, "--executor", "process",
-			"--work", sandboxTraversable(t), "--concurrency", strconv.Itoa(slots), "--heartbeat", "500ms", "--id", "sandboxed"}, io.Discard, testWriter{t})
-	}()
+	args := append([]string{"runner", "--server", p.url, "--token", token, "--executor", "process",
+		"--work", sandboxTraversable(t), "--concurrency", strconv.Itoa(slots), "--heartbeat", "500ms", "--id", "sandboxed"}, flags...)
+	go func() { done <- run(ctx, args, io.Discard, testWriter{t}) }()
 	t.Cleanup(func() {
 		stop()
 		select {

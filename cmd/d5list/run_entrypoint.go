@@ -41,6 +41,8 @@ func runEntrypoint(ctx context.Context, dir string, b *d5list.Benchmark, recipe 
 		},
 		AllowUnsandboxed: opt.unsandboxed,
 		DataDir:          opt.datasets,
+		ReadOnlyPaths:    opt.software.ReadOnly,
+		ExtraPath:        opt.software.Path,
 		// The competitor's own code on their own machine: capped like a
 		// runner's job where the machine gives a cgroup, and run anyway
 		// where it does not.

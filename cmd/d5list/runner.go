@@ -42,6 +42,9 @@ type runnerConfig struct {
 	// recipe images from, and where it keeps them.
 	Registries []string
 	Images     string
+	// Software is what the process executor binds into its sandbox from
+	// outside /usr.
+	Software sandboxSoftware
 	// ImageLimits bound what a recipe's image may unpack to (zero fields
 	// take runner.DefaultImageLimits).
 	ImageLimits runner.ImageLimits
@@ -113,6 +116,7 @@ func parseRunnerFlags(args []string, stderr io.Writer) (runnerConfig, error) {
 		}
 		return nil
 	})
+	cfg.Software.register(fs)
 	fs.StringVar(&cfg.Images, "images", "", "process executor: folder of pulled images, one archive per digest (default: WORK/d5list-images)")
 	imageDefaults := runner.DefaultImageLimits()
 	fs.Int64Var(&cfg.ImageLimits.Bytes, "image-max-bytes", imageDefaults.Bytes, "process executor: the most bytes a recipe's image may unpack to, whatever its archive's size")
@@ -189,6 +193,8 @@ func runRunner(ctx context.Context, cfg runnerConfig, log *slog.Logger) error {
 	case cfg.Executor == "slurm" && !cfg.AllowUnbounded:
 		return fmt.Errorf("runner: --executor slurm runs competitor code on the compute nodes, where the runner caps neither its memory, its processes nor its disk: " +
 			"confine the jobs in Slurm (TaskPlugin=task/cgroup, with ConstrainRAMSpace=yes in cgroup.conf) and start the runner with --allow-unbounded")
+	case cfg.Software.check() != nil:
+		return fmt.Errorf("runner: %w", cfg.Software.check())
 	case cfg.Heartbeat <= 0:
 		return fmt.Errorf("runner: --heartbeat must be positive, got %s", cfg.Heartbeat)
 	case cfg.ID == "" || sanitizeID(cfg.ID) != cfg.ID:
@@ -214,7 +220,7 @@ func runRunner(ctx context.Context, cfg runnerConfig, log *slog.Logger) error {
 	}
 	detected := info.Labels()
 	if cfg.Executor != "builtin" {
-		for k, v := range runner.FrameworkLabels(ctx) {
+		for k, v := range runner.FrameworkLabels(ctx, cfg.Software.Path...) {
 			detected[k] = v
 		}
 	}
@@ -258,6 +264,7 @@ func newExecutor(cfg runnerConfig, book *leaseBook, log *slog.Logger) (runner.Ex
 			AllowUnsandboxed: cfg.AllowUnsandboxed, AllowUnbounded: cfg.AllowUnbounded, RLimits: cfg.Jobs,
 			GPUs: cfg.GPUs, GPUsPerJob: cfg.GPUsPerJob, Log: log,
 			Registries: cfg.Registries, ImageCache: cfg.Images, ImageLimits: cfg.ImageLimits,
+			ReadOnlyPaths: cfg.Software.ReadOnly, ExtraPath: cfg.Software.Path,
 		})
 	case "slurm":
 		return runner.NewSlurm(runner.SlurmOptions{Fetch: book.fetch, SharedDir: cfg.WorkDir, DataDir: cfg.Datasets, Log: log,

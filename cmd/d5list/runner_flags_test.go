@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -133,5 +134,47 @@ func TestRunnerRefusesAWorkDirTheSandboxCannotEnter(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "runner starting") {
 		t.Error("the runner started before refusing its work dir")
+	}
+}
+
+// A GPU host's PyTorch often lives outside /usr (a conda or venv prefix):
+// the operator binds it into the sandbox and puts its bin first on PATH.
+// A relative or missing folder is refused as the flag is read, and a PATH
+// folder the sandbox would not see before the runner starts.
+func TestRunnerFlagsBindSoftwareOutsideUsr(t *testing.T) {
+	prefix := t.TempDir()
+	bin := filepath.Join(prefix, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := parseRunnerFlags([]string{"--sandbox-ro", prefix, "--sandbox-path", bin + ",/usr/local/bin"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Software; !slices.Equal(got.ReadOnly, []string{prefix}) || !slices.Equal(got.Path, []string{bin, "/usr/local/bin"}) {
+		t.Errorf("software %+v, want %s bound and %s, /usr/local/bin on PATH", got, prefix, bin)
+	}
+	if err := cfg.Software.check(); err != nil {
+		t.Errorf("check: %v", err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sandbox-ro", "opt/conda"}, `"opt/conda" is not an absolute path`},
+		{[]string{"--sandbox-ro", filepath.Join(prefix, "missing")}, "missing is not a folder on this machine"},
+		{[]string{"--sandbox-path", filepath.Join(prefix, "nope")}, "nope is not a folder on this machine"},
+	} {
+		if _, err := parseRunnerFlags(tt.args, io.Discard); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%v: %v, want %q", tt.args, err, tt.want)
+		}
+	}
+	cfg, err = parseRunnerFlags([]string{"--server", "http://127.0.0.1:1", "--token", "d5r_x", "--sandbox-path", bin}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "--sandbox-path " + bin + ": the sandbox does not see it"
+	if err := runRunner(context.Background(), cfg, nil); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a PATH folder not bound: %v, want %q", err, want)
 	}
 }

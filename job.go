@@ -145,6 +145,12 @@ type RunClock struct {
 	// helper processes it is the share of the run that foreign work
 	// delayed them by, times WallS (docs/timing.md).
 	WaitS float64 `json:"wait_s"`
+	// ForeignCPUS is the CPU time the machine spent on other work while
+	// the run ran, every CPU counted (/proc/stat's busy time less the
+	// run's own; the process executor): a neighbour that keeps a sibling
+	// core busy slows a run without making it wait, which WaitS does not
+	// show. 0 where the executor does not read it.
+	ForeignCPUS float64 `json:"foreign_cpu_s,omitempty"`
 	// CompetitorLog says the run's log was written by the competitor's
 	// code (the process executor): its timestamps are a claim like the
 	// bundle's, and LogS and WallS are the runner's measure of them.

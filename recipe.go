@@ -45,6 +45,18 @@ func ImageRegistry(image string) string {
 // with an image only to refuse it, spending its attempts.
 const LabelImages = "images"
 
+// LabelDatasetPrefix starts the runner label that says a runner has a
+// data set: "dataset.cifar10=yes".
+const LabelDatasetPrefix = "dataset."
+
+// RunnerCapability reports whether a runner label says which jobs a
+// runner can take (recipe images, a registry, a data set) rather than
+// what a run computes with: a claim's machine records none of them, and
+// their difference explains no result.
+func RunnerCapability(label string) bool {
+	return label == LabelImages || strings.HasPrefix(label, LabelRegistryPrefix) || strings.HasPrefix(label, LabelDatasetPrefix)
+}
+
 // RunnerNeeds are the runner labels the recipe itself needs beyond its
 // benchmark's requires: for an image, a runner that runs images, and for
 // a registry image, one that pulls from its registry.

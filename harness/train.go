@@ -15,11 +15,14 @@ const KindMLPTraining = "mlp-training"
 // trainingTolerance is how far a run's state after an audited epoch may be
 // from the runner's float64 recomputation of that epoch from the run's
 // state before it, relative to how far the epoch moved the state. Float32
-// training in PyTorch and float64 here drift apart by under 1e-6 of an
-// epoch's step (harness tests); a state that was not trained from the
-// one before is off by the whole step, and an epoch that left out one of
-// its 45 minibatches by about 1/45.
-const trainingTolerance = 1e-3
+// training in PyTorch and float64 here mostly drift apart by under 1e-4 of
+// an epoch's step, but late epochs, whose steps are small, reached 1.6e-3
+// in 2 of about 110 audited epochs of honest runs (BENCHMARKS.md, the
+// verdict study: a ReLU that one precision puts on the other side of zero
+// changes a sample's gradient). A state that was not trained from the one
+// before is off by the whole step, and an epoch that left out one of its
+// minibatches by about one minibatch's share of it (1/23 to 1/45 here).
+const trainingTolerance = 5e-3
 
 // testShare is the digits split's test share (d5harness.digits_split).
 const testShare = 0.2

@@ -29,6 +29,10 @@ type cgroups struct {
 	// dirs are the runner's own folders: one on v2, the memory then the
 	// pids folder on v1.
 	dirs []string
+	// acct is the runner's own folder of v1's cpuacct hierarchy, which
+	// counts a job's CPU time as v2's cpu.stat does; "" where it is not
+	// mounted, or on v2.
+	acct string
 }
 
 // processCgroups finds the runner's cgroups once per process: the folder
@@ -57,7 +61,7 @@ func findCgroups() (*cgroups, error) {
 	if err != nil {
 		return nil, err
 	}
-	unified, memory, pids := ownCgroups(string(self), string(mounts))
+	unified, memory, pids, cpuacct := ownCgroups(string(self), string(mounts))
 	var missing []string
 	if unified != "" {
 		c, err := delegatedV2(unified)
@@ -78,14 +82,20 @@ func findCgroups() (*cgroups, error) {
 		}
 		c.dirs = append(c.dirs, dir)
 	}
+	if cpuacct != "" {
+		// Only counted, never capped: a host without it keeps its caps.
+		if dir, err := runnerFolder(cpuacct); err == nil {
+			c.acct = dir
+		}
+	}
 	return c, nil
 }
 
 // ownCgroups reads the folders of the process's own cgroups from
 // /proc/self/cgroup and /proc/self/mountinfo: the unified (v2) one, and
-// the v1 memory and pids ones; "" where that hierarchy is not mounted
-// where the process can see its cgroup.
-func ownCgroups(self, mountinfo string) (unified, memory, pids string) {
+// the v1 memory, pids and cpuacct ones; "" where that hierarchy is not
+// mounted where the process can see its cgroup.
+func ownCgroups(self, mountinfo string) (unified, memory, pids, cpuacct string) {
 	type mount struct{ root, point string }
 	var v2 *mount
 	v1 := map[string]mount{}
@@ -141,10 +151,12 @@ func ownCgroups(self, mountinfo string) (unified, memory, pids string) {
 				memory = where(m, p)
 			case c == "pids":
 				pids = where(m, p)
+			case c == "cpuacct":
+				cpuacct = where(m, p)
 			}
 		}
 	}
-	return unified, memory, pids
+	return unified, memory, pids, cpuacct
 }
 
 // delegatedV2 readies own, the runner's cgroup v2, to hold one cgroup per
@@ -215,7 +227,8 @@ func processAlive(pid int) bool {
 type jobCgroup struct {
 	v2        bool
 	dirs      []string
-	memory    int64 // the caps, for messages; negative: none
+	acct      string // v1's cpuacct folder, "" without one
+	memory    int64  // the caps, for messages; negative: none
 	processes int64
 }
 
@@ -230,6 +243,9 @@ func (c *cgroups) job(name string, memory, processes int64) (*jobCgroup, error) 
 			return nil, err
 		}
 		j.dirs = append(j.dirs, filepath.Join(d, name))
+	}
+	if c.acct != "" && os.Mkdir(filepath.Join(c.acct, name), 0o755) == nil {
+		j.acct = filepath.Join(c.acct, name)
 	}
 	type setting struct {
 		dir, file, value string
@@ -262,7 +278,10 @@ func (c *cgroups) job(name string, memory, processes int64) (*jobCgroup, error) 
 
 // admit moves process pid into the job's cgroup, in every hierarchy.
 func (j *jobCgroup) admit(pid int) error {
-	for _, d := range j.dirs {
+	for _, d := range append(slices.Clone(j.dirs), j.acct) {
+		if d == "" {
+			continue
+		}
 		if err := writeCgroup(d, "cgroup.procs", strconv.Itoa(pid)); err != nil {
 			return err
 		}
@@ -285,6 +304,30 @@ func (j *jobCgroup) met() capsMet {
 	}
 }
 
+// cpuUsage is the CPU time the job's processes have spent, every one
+// that ever ran in the cgroup (v2's cpu.stat, kept without the cpu
+// controller; v1's cpuacct.usage); false without either.
+func (j *jobCgroup) cpuUsage() (time.Duration, bool) {
+	switch {
+	case j == nil:
+		return 0, false
+	case j.v2:
+		file := filepath.Join(j.dirs[0], "cpu.stat")
+		if _, err := os.Stat(file); err != nil {
+			return 0, false
+		}
+		return time.Duration(cgroupCount(file, "usage_usec")) * time.Microsecond, true
+	case j.acct != "":
+		b, err := os.ReadFile(filepath.Join(j.acct, "cpuacct.usage"))
+		if err != nil {
+			return 0, false
+		}
+		ns, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		return time.Duration(ns), err == nil
+	}
+	return 0, false
+}
+
 // remove kills whatever is left of the job and removes its cgroup.
 func (j *jobCgroup) remove() {
 	if j == nil {
@@ -292,6 +335,9 @@ func (j *jobCgroup) remove() {
 	}
 	for _, d := range j.dirs {
 		_ = removeCgroup(d)
+	}
+	if j.acct != "" {
+		_ = removeCgroup(j.acct)
 	}
 }
 

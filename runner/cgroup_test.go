@@ -54,7 +54,7 @@ func TestOwnCgroups(t *testing.T) {
 			"", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			unified, memory, pids := ownCgroups(tc.self, tc.mounts)
+			unified, memory, pids, _ := ownCgroups(tc.self, tc.mounts)
 			if unified != tc.unified || memory != tc.memory || pids != tc.pids {
 				t.Errorf("got %q %q %q, want %q %q %q", unified, memory, pids, tc.unified, tc.memory, tc.pids)
 			}

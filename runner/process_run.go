@@ -290,8 +290,12 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 		}
 	}
 	started := time.Now()
+	used0, counted := pj.cgroup.cpuUsage()
 	err = runGroup(ctx, cmd, p.opts.KillGrace, i, tail, bothLines(p.opts.OnLine, LinesFrom(ctx)), onStart)
-	foreign, computing, treeCPU := tree.finish()
+	seen := tree.finish()
+	if used1, ok := pj.cgroup.cpuUsage(); counted && ok {
+		seen.ownIs(used1 - used0)
+	}
 	clock := &d5list.RunClock{}
 	log, logErr := win.close(clock)
 	if err = admission.verdict(err); err != nil {
@@ -308,10 +312,11 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	// The tree's CPU time where it was read: bwrap's rusage leaves out
 	// the sandbox's processes, which its own init reaps.
 	cpu := processCPU(cmd.ProcessState)
-	if treeCPU > 0 {
-		cpu = max(cpu, treeCPU.Seconds())
+	if seen.own > 0 {
+		cpu = max(cpu, seen.own.Seconds())
 	}
-	clock.CPUS, clock.WaitS, clock.Processes = cpu, foreign*time.Since(started).Seconds(), &computing
+	clock.CPUS, clock.WaitS, clock.Processes = cpu, seen.delayShare*time.Since(started).Seconds(), &seen.computing
+	clock.ForeignCPUS = seen.foreign.Seconds()
 	clock.BeforeWindowCPUS = beforeWindow.Seconds()
 	clock.Audit = win.audit(seed)
 	clock.Environment = envRecord(env)

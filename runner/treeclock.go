@@ -93,8 +93,7 @@ func (c *treeClock) cpuNow() time.Duration {
 // foreignDelayShare stops following and returns the share of the run's
 // span that foreign work delayed it by; 0 where /proc cannot tell.
 func (c *treeClock) foreignDelayShare() float64 {
-	share, _, _ := c.finish()
-	return share
+	return c.finish().delayShare
 }
 
 // treeClockPoll is how often a run's process tree is read: its shares and
@@ -103,37 +102,61 @@ func (c *treeClock) foreignDelayShare() float64 {
 // threads fill every core).
 const treeClockPoll = 100 * time.Millisecond
 
-// finish stops following and returns the foreign delay share, and how
-// many of the tree's processes computed for at least a quarter of the
-// run's span: a launcher or a shell that waits for its children does not
-// count, each worker of a data-parallel run does.
-func (c *treeClock) finish() (share float64, computing int, own time.Duration) {
+// treeTimes is what a tree clock saw of a run.
+type treeTimes struct {
+	// delayShare is the share of the run that foreign work delayed it by
+	// (sysinfo.ForeignDelayShare).
+	delayShare float64
+	// computing is how many of the tree's processes computed for at
+	// least a quarter of the run's span: a launcher or a shell that waits
+	// for its children does not count, each worker of a data-parallel run
+	// does.
+	computing int
+	// own is the tree's CPU time, busy the machine's meanwhile (every CPU
+	// counted), and foreign busy less own: other work's.
+	own, busy, foreign time.Duration
+}
+
+// ownIs corrects the tree's CPU time where a better count of it is known
+// (the job's cgroup's, which sees processes too short-lived for the
+// tree's polls), and the foreign time with it.
+func (t *treeTimes) ownIs(own time.Duration) {
+	t.own = max(t.own, own)
+	t.foreign = max(0, t.busy-t.own)
+}
+
+// finish stops following and returns what the clock saw.
+func (c *treeClock) finish() treeTimes {
 	c.mu.Lock()
 	started := c.leader != 0
 	c.mu.Unlock()
 	if !started {
-		return 0, 0, 0
+		return treeTimes{}
 	}
 	close(c.stop)
 	<-c.done
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	span := time.Since(c.start)
+	var t treeTimes
 	var wait time.Duration
 	for _, p := range c.procs {
-		own += p.cpu
+		t.own += p.cpu
 		wait += p.wait
 		if p.cpu >= span/4 {
-			computing++
+			t.computing++
 		}
 	}
 	busy, ok := sysinfo.MachineBusy()
 	if !ok || !c.ok {
-		return 0, computing, own
+		return t
 	}
+	t.busy = busy - c.busy0
+	t.foreign = max(0, t.busy-t.own)
 	// The processes that compute are delayed in lockstep: their waits
 	// count once.
-	return sysinfo.ForeignDelayShare(span, busy-c.busy0, own, wait/time.Duration(max(computing, 1))), computing, own
+	t.delayShare = sysinfo.ForeignDelayShare(span, busy-c.busy0, t.own, wait/time.Duration(max(t.computing, 1)))
+	return t
 }
 
 // childPIDs lists the children of every thread of pid.

@@ -10,37 +10,14 @@
 #   CGO_ENABLED=0 go test -c -o BIN/d5list.test ./cmd/d5list
 #   scripts/gpu-check.sh BIN
 #
-# The GPU host needs no Go. Where it has no bubblewrap, BIN may hold a
-# bwrap binary and the libraries it links (ldd bwrap): they are installed
-# under /usr/local for the run.
+# The GPU host needs no Go; gpu-host-setup.sh gives it bubblewrap and a
+# cgroup for the runner's caps where it has none.
 set -eu
 bin=$(cd "$1" && pwd)
 
 nvidia-smi -L
 python3 -c 'import sys, torch; print(sys.executable, "torch", torch.__version__, "CUDA", torch.version.cuda, "GPU available:", torch.cuda.is_available())'
-if ! command -v bwrap >/dev/null && [ -x "$bin/bwrap" ]; then
-	for lib in "$bin"/*.so.*; do
-		name=$(basename "$lib")
-		ldconfig -p | grep -q "$name" || cp "$lib" /usr/local/lib/
-	done
-	ldconfig
-	cp "$bin/bwrap" /usr/local/bin/bwrap
-fi
-command -v bwrap || echo "no bwrap: the sandboxed checks skip"
-# The runner caps each job in a cgroup of its own; as root, where this
-# shell's cgroup was given no pids controller (a container's or VM's
-# agent), it moves to a fresh one with memory and pids, as systemd-run
-# --scope -p Delegate=yes would give it.
-here=/sys/fs/cgroup$(cut -d: -f3 /proc/self/cgroup)
-if [ "$(id -u)" = 0 ] && ! grep -qw pids "$here/cgroup.controllers" 2>/dev/null; then
-	echo "+memory +pids" >/sys/fs/cgroup/cgroup.subtree_control
-	# Fresh each time: the runner's job cgroups below an earlier one keep
-	# it from holding processes of its own.
-	mine=/sys/fs/cgroup/d5-gpu-check-$$
-	mkdir "$mine"
-	echo $$ >"$mine/cgroup.procs"
-	echo "moved to $mine: $(cat "$mine/cgroup.controllers")"
-fi
+. "$(dirname "$0")/gpu-host-setup.sh" "$bin"
 
 # check PACKAGE TESTS: the tests of one package's binary, where BIN has it.
 status=0

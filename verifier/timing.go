@@ -331,6 +331,7 @@ func (c *comparison) compareTiming(claimed, timed []d5list.RunMetrics) {
 	if len(timed) > 0 && timed[0].Fresh {
 		who = "the portal measured with seeds it drew"
 	}
+	c.contended = contention(timed)
 	compared := false
 	metrics := c.timedMetrics()
 	var first timingNoise
@@ -379,7 +380,7 @@ func (c *comparison) judgeTiming(s timedSample, noise timingNoise, who string) {
 	raw, fair := olympicMean(units(s.measured, false)), olympicMean(units(s.measured, true))
 	bound := noise.bound()
 	if r := s.ratio(cs, fair); r < bound-floatEps {
-		c.discrepancy(d5list.Reason{Code: CodeTimingMismatch, Claimed: stated(s.claim), Measured: stated(s.board),
+		c.timingGap(d5list.Reason{Code: CodeTimingMismatch, Claimed: stated(s.claim), Measured: stated(s.board),
 			Message: fmt.Sprintf("%s: the logs' olympic mean is %s, %s; claims down to %.3g of the re-run pass (%s)%s",
 				timedWords(s.metric), s.val(cs), s.against(r, raw, fair, who), bound, noise.words(), s.boardWords())})
 	}
@@ -403,7 +404,7 @@ func (c *comparison) judgeTiming(s timedSample, noise timingNoise, who string) {
 			continue
 		}
 		idx := cr.run.Index
-		c.discrepancy(d5list.Reason{Code: CodeRunTimingMismatch, Run: cmpIntPtr(idx), File: cr.run.File,
+		c.timingGap(d5list.Reason{Code: CodeRunTimingMismatch, Run: cmpIntPtr(idx), File: cr.run.File,
 			Claimed: cmpFloatPtr(cr.value), Measured: stated(s.board),
 			Message: fmt.Sprintf("run %d: the log claims %s %s%s, %s in its fastest run; one run may be down to %.3g of it (%s, the precision and the spread counted twice for one run)%s",
 				idx, timedWords(s.metric), timedValue(s.metric, cr.value), s.ownUnitWords(cr), s.against(r, best.unit, best.fair, who), runBound, noise.words(), s.boardOrMeasured())})
@@ -471,7 +472,7 @@ func (c *comparison) compareEpochTimes(claimed, timed []d5list.RunMetrics, noise
 			continue
 		}
 		epochs := timedSample{metric: d5list.MetricTimeToTrain}
-		c.discrepancy(d5list.Reason{Code: CodeEpochTimeMismatch, Run: cmpIntPtr(cr.Index), File: cr.File,
+		c.timingGap(d5list.Reason{Code: CodeEpochTimeMismatch, Run: cmpIntPtr(cr.Index), File: cr.File,
 			Claimed: cmpFloatPtr(own), Measured: cmpFloatPtr(refRaw),
 			Message: fmt.Sprintf("run %d: the log's evaluations are a median %s s an epoch apart, %s as the median epoch of its runs; one run may be down to %.3g of it (%s, the precision and the spread counted twice for one run)",
 				cr.Index, cmpNum(cmpRound3(own)), epochs.against(own/ref, refRaw, ref, who), runBound, noise.words())})
@@ -497,7 +498,9 @@ func epochDurations(evals []d5list.EvalPoint) []float64 {
 // measured again, or "" when it stands as it is. Only a verdict that rests
 // on timing alone waits, since a new measurement changes nothing else: one
 // whose re-run was too noisy to judge (timing_too_noisy, and nothing else
-// for an organiser to look at), and a timing discrepancy (nothing
+// for an organiser to look at), one whose timing gap was measured while
+// other work kept the runner busy (a review, timingGap), and a timing
+// discrepancy (nothing
 // discrepant but the times) the first time a gap is seen (gapsSeen counts
 // the earlier measurements of this claim that found one), or again where
 // the timed runs waited for a CPU and that load could have made the gap
@@ -509,6 +512,9 @@ func Remeasure(bench *d5list.Benchmark, claimed, measured *d5list.Result, st d5l
 	case d5list.StatusNeedsReview:
 		if onlyFindings(reasons, CodeTimingTooNoisy) {
 			return "the re-run was too noisy to judge the claimed times"
+		}
+		if onlyFindings(reasons, CodeTimingTooNoisy, CodeTimingMismatch, CodeRunTimingMismatch, CodeEpochTimeMismatch) {
+			return "the claimed times are faster than the re-run's, measured while other work kept the runner busy"
 		}
 	case d5list.StatusDiscrepancy:
 		if !onlyFindings(reasons, CodeTimingMismatch, CodeRunTimingMismatch, CodeEpochTimeMismatch) {
@@ -522,6 +528,27 @@ func Remeasure(bench *d5list.Benchmark, claimed, measured *d5list.Result, st d5l
 		}
 	}
 	return ""
+}
+
+// contendedCPUs is how much of a CPU other work may keep busy on average
+// during a timed run before the run counts as contended (timingGap): more
+// than the runner's own and its portal's bookkeeping, far less than a
+// neighbour that computes.
+const contendedCPUs = 0.25
+
+// contention says how busy other work kept the runner during the busiest
+// timed run, or "" where no run reached contendedCPUs.
+func contention(timed []d5list.RunMetrics) string {
+	most := 0.0
+	for _, r := range timed {
+		if r.Clock != nil && r.Clock.WallS > 0 {
+			most = math.Max(most, r.Clock.ForeignCPUS/r.Clock.WallS)
+		}
+	}
+	if most < contendedCPUs {
+		return ""
+	}
+	return fmt.Sprintf("other work kept %.2f of the runner's CPUs busy on average during a timed run, which slows a run (a busy sibling core, shared caches) without making it wait for a CPU", most)
 }
 
 // loadCouldClose reports whether the load the runner measured could also

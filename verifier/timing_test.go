@@ -393,3 +393,39 @@ func TestForgedClockIsConfirmedByRemeasuring(t *testing.T) {
 	}
 	t.Logf("it waited once: %s", whys[0])
 }
+
+// A re-run 1.7 times slower than its honest claim with no wait to show
+// for it, because a neighbour kept the other core busy (ForeignCPUS): not
+// a discrepancy but a review, measured again; a gap measured again while
+// the runner was left alone stands as one. The same gap with the runner
+// idle around it is a discrepancy from the first measurement.
+func TestTimingGapUnderANeighboursLoadIsNoDiscrepancy(t *testing.T) {
+	bench := compareBench(0, 0.1)
+	claimed := baseResult(bench.Quality)
+	slower := func(neighbour float64) *d5list.Result {
+		m := timedRerun(baseResult(bench.Quality))
+		for i := range freshRuns(m) {
+			r := &freshRuns(m)[i]
+			scaleTimes(r, 1.7, true)
+			r.Clock.WallS, r.Clock.CPUS, r.Clock.ForeignCPUS = r.TimeToTrain, r.TimeToTrain, neighbour*r.TimeToTrain
+		}
+		return m
+	}
+	contended := slower(0.9)
+	status, reasons := Compare(bench, claimed, contended, true)
+	if status != d5list.StatusNeedsReview || !hasCode(reasons, CodeTimingMismatch) {
+		t.Fatalf("beside a busy neighbour: %s, want needs_review with %s\n%s", status, CodeTimingMismatch, reasonMessages(reasons))
+	}
+	if msg := reasons[0].Message; !strings.Contains(msg, "other work kept 0.90 of the runner's CPUs busy") {
+		t.Errorf("the finding does not say what the runner saw: %s", msg)
+	}
+	if why := Remeasure(bench, claimed, contended, status, reasons, 0); why == "" {
+		t.Error("a gap measured under a neighbour's load is not measured again")
+	}
+	for _, neighbour := range []float64{0, 0.2} {
+		status, reasons = Compare(bench, claimed, slower(neighbour), true)
+		if status != d5list.StatusDiscrepancy {
+			t.Errorf("other work at %.1f of a CPU: %s, want discrepancy\n%s", neighbour, status, reasonMessages(reasons))
+		}
+	}
+}

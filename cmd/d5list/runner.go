@@ -289,7 +289,7 @@ func runnerLabels(detected map[string]string, datasets, overrides string) (map[s
 		}
 		for _, e := range entries {
 			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
-				labels["dataset."+e.Name()] = "yes"
+				labels[d5list.LabelDatasetPrefix+e.Name()] = "yes"
 			}
 		}
 	}

@@ -99,6 +99,7 @@ func main() {
 	idle := flag.Duration("idle", 10*time.Second, "dispatch mode: how long the server's CPU is measured with every runner waiting and nothing queued")
 	reps := flag.Int("reps", 5, "overhead mode: pairs of runs through the runner and direct; scaling mode: seeds per worker count")
 	executor := flag.String("executor", "builtin", "overhead mode: the runner's executor, builtin or process (a bundle of the competitor's own code)")
+	pythonPrefix := flag.String("python-prefix", "", "overhead mode, process executor: a Python outside /usr (a venv or conda prefix) for the runner's sandbox and the direct runs")
 	example := flag.String("example", "examples/pytorch-digits-mlp-ddp", "scaling mode: the torch.distributed example folder")
 	kills := flag.Int("kills", 1000, "runner-chaos mode: runner processes killed with SIGKILL")
 	chaosJobs := flag.Int("chaos-jobs", 2000, "runner-chaos mode: jobs queued")
@@ -156,7 +157,7 @@ func main() {
 	case "dispatch":
 		dispatchBench(*bin, work, small, *runners, *jobs, *interval, *idle)
 	case "overhead":
-		overheadBench(*bin, work, small, *reps, *executor)
+		overheadBench(*bin, work, small, *reps, *executor, *pythonPrefix)
 	default:
 		log.Fatalf("-mode %q: want upload, load, board, dispatch or overhead", *mode)
 	}
@@ -183,6 +184,7 @@ func startServerOut(bin, data string, stdout io.Writer, extra ...string) *server
 	args := append([]string{"serve", "--addr", addr, "--data", data, "--runners", "0", "--log-level", "warn"}, extra...)
 	s := &server{cmd: exec.Command(bin, args...), url: "http://" + addr, data: data}
 	s.cmd.Stdout, s.cmd.Stderr = stdout, os.Stderr
+	dieWithThisProcess(s.cmd)
 	if err := s.cmd.Start(); err != nil {
 		log.Fatal(err)
 	}

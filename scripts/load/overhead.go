@@ -38,7 +38,12 @@ import (
 // example) is re-run by `d5list runner --executor process`, sandboxed, and
 // the baseline is its entrypoint run directly, unsandboxed, once per seed
 // with the same environment the runner gives it.
-func overheadBench(bin, work string, small []byte, reps int, executor string) {
+//
+// pythonPrefix, where set, is a Python outside /usr (a venv or conda
+// prefix) that both sides use: the runner binds it into its sandbox
+// (--sandbox-ro, --sandbox-path) and the direct runs find its bin first on
+// PATH.
+func overheadBench(bin, work string, small []byte, reps int, executor, pythonPrefix string) {
 	s := startServer(bin, filepath.Join(work, "data"))
 	defer s.stop()
 	out, err := exec.Command(bin, "admin", "runner-token", "--data", s.data, "--name", "overhead").Output()
@@ -57,10 +62,14 @@ func overheadBench(bin, work string, small []byte, reps int, executor string) {
 			log.Fatal(err)
 		}
 		args = append(args, "--work", runs)
+		if pythonPrefix != "" {
+			args = append(args, "--sandbox-ro", pythonPrefix, "--sandbox-path", filepath.Join(pythonPrefix, "bin"))
+		}
 	}
-	runDirect := directRunner(work, small)
+	runDirect := directRunner(work, small, pythonPrefix)
 	runner := exec.Command(bin, args...)
 	runner.Stderr = io.Discard
+	dieWithThisProcess(runner)
 	if err := runner.Start(); err != nil {
 		log.Fatal(err)
 	}
@@ -103,7 +112,9 @@ func overheadBench(bin, work string, small []byte, reps int, executor string) {
 		if bench == nil || sub.Recipe == nil {
 			log.Fatalf("submission %d: benchmark %q or recipe missing", sub.ID, sub.BenchmarkID)
 		}
-		recipe, seeds = sub.Recipe, sub.Seeds()
+		// Every run the runner made, the fresh seeds it drew included: the
+		// direct side runs the same work.
+		recipe, seeds = sub.Recipe, measuredSeeds(sub)
 		t := sub.UpdatedAt.Sub(sub.CreatedAt)
 		if i%2 == 0 {
 			d, directCPU = runDirect(bench, recipe, seeds)
@@ -165,6 +176,32 @@ func overheadBench(bin, work string, small []byte, reps int, executor string) {
 		100*median(overheads), 100*overheads[0], 100*overheads[len(overheads)-1], medianDur(diffs).Round(time.Millisecond))
 }
 
+// getAs is a GET with a bearer token: the body and the status.
+func getAs(url, token string) ([]byte, int) {
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, 0
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return b, resp.StatusCode
+}
+
+// measuredSeeds are the seeds of the runs the portal's re-run made, in
+// order: the claim's, then the fresh ones it drew.
+func measuredSeeds(sub *d5list.Submission) []int64 {
+	if sub.Measured == nil {
+		return sub.Seeds()
+	}
+	seeds := make([]int64, len(sub.Measured.Runs))
+	for i, r := range sub.Measured.Runs {
+		seeds[i] = r.Seed
+	}
+	return seeds
+}
+
 // rerunThroughRunner uploads the bundle and waits for its verdict.
 func rerunThroughRunner(s *server, tok string, small []byte) *d5list.Submission {
 	req, _ := http.NewRequest(http.MethodPost, s.url+"/api/v1/submissions", bytes.NewReader(small))
@@ -182,7 +219,8 @@ func rerunThroughRunner(s *server, tok string, small []byte) *d5list.Submission 
 	}
 	// Polled slowly: the times compared are the server's own records.
 	for deadline := time.Now().Add(10 * time.Minute); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
-		b, code := get(http.DefaultClient, s.url+"/api/v1/submissions/"+strconv.FormatInt(sub.ID, 10), "")
+		// As its owner: an entry is not public before its verdict.
+		b, code := getAs(s.url+"/api/v1/submissions/"+strconv.FormatInt(sub.ID, 10), tok)
 		var now d5list.Submission
 		if code != 200 || json.Unmarshal(b, &now) != nil {
 			log.Fatalf("submission %d: %d %s", sub.ID, code, b)
@@ -210,7 +248,7 @@ func rerunThroughRunner(s *server, tok string, small []byte) *d5list.Submission 
 // directRunner is the baseline of a pair: the builtin workload through the
 // workloads package, or, for a benchmark of the bundle's own code, its
 // entrypoint run directly, which also gives its CPU time.
-func directRunner(work string, small []byte) func(*d5list.Benchmark, *d5list.Recipe, []int64) (time.Duration, float64) {
+func directRunner(work string, small []byte, pythonPrefix string) func(*d5list.Benchmark, *d5list.Recipe, []int64) (time.Duration, float64) {
 	var extracted string
 	return func(bench *d5list.Benchmark, recipe *d5list.Recipe, seeds []int64) (time.Duration, float64) {
 		if bench.Workload != "" {
@@ -226,7 +264,7 @@ func directRunner(work string, small []byte) func(*d5list.Benchmark, *d5list.Rec
 				log.Fatal(err)
 			}
 		}
-		return runEntrypointDirectly(extracted, bench, recipe, seeds)
+		return runEntrypointDirectly(extracted, bench, recipe, seeds, pythonPrefix)
 	}
 }
 
@@ -235,7 +273,11 @@ func directRunner(work string, small []byte) func(*d5list.Benchmark, *d5list.Rec
 // sets and nothing else of this process's environment, as the sandbox
 // clears it. It returns the wall time and the CPU time (user and system,
 // the entrypoint's whole process tree) of the runs.
-func runEntrypointDirectly(dir string, bench *d5list.Benchmark, recipe *d5list.Recipe, seeds []int64) (time.Duration, float64) {
+func runEntrypointDirectly(dir string, bench *d5list.Benchmark, recipe *d5list.Recipe, seeds []int64, pythonPrefix string) (time.Duration, float64) {
+	path := "PATH=/usr/local/bin:/usr/bin:/bin"
+	if pythonPrefix != "" {
+		path = "PATH=" + filepath.Join(pythonPrefix, "bin") + ":/usr/local/bin:/usr/bin:/bin"
+	}
 	runs := filepath.Join(dir, "..", "direct-runs")
 	lib := filepath.Join(runs, "lib")
 	if err := harness.Stage(lib); err != nil {
@@ -254,7 +296,7 @@ func runEntrypointDirectly(dir string, bench *d5list.Benchmark, recipe *d5list.R
 		}
 		cmd := exec.Command("/bin/sh", filepath.Join(dir, filepath.FromSlash(recipe.Entrypoint)))
 		cmd.Dir = dir
-		cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + scratch, "TMPDIR=" + scratch, "LANG=C.UTF-8",
+		cmd.Env = []string{path, "HOME=" + scratch, "TMPDIR=" + scratch, "LANG=C.UTF-8",
 			"D5_RESULT_LOG=" + filepath.Join(runs, strconv.Itoa(i), "result.txt"), "D5_SEED=" + strconv.FormatInt(seed, 10), "PYTHONPATH=" + lib,
 			"D5_RUN_INDEX=" + strconv.Itoa(i), "D5_RUNS=" + strconv.Itoa(len(seeds)), "D5_DATA_DIR=",
 			"D5_BENCHMARK=" + bench.ID, "D5_SCRATCH=" + scratch, "D5_BUNDLE=" + dir}

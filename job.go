@@ -208,6 +208,17 @@ func SecretName(name string) bool {
 	return false
 }
 
+// TimedS is the time the runner's clock gives a run whose log the
+// competitor's code wrote (CompetitorLog), the time that ranks it: its
+// window (LogS), or its whole wall time where it breached the window or no
+// window was measured, and then whole is true.
+func (c *RunClock) TimedS() (s float64, whole bool) {
+	if c.LogS == 0 || len(c.Breaches) > 0 {
+		return c.WallS, true
+	}
+	return c.LogS, false
+}
+
 // Availability is the share of the run's wall time it was not kept
 // waiting for a CPU by other work on the machine: 1 on a quiet machine, or
 // where the wait is unknown.

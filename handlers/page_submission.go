@@ -37,8 +37,9 @@ func (h *Handler) renderSubmissionPage(w http.ResponseWriter, r *http.Request, s
 	if edit != nil {
 		edit(&live)
 	}
-	audit, _ := historyFor(user, sub, h.auditFor(r.Context(), sub.ID), nil)
-	h.render(w, r, status, templates.SubmissionPage(sub, bench, audit, live))
+	entries, attempts := h.historyOf(r.Context(), sub.ID)
+	audit, attempts := historyFor(user, sub, entries, attempts)
+	h.render(w, r, status, templates.SubmissionPage(sub, bench, audit, attempts, live))
 }
 
 func (h *Handler) submissionLive(r *http.Request, sub *d5list.Submission, bench *d5list.Benchmark) (templates.SubmissionLive, error) {

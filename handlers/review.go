@@ -196,17 +196,18 @@ func historyFor(user *d5list.User, sub *d5list.Submission, entries []d5list.Audi
 	return outEntries, outAttempts
 }
 
-// auditFor returns the audit log for the submission page, or nil where
-// the service keeps none; the page shows what there is.
-func (h *Handler) auditFor(ctx context.Context, id int64) []d5list.AuditEntry {
+// historyOf returns the audit log and the verification attempts for the
+// submission page, or nil where the service keeps none; the page shows
+// what there is.
+func (h *Handler) historyOf(ctx context.Context, id int64) ([]d5list.AuditEntry, []d5list.Attempt) {
 	rs, ok := h.svc.(ReviewService)
 	if !ok {
-		return nil
+		return nil, nil
 	}
-	entries, _, err := rs.AuditLog(ctx, id)
+	entries, attempts, err := rs.AuditLog(ctx, id)
 	if err != nil {
 		h.log.ErrorContext(ctx, "reading the audit log", "submission", id, "err", err)
-		return nil
+		return nil, nil
 	}
-	return entries
+	return entries, attempts
 }

@@ -442,10 +442,7 @@ func onRunnerClock(run *d5list.RunMetrics) {
 	if c == nil || !c.CompetitorLog {
 		return
 	}
-	seen := c.LogS
-	if seen == 0 || len(c.Breaches) > 0 {
-		seen = c.WallS
-	}
+	seen, _ := c.TimedS()
 	if seen == run.TimeToTrain {
 		return
 	}

@@ -28,20 +28,18 @@ func digitsLog(seed int64, run int, acc float64) []byte {
 	return []byte(b.String())
 }
 
-// rerunEntry stores an entry of the competitor whose claim is the logs
-// with accuracy claimedAcc, and has the portal complete its job with the
-// runner's logs, as a runner's report would (Service.Complete): the
-// verdict, and the kept re-run logs, are the portal's own.
-func rerunEntry(t *testing.T, p *realPortal, claimedAcc, rerunAcc float64) (int64, []d5list.RunLog) {
+// digitsClaim stores an entry of the competitor for the digits benchmark
+// benchID, on hostCPU, whose claim is a log per run that reaches acc.
+func digitsClaim(t *testing.T, p *realPortal, benchID, framework, hostCPU string, acc float64) *d5list.Submission {
 	t.Helper()
 	ctx := context.Background()
-	bench, err := p.svc.Benchmark(ctx, "l2-digits-mlp-cpu")
+	bench, err := p.svc.Benchmark(ctx, benchID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var claimedLogs []d5list.RunLog
 	for i := range bench.Runs {
-		claimedLogs = append(claimedLogs, d5list.RunLog{Index: i, Seed: int64(100 + i), Log: digitsLog(int64(100+i), i, claimedAcc)})
+		claimedLogs = append(claimedLogs, d5list.RunLog{Index: i, Seed: int64(100 + i), Log: digitsLog(int64(100+i), i, acc)})
 	}
 	claimed, err := portal.Measure(bench, claimedLogs)
 	if err != nil {
@@ -49,12 +47,23 @@ func rerunEntry(t *testing.T, p *realPortal, claimedAcc, rerunAcc float64) (int6
 	}
 	sub := &d5list.Submission{
 		BenchmarkID: bench.ID, OwnerID: p.users["competitor"].ID, Division: d5list.DivisionClosed, Availability: d5list.AvailabilityAvailable,
-		Submitter: "Rerun Lab", SystemName: "box", Framework: "d5list-builtin", HostCPU: "AMD EPYC",
+		Submitter: "Rerun Lab", SystemName: "box", Framework: framework, HostCPU: hostCPU,
 		Recipe: &d5list.Recipe{}, Claimed: claimed, Reasons: []d5list.Reason{},
 	}
 	if err := p.db.CreateSubmission(ctx, sub); err != nil {
 		t.Fatal(err)
 	}
+	return sub
+}
+
+// rerunEntry stores an entry of the competitor whose claim is the logs
+// with accuracy claimedAcc, and has the portal complete its job with the
+// runner's logs, as a runner's report would (Service.Complete): the
+// verdict, and the kept re-run logs, are the portal's own.
+func rerunEntry(t *testing.T, p *realPortal, claimedAcc, rerunAcc float64) (int64, []d5list.RunLog) {
+	t.Helper()
+	ctx := context.Background()
+	sub := digitsClaim(t, p, "l2-digits-mlp-cpu", "d5list-builtin", "AMD EPYC", claimedAcc)
 	lease, err := p.db.LeaseJob(ctx, "r1", nil, time.Minute)
 	if err != nil || lease == nil {
 		t.Fatalf("lease: %v %v", lease, err)

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/internal/browsertest"
 )
 
@@ -43,12 +45,18 @@ const chartFaults = `(function () {
 // At a phone's width as at a desktop's, the charts of a board (its
 // charts tab), of an entry (each run's curves) and of a comparison draw
 // every text inside their canvas, axis titles and wrapped titles
-// included, and every legend item; a comparison's values each say whose
-// they are once its table is a column of cards; and the home page, before
-// the first edition and after, reaches each level in one tap.
+// included, and every legend item; an entry's page with the runner's
+// clock of each run is no wider than the window; a comparison's values
+// each say whose they are once its table is a column of cards; and the
+// home page, before the first edition and after, reaches each level in
+// one tap.
 func TestPagesReadOnAPhone(t *testing.T) {
 	p := startReal(t)
 	entry, _ := rerunEntry(t, p, 0.96, 0.96)
+	clocked, _ := clockedEntry(t, p)
+	if _, _, err := p.svc.Review(context.Background(), p.users["organiser"], clocked.ID, d5list.ReviewRequest{Action: d5list.ActionPublish}); err != nil {
+		t.Fatal(err)
+	}
 	ids := crossBenchmarkList(t, p)
 	empty := startReal(t)
 	ctx := browsertest.Start(t, 120*time.Second)
@@ -58,20 +66,26 @@ func TestPagesReadOnAPhone(t *testing.T) {
 			{"/benchmarks/" + l2Digits + "#charts", "#records-chart canvas"},
 			{"/submissions/" + strconv.FormatInt(entry, 10), "#accuracy-chart canvas"},
 			{compare, "#compare-curves canvas"},
+			{"/submissions/" + strconv.FormatInt(clocked.ID, 10), "#accuracy-chart canvas"},
 		} {
 			var faults []string
+			var fits bool
 			err := chromedp.Run(ctx,
 				chromedp.Navigate("about:blank"),
 				chromedp.EmulateViewport(width, 900),
 				chromedp.Navigate(p.url+page.path),
 				chromedp.WaitVisible(page.wait, chromedp.ByQuery),
 				chromedp.Evaluate(chartFaults, &faults),
+				chromedp.Evaluate(fitsWindow, &fits),
 			)
 			if err != nil {
 				t.Fatalf("%d px, %s: %v", width, page.path, err)
 			}
 			for _, f := range faults {
 				t.Errorf("%d px, %s: %s", width, page.path, f)
+			}
+			if !fits {
+				t.Errorf("%d px, %s: the page is wider than the window", width, page.path)
 			}
 		}
 

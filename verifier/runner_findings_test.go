@@ -43,6 +43,8 @@ func TestRunnerFindingsOfACompetitorsRun(t *testing.T) {
 			d5list.StatusNeedsReview, CodeAuditNotRun},
 		{"a harness run without the runner's clock (Slurm)", &harnessBench, func(int) *d5list.RunClock { return nil },
 			d5list.StatusNeedsReview, CodeAuditNotRun},
+		{"a harness run with the runner's wall time alone (Slurm)", &harnessBench, func(int) *d5list.RunClock { return &d5list.RunClock{WallS: 3} },
+			d5list.StatusNeedsReview, CodeAuditNotRun},
 		{"a run without the runner's clock, no harness", bench, func(int) *d5list.RunClock { return nil }, d5list.StatusVerified, ""},
 		{"an accuracy the runner's evaluation does not give", &harnessBench, func(run int) *d5list.RunClock {
 			a := &d5list.Audit{Sections: []d5list.AuditSection{{Name: "training", Calls: 5, Accuracy: acc(claimed.Runs[run%5].FinalAccuracy)}}}

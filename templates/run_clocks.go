@@ -133,11 +133,11 @@ func auditWords(c *d5list.RunClock) string {
 }
 
 // clockColumns is how many columns of the clock table a run's clock fills
-// for bench: the window, the whole run, the CPU before the window and the
-// wait, and the audit where bench's harness has one.
+// for bench: the window, the whole run, the CPU before the window, the
+// wait and other work's CPU, and the audit where bench's harness has one.
 func clockColumns(bench *d5list.Benchmark) int {
 	if bench.Verify.Harness != "" {
-		return 5
+		return 6
 	}
-	return 4
+	return 5
 }

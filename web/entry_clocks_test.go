@@ -64,7 +64,7 @@ func clockedEntry(t *testing.T, p *realPortal) (*d5list.Submission, *d5list.Benc
 		case 2:
 			c.LogS, c.Breaches = 0, []d5list.Reason{{Code: d5list.BreachGateNotOpened, Message: "the run never opened its gate"}}
 		case bench.Runs:
-			c.LogS, c.WallS, c.CPUS, c.BeforeWindowCPUS, c.WaitS = 0.05, 12.4, 5.1, 4.9, 0.3
+			c.LogS, c.WallS, c.CPUS, c.BeforeWindowCPUS, c.WaitS, c.ForeignCPUS = 0.05, 12.4, 5.1, 4.9, 0.3, 11.2
 			c.Audit = &d5list.Audit{Sections: passed.Sections, Failures: []d5list.Reason{{Code: d5list.AuditMismatch, Message: auditMismatch}}}
 		}
 		return c
@@ -131,6 +131,7 @@ func TestEntryPageShowsTheRunnersClock(t *testing.T) {
 		{firstFresh, "clock-whole-run", "12.40 s wall / 5.10 s CPU", "its whole run"},
 		{firstFresh, "clock-before-window", "4.90 s", "its CPU before the window"},
 		{firstFresh, "clock-waited", "0.3000 s", "its wait for a CPU"},
+		{firstFresh, "clock-foreign", "11.20 s", "other work's CPU meanwhile"},
 		{firstFresh, "clock-audit", "failed: " + auditMismatch, "its failed audit"},
 	} {
 		if got := cell(c.run, c.id); got != c.want {

@@ -21,9 +21,9 @@ type sandboxSoftware struct {
 // register adds --sandbox-ro and --sandbox-path to fs.
 func (s *sandboxSoftware) register(fs *flag.FlagSet) {
 	fs.Func("sandbox-ro", "process executor: a host folder bound read-only into the sandbox at the same path, for software outside /usr such as /opt/conda (repeat or comma-separate)",
-		folderList("--sandbox-ro", &s.ReadOnly))
+		folderList(&s.ReadOnly))
 	fs.Func("sandbox-path", "process executor: a folder put first on each run's PATH, such as /opt/conda/bin; it must be under /usr or a --sandbox-ro folder (repeat or comma-separate)",
-		folderList("--sandbox-path", &s.Path))
+		folderList(&s.Path))
 }
 
 // check says which --sandbox-path folder the sandbox would not see.
@@ -48,7 +48,7 @@ func within(path, dir string) bool {
 
 // folderList is a flag's parser of absolute, existing folders, repeated
 // or comma-separated, appended to list.
-func folderList(name string, list *[]string) func(string) error {
+func folderList(list *[]string) func(string) error {
 	return func(v string) error {
 		for _, d := range strings.Split(v, ",") {
 			d = strings.TrimSpace(d)

@@ -193,14 +193,15 @@ func runRunner(ctx context.Context, cfg runnerConfig, log *slog.Logger) error {
 	case cfg.Executor == "slurm" && !cfg.AllowUnbounded:
 		return fmt.Errorf("runner: --executor slurm runs competitor code on the compute nodes, where the runner caps neither its memory, its processes nor its disk: " +
 			"confine the jobs in Slurm (TaskPlugin=task/cgroup, with ConstrainRAMSpace=yes in cgroup.conf) and start the runner with --allow-unbounded")
-	case cfg.Software.check() != nil:
-		return fmt.Errorf("runner: %w", cfg.Software.check())
 	case cfg.Heartbeat <= 0:
 		return fmt.Errorf("runner: --heartbeat must be positive, got %s", cfg.Heartbeat)
 	case cfg.ID == "" || sanitizeID(cfg.ID) != cfg.ID:
 		return fmt.Errorf("runner: --id %q: use letters, digits, '-', '_' and '.'", cfg.ID)
 	case cfg.ID+"-" == localRunnerPrefix:
 		return fmt.Errorf("runner: --id %q is the portal's in-process runners' (their jobs are requeued when the portal restarts): choose another", cfg.ID)
+	}
+	if err := cfg.Software.check(); err != nil {
+		return fmt.Errorf("runner: %w", err)
 	}
 	info := sysinfo.Detect()
 	if cfg.Executor == "process" {

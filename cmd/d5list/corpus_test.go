@@ -76,7 +76,7 @@ func TestVerifierCorpus(t *testing.T) {
 	if code/100 != 2 {
 		t.Fatalf("honest upload refused %d: %s", code, reasonsText(e.Error.Reasons))
 	}
-	honestSub := p.waitFinal(t, honestID)
+	honestSub := p.honestVerdict(t, honestID)
 	logRatios(t, honestSub)
 	if honestSub.Status != d5list.StatusVerified {
 		t.Fatalf("honest submission ended %s, want verified (the re-run with the same seeds reproduces every accuracy exactly and runs as fast): %s",
@@ -257,7 +257,7 @@ func TestVerifierCorpus(t *testing.T) {
 		if code/100 != 2 {
 			t.Fatalf("upload refused %d: %s", code, reasonsText(e.Error.Reasons))
 		}
-		got := p.waitFinal(t, id)
+		got := p.honestVerdict(t, id)
 		logRatios(t, got)
 		if got.Status != d5list.StatusVerified {
 			t.Fatalf("honest submission beside a busy loop ended %s: %s", got.Status, reasonsText(got.Reasons))

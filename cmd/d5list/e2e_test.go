@@ -26,6 +26,7 @@ import (
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/store"
+	"github.com/deep500/d5list/verifier"
 )
 
 // portalUnderTest is the real server on a temp dir and a loopback port.
@@ -152,6 +153,29 @@ func (p *portalUnderTest) waitFinal(t *testing.T, id int64) submissionJSON {
 	return submissionJSON{}
 }
 
+// honestVerdict waits for an honest entry's verdict. Where the host was
+// too noisy to judge its timed runs even after the portal measured them
+// again, the portal hands the entry to an organiser: that is its designed
+// answer to a noisy machine (CI's are), not a finding against the entry.
+// The test then plays the organiser and accepts it, so the rest of the
+// test sees the entry ranked. Any other verdict, a discrepancy or a review
+// with another reason, comes back as it is for the caller to fail on.
+func (p *portalUnderTest) honestVerdict(t *testing.T, id int64) submissionJSON {
+	t.Helper()
+	got := p.waitFinal(t, id)
+	if got.Status != d5list.StatusNeedsReview || len(got.Reasons) == 0 ||
+		slices.ContainsFunc(got.Reasons, func(r d5list.Reason) bool { return r.Code != verifier.CodeTimingTooNoisy }) {
+		return got
+	}
+	t.Logf("submission %d: the host was too noisy to judge its times (%s); accepting it as an organiser", id, got.Reasons[0].Message)
+	path := "/api/v1/submissions/" + strconv.FormatInt(id, 10) + "/review"
+	req := d5list.ReviewRequest{Action: d5list.ActionAccept, Reason: "honest test entry; the CI host was too noisy to judge its times"}
+	if code, e := p.call(t, http.MethodPost, path, p.orgToken, req, nil); code/100 != 2 {
+		t.Fatalf("accepting submission %d: %d %+v", id, code, e)
+	}
+	return p.waitFinal(t, id)
+}
+
 func (p *portalUnderTest) submitFolder(t *testing.T, dir string) int64 {
 	t.Helper()
 	var out, errOut bytes.Buffer
@@ -196,7 +220,7 @@ func TestEndToEnd(t *testing.T) {
 	honestID := p.submitFolder(t, honest)
 	tamperedID := p.submitFolder(t, tampered)
 
-	got := p.waitFinal(t, honestID)
+	got := p.honestVerdict(t, honestID)
 	if got.Status != d5list.StatusVerified {
 		t.Fatalf("honest submission ended %s with reasons %+v", got.Status, got.Reasons)
 	}

@@ -34,7 +34,7 @@ func TestEndToEndDataParallel(t *testing.T) {
 		t.Fatalf("check: %v\n%s%s", err, checkOut.String(), checkErr.String())
 	}
 
-	sub := p.waitFinal(t, p.submitFolder(t, dir))
+	sub := p.honestVerdict(t, p.submitFolder(t, dir))
 	if sub.Status != d5list.StatusVerified {
 		t.Fatalf("submission ended %s with reasons %+v", sub.Status, sub.Reasons)
 	}

@@ -15,6 +15,7 @@ import (
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/store"
+	"github.com/deep500/d5list/verifier"
 )
 
 // organiserToken makes an organiser account on the portal's data folder
@@ -95,6 +96,17 @@ func (p *portalUnderTest) audit(t *testing.T, id int64) auditResponse {
 // queue (lease, complete), as a runner would, without training anything.
 func seedVerdict(t *testing.T, db *store.DB, st d5list.Status) int64 {
 	t.Helper()
+	var reasons []d5list.Reason
+	if st != d5list.StatusVerified {
+		run := 2
+		reasons = []d5list.Reason{{Code: "seeded", Message: "run 2: seeded finding", Run: &run}}
+	}
+	return seedFindings(t, db, st, reasons)
+}
+
+// seedFindings is seedVerdict with the findings the verdict names.
+func seedFindings(t *testing.T, db *store.DB, st d5list.Status, reasons []d5list.Reason) int64 {
+	t.Helper()
 	ctx := context.Background()
 	claimed := &d5list.Result{}
 	for i := range 5 {
@@ -111,11 +123,6 @@ func seedVerdict(t *testing.T, db *store.DB, st d5list.Status) int64 {
 	lease, err := db.LeaseJob(ctx, "seeder", map[string]string{}, time.Minute)
 	if err != nil || lease == nil || lease.Spec.SubmissionID != sub.ID {
 		t.Fatalf("lease for submission %d: %+v, %v", sub.ID, lease, err)
-	}
-	var reasons []d5list.Reason
-	if st != d5list.StatusVerified {
-		run := 2
-		reasons = []d5list.Reason{{Code: "seeded", Message: "run 2: seeded finding", Run: &run}}
 	}
 	// Re-run on the declared CPU, measuring what was claimed.
 	measured := *claimed
@@ -366,4 +373,40 @@ func TestReviewAPI(t *testing.T) {
 			t.Fatalf("reject reason %q, %v", reason, err)
 		}
 	})
+}
+
+// The end-to-end tests accept an honest entry for which a noisy host left
+// no other question than its times; anything else must reach them as it is.
+func TestHonestVerdictAcceptsOnlyATooNoisyReview(t *testing.T) {
+	p := startPortal(t, 0)
+	db, err := store.Open(context.Background(), p.data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	noisy := d5list.Reason{Code: verifier.CodeTimingTooNoisy, Message: "op_time_ms: the re-run was too noisy to judge the claimed times"}
+	cases := []struct {
+		name    string
+		status  d5list.Status
+		reasons []d5list.Reason
+		want    d5list.Status
+	}{
+		{"too noisy, and nothing else", d5list.StatusNeedsReview, []d5list.Reason{noisy}, d5list.StatusVerified},
+		{"too noisy, and near the target", d5list.StatusNeedsReview,
+			[]d5list.Reason{noisy, {Code: verifier.CodeConvergenceBorder, Message: "run 1 reached the target in the last epoch"}}, d5list.StatusNeedsReview},
+		{"a review for another reason", d5list.StatusNeedsReview,
+			[]d5list.Reason{{Code: verifier.CodeRerunMuchFaster, Message: "the re-run is 3 times better"}}, d5list.StatusNeedsReview},
+		{"a timing gap", d5list.StatusDiscrepancy, []d5list.Reason{{Code: verifier.CodeTimingMismatch, Message: "0.7 of the re-run"}}, d5list.StatusDiscrepancy},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			id := seedFindings(t, db, tt.status, tt.reasons)
+			if got := p.honestVerdict(t, id); got.Status != tt.want {
+				t.Fatalf("honestVerdict left %s, want %s", got.Status, tt.want)
+			}
+			if a := p.audit(t, id); (tt.want != tt.status) != (len(a.Entries) == 1 && a.Entries[0].Action == d5list.ActionAccept) {
+				t.Fatalf("audit %+v: want one acceptance exactly when the status changed", a.Entries)
+			}
+		})
+	}
 }

@@ -119,7 +119,7 @@ func claimVerified(t *testing.T, p *portalUnderTest, source, benchmark string, r
 		t.Fatalf("d5list %v: %v\n%s%s", runArgs, err, out.String(), errOut.String())
 	}
 	id := p.submitFolder(t, dir)
-	got := p.waitFinal(t, id)
+	got := p.honestVerdict(t, id)
 	var owned submissionJSON
 	if err := json.Unmarshal([]byte(getAs(t, p.url+"/api/v1/submissions/"+strconv.FormatInt(id, 10), p.token)), &owned); err != nil {
 		t.Fatal(err)

@@ -279,6 +279,21 @@ func (r *runnerProc) events(msg string) []map[string]any {
 	return out
 }
 
+// reported is the runner's "job done" records once it has logged at
+// least n of them, or after 10 s those it has. A runner logs "job done"
+// after the portal's answer to its report, which comes after the job is
+// done in the database: its log may lag the job's state by a moment.
+func (r *runnerProc) reported(n int) []map[string]any {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		recs := r.events("job done")
+		if len(recs) >= n || time.Now().After(deadline) {
+			return recs
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func jobsIn(recs []map[string]any) []int64 {
 	var ids []int64
 	for _, r := range recs {
@@ -320,7 +335,7 @@ func TestRunnerKilledMidJobLosesItsLease(t *testing.T) {
 	if len(a.events("job done")) != 0 {
 		t.Errorf("the killed runner reported the job done")
 	}
-	if got := jobsIn(b.events("job done")); len(got) != 1 || got[0] != job.ID {
+	if got := jobsIn(b.reported(1)); len(got) != 1 || got[0] != job.ID {
 		t.Errorf("runner b reported jobs %v done, want exactly [%d]", got, job.ID)
 	}
 	sub := p.submission(t, job.SubmissionID)
@@ -686,7 +701,7 @@ func TestServerRestartKeepsJobs(t *testing.T) {
 			t.Errorf("job %d took %d attempts, want 1: the restart lost a lease", j.ID, got.Attempts)
 		}
 	}
-	if got := jobsIn(r.events("job done")); len(got) != 2 {
+	if got := jobsIn(r.reported(2)); len(got) != 2 {
 		t.Errorf("runner reported %v done, want both jobs once", got)
 	}
 }

@@ -115,7 +115,7 @@ func dispatchPhase(s *server, tokens, uploaders []string, small []byte, runners,
 	}
 	c0, t0 := cpuSeconds(s.cmd.Process.Pid), time.Now()
 	for i := range jobs {
-		code, err := post(s.url, uploaders[i%len(uploaders)], small)
+		code, err := post(s.url, uploaders[i%len(uploaders)], withSystemName(small, fmt.Sprintf("dispatch, %d runners, job %d", runners, i+1)))
 		if err != nil || code != http.StatusCreated {
 			log.Fatalf("queueing job %d: %d %v", i+1, code, err)
 		}

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -245,56 +243,6 @@ func rerunThroughRunner(s *server, tok string, small []byte) *d5list.Submission 
 	}
 	log.Fatalf("submission %d: no verdict in 10 minutes", sub.ID)
 	return nil
-}
-
-// withSystemName is the bundle with its submission.json's system_name set
-// to name: the portal points the same files uploaded again to the entry
-// they made instead of re-running them, so each pair uploads its own.
-func withSystemName(small []byte, name string) []byte {
-	zr, err := gzip.NewReader(bytes.NewReader(small))
-	if err != nil {
-		log.Fatal(err)
-	}
-	var out bytes.Buffer
-	gz := gzip.NewWriter(&out)
-	tw := tar.NewWriter(gz)
-	tr := tar.NewReader(zr)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		} else if err != nil {
-			log.Fatal(err)
-		}
-		body, err := io.ReadAll(tr)
-		if err != nil {
-			log.Fatal(err)
-		}
-		if h.Name == "submission.json" {
-			var m map[string]any
-			if err := json.Unmarshal(body, &m); err != nil {
-				log.Fatalf("the bundle's submission.json: %v", err)
-			}
-			m["system_name"] = name
-			if body, err = json.MarshalIndent(m, "", "  "); err != nil {
-				log.Fatal(err)
-			}
-			h.Size = int64(len(body))
-		}
-		if err := tw.WriteHeader(h); err != nil {
-			log.Fatal(err)
-		}
-		if _, err := tw.Write(body); err != nil {
-			log.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		log.Fatal(err)
-	}
-	if err := gz.Close(); err != nil {
-		log.Fatal(err)
-	}
-	return out.Bytes()
 }
 
 // directRunner is the baseline of a pair: the builtin workload through the

@@ -36,6 +36,9 @@ type portalUnderTest struct {
 	token string
 	// orgToken is an organiser's, who sees every verdict, hidden ones too.
 	orgToken string
+	// spell is how long honestVerdict lets a slow spell of the host pass
+	// before it re-runs an honest entry whose times were called forged.
+	spell time.Duration
 }
 
 func startPortal(t *testing.T, runners int) *portalUnderTest {
@@ -81,7 +84,7 @@ func startPortalIn(t *testing.T, data string, runners int) *portalUnderTest {
 	})
 	select {
 	case addr := <-ready:
-		return &portalUnderTest{url: "http://" + addr, data: data, token: token, orgToken: orgToken}
+		return &portalUnderTest{url: "http://" + addr, data: data, token: token, orgToken: orgToken, spell: 20 * time.Second}
 	case err := <-done:
 		t.Fatalf("serve: %v", err)
 	case <-time.After(30 * time.Second):
@@ -153,27 +156,46 @@ func (p *portalUnderTest) waitFinal(t *testing.T, id int64) submissionJSON {
 	return submissionJSON{}
 }
 
-// honestVerdict waits for an honest entry's verdict. Where the host was
-// too noisy to judge its timed runs even after the portal measured them
-// again, the portal hands the entry to an organiser: that is its designed
-// answer to a noisy machine (CI's are), not a finding against the entry.
-// The test then plays the organiser and accepts it, so the rest of the
-// test sees the entry ranked. Any other verdict, a discrepancy or a review
-// with another reason, comes back as it is for the caller to fail on.
+// honestVerdict waits for an honest entry's verdict. A host can slow down
+// for a minute in ways the runner cannot see (no other process, no steal
+// time: CI's and this VM's have), longer than the tests' re-measure delay,
+// and an honest entry's times then look forged. What an organiser does
+// with such an entry is what the test does, once, in the review API:
+//   - a discrepancy on its times alone gets one re-run (action "rerun"),
+//     after the spell has had time to pass; a real regression fails again;
+//   - a review because the re-run was too noisy to judge, even measured
+//     again, is accepted (the portal's designed answer to a noisy host).
+//
+// Any other verdict, or the same again, comes back for the caller to fail on.
 func (p *portalUnderTest) honestVerdict(t *testing.T, id int64) submissionJSON {
 	t.Helper()
 	got := p.waitFinal(t, id)
-	if got.Status != d5list.StatusNeedsReview || len(got.Reasons) == 0 ||
-		slices.ContainsFunc(got.Reasons, func(r d5list.Reason) bool { return r.Code != verifier.CodeTimingTooNoisy }) {
-		return got
+	if got.Status == d5list.StatusDiscrepancy && onlyFindings(got.Reasons, verifier.CodeTimingMismatch, verifier.CodeRunTimingMismatch, verifier.CodeEpochTimeMismatch) {
+		t.Logf("submission %d: an honest entry's times called forged (%s); re-running it once as an organiser", id, got.Reasons[0].Message)
+		time.Sleep(p.spell)
+		p.review(t, id, d5list.ReviewRequest{Action: d5list.ActionRerun, Reason: "honest test entry; the host may have slowed down while it was measured"})
+		got = p.waitFinal(t, id)
 	}
-	t.Logf("submission %d: the host was too noisy to judge its times (%s); accepting it as an organiser", id, got.Reasons[0].Message)
+	if got.Status == d5list.StatusNeedsReview && onlyFindings(got.Reasons, verifier.CodeTimingTooNoisy) {
+		t.Logf("submission %d: the host was too noisy to judge its times (%s); accepting it as an organiser", id, got.Reasons[0].Message)
+		p.review(t, id, d5list.ReviewRequest{Action: d5list.ActionAccept, Reason: "honest test entry; the host was too noisy to judge its times"})
+		got = p.waitFinal(t, id)
+	}
+	return got
+}
+
+// onlyFindings is whether reasons has findings, each of one of codes.
+func onlyFindings(reasons []d5list.Reason, codes ...string) bool {
+	return len(reasons) > 0 && !slices.ContainsFunc(reasons, func(r d5list.Reason) bool { return !slices.Contains(codes, r.Code) })
+}
+
+// review posts an organiser's review of submission id.
+func (p *portalUnderTest) review(t *testing.T, id int64, req d5list.ReviewRequest) {
+	t.Helper()
 	path := "/api/v1/submissions/" + strconv.FormatInt(id, 10) + "/review"
-	req := d5list.ReviewRequest{Action: d5list.ActionAccept, Reason: "honest test entry; the CI host was too noisy to judge its times"}
 	if code, e := p.call(t, http.MethodPost, path, p.orgToken, req, nil); code/100 != 2 {
-		t.Fatalf("accepting submission %d: %d %+v", id, code, e)
+		t.Fatalf("%s submission %d: %d %+v", req.Action, id, code, e)
 	}
-	return p.waitFinal(t, id)
 }
 
 func (p *portalUnderTest) submitFolder(t *testing.T, dir string) int64 {

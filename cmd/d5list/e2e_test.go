@@ -157,9 +157,9 @@ func (p *portalUnderTest) waitFinal(t *testing.T, id int64) submissionJSON {
 }
 
 // honestVerdict waits for an honest entry's verdict. A host can slow down
-// for a minute in ways the runner cannot see (no other process, no steal
-// time: CI's and this VM's have), longer than the tests' re-measure delay,
-// and an honest entry's times then look forged. What an organiser does
+// for a minute in ways the runner cannot see (no other process to count,
+// no steal time), as CI's and the development VMs have, longer than the
+// tests' re-measure delay, and an honest entry's times then look forged. What an organiser does
 // with such an entry is what the test does, once, in the review API:
 //   - a discrepancy on its times alone gets one re-run (action "rerun"),
 //     after the spell has had time to pass; a real regression fails again;

@@ -107,6 +107,13 @@ func seedVerdict(t *testing.T, db *store.DB, st d5list.Status) int64 {
 }
 
 // seedFindings is seedVerdict with the findings the verdict names.
+// muchFaster is the review of a re-run whose olympic mean, measured, was
+// faster than the claimed one.
+func muchFaster(claimed, measured float64) d5list.Reason {
+	return d5list.Reason{Code: verifier.CodeRerunMuchFaster, Claimed: &claimed, Measured: &measured,
+		Message: fmt.Sprintf("time to train: the re-run's olympic mean is %g s as measured, %.3g times better than the logs' %g s", measured, claimed/measured, claimed)}
+}
+
 func seedFindings(t *testing.T, db *store.DB, st d5list.Status, reasons []d5list.Reason) int64 {
 	t.Helper()
 	ctx := context.Background()
@@ -402,8 +409,14 @@ func TestHonestVerdictActsOnlyOnTimingFindings(t *testing.T) {
 		{"too noisy, and nothing else", d5list.StatusNeedsReview, []d5list.Reason{noisy}, "", d5list.StatusVerified, []d5list.ReviewAction{d5list.ActionAccept}},
 		{"too noisy, and near the target", d5list.StatusNeedsReview,
 			[]d5list.Reason{noisy, {Code: verifier.CodeConvergenceBorder, Message: "run 1 reached the target in the last epoch"}}, "", d5list.StatusNeedsReview, nil},
-		{"a review for another reason", d5list.StatusNeedsReview,
+		{"a re-run 2.2 times as fast as a claim made in a slow spell", d5list.StatusNeedsReview,
+			[]d5list.Reason{noisy, muchFaster(3.3, 1.5)}, "", d5list.StatusVerified, []d5list.ReviewAction{d5list.ActionAccept}},
+		{"a re-run that measured almost nothing", d5list.StatusNeedsReview,
+			[]d5list.Reason{muchFaster(3.3, 0.001)}, "", d5list.StatusNeedsReview, nil},
+		{"a re-run much faster, with no values to weigh", d5list.StatusNeedsReview,
 			[]d5list.Reason{{Code: verifier.CodeRerunMuchFaster, Message: "the re-run is 3 times better"}}, "", d5list.StatusNeedsReview, nil},
+		{"a review for another reason", d5list.StatusNeedsReview,
+			[]d5list.Reason{{Code: verifier.CodeWorkersNotSeen, Message: "the runner saw one process compute"}}, "", d5list.StatusNeedsReview, nil},
 		{"a timing gap, gone on the re-run", d5list.StatusDiscrepancy, []d5list.Reason{gap}, d5list.StatusVerified, d5list.StatusVerified, []d5list.ReviewAction{d5list.ActionRerun}},
 		{"a timing gap, again on the re-run", d5list.StatusDiscrepancy, []d5list.Reason{gap}, d5list.StatusDiscrepancy, d5list.StatusDiscrepancy, []d5list.ReviewAction{d5list.ActionRerun}},
 		{"a timing gap and a wrong accuracy", d5list.StatusDiscrepancy,
@@ -423,6 +436,71 @@ func TestHonestVerdictActsOnlyOnTimingFindings(t *testing.T) {
 				if err := <-rerun; err != nil {
 					t.Fatal(err)
 				}
+			}
+			var actions []d5list.ReviewAction
+			for _, e := range p.audit(t, id).Entries {
+				actions = append(actions, e.Action)
+			}
+			if !slices.Equal(actions, tt.actions) {
+				t.Fatalf("organiser's actions %v, want %v", actions, tt.actions)
+			}
+		})
+	}
+}
+
+// A forgery left to an organiser because the host was too noisy is run
+// again once; still too noisy, its test is skipped, never passed; any
+// finding reaches the test as it is.
+func TestForgedVerdictRerunsOnlyWhatNoiseLeftOpen(t *testing.T) {
+	p := startPortal(t, 0)
+	p.spell = 0
+	ctx := context.Background()
+	db, err := store.Open(ctx, p.data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	noisy := d5list.Reason{Code: verifier.CodeTimingTooNoisy, Message: "time to train: the re-run was too noisy to judge the claimed times"}
+	gap := d5list.Reason{Code: verifier.CodeTimingMismatch, Message: "0.5 of the re-run"}
+	cases := []struct {
+		name    string
+		status  d5list.Status
+		reasons []d5list.Reason
+		rerun   d5list.Status
+		finding d5list.Reason // the re-run's
+		want    d5list.Status
+		skipped bool
+		actions []d5list.ReviewAction
+	}{
+		{"caught", d5list.StatusDiscrepancy, []d5list.Reason{gap}, "", gap, d5list.StatusDiscrepancy, false, nil},
+		{"too noisy, caught on the re-run", d5list.StatusNeedsReview, []d5list.Reason{noisy}, d5list.StatusDiscrepancy, gap, d5list.StatusDiscrepancy, false, []d5list.ReviewAction{d5list.ActionRerun}},
+		{"too noisy twice", d5list.StatusNeedsReview, []d5list.Reason{noisy}, d5list.StatusNeedsReview, noisy, d5list.StatusNeedsReview, true, []d5list.ReviewAction{d5list.ActionRerun}},
+		{"too noisy, and near the target", d5list.StatusNeedsReview,
+			[]d5list.Reason{noisy, {Code: verifier.CodeConvergenceBorder, Message: "run 1 reached the target in the last epoch"}}, "", gap, d5list.StatusNeedsReview, false, nil},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			id := seedFindings(t, db, tt.status, tt.reasons)
+			rerun := make(chan error, 1)
+			if tt.rerun != "" {
+				go func() { rerun <- completeRerun(ctx, db, id, tt.rerun, tt.finding) }()
+			}
+			var got submissionJSON
+			var inner *testing.T
+			t.Run("verdict", func(t *testing.T) {
+				inner = t
+				got = p.forgedVerdict(t, id)
+			})
+			if tt.rerun != "" {
+				if err := <-rerun; err != nil {
+					t.Fatal(err)
+				}
+			}
+			if inner.Skipped() != tt.skipped {
+				t.Fatalf("skipped %v, want %v", inner.Skipped(), tt.skipped)
+			}
+			if !tt.skipped && got.Status != tt.want {
+				t.Fatalf("forgedVerdict left %s, want %s", got.Status, tt.want)
 			}
 			var actions []d5list.ReviewAction
 			for _, e := range p.audit(t, id).Entries {

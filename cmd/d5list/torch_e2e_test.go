@@ -64,19 +64,19 @@ func TestTorchExamplesEndToEnd(t *testing.T) {
 	// A forged copy of the verified claims of some: a better first
 	// evaluation is an accuracy the re-run does not reproduce; three times
 	// the logged throughput is a speed the runner's clock does not see.
-	accuracy := forgery{func(t *testing.T, dir string) {
+	accuracy := forgery{"a better first evaluation", func(t *testing.T, dir string) {
 		raiseFirstAccuracy(t, filepath.Join(dir, "results", "result_2.txt"))
 	}, []string{verifier.CodeAccuracyMismatch}}
-	throughput := forgery{func(t *testing.T, dir string) {
+	throughput := forgery{"three times the throughput", func(t *testing.T, dir string) {
 		for i := range 5 {
 			scaleLogged(t, filepath.Join(dir, "results", "result_"+strconv.Itoa(i)+".txt"), "throughput", 3)
 		}
 	}, []string{verifier.CodeTimingMismatch, verifier.CodeRunTimingMismatch}}
 	// The code-level cheats: honest claims, and code that does less work
 	// than they claim when the runner re-runs it.
-	cachedProduct := codeCheat("gemm.py", cachingGEMM, d5list.AuditMismatch)
-	replay := codeCheat("train.py", replayedTraining, d5list.AuditMissing)
-	shippedWeights := codeCheat("train.py", shippedTraining, d5list.AuditMismatch)
+	cachedProduct := codeCheat("a cached product", "gemm.py", cachingGEMM, d5list.AuditMismatch)
+	replay := codeCheat("a replayed log", "train.py", replayedTraining, d5list.AuditMissing)
+	shippedWeights := codeCheat("shipped weights", "train.py", shippedTraining, d5list.AuditMismatch)
 	for _, ex := range []struct {
 		folder, benchmark string
 		forges            []forgery
@@ -96,7 +96,7 @@ func TestTorchExamplesEndToEnd(t *testing.T) {
 				}
 			}
 			for _, forge := range ex.forges {
-				forgedCopyIsADiscrepancy(t, p, dir, ex.benchmark, got.ID, forge)
+				t.Run(forge.name, func(t *testing.T) { forgedCopyIsADiscrepancy(t, p, dir, ex.benchmark, got.ID, forge) })
 			}
 		})
 	}
@@ -164,7 +164,7 @@ func forgedCopyIsADiscrepancy(t *testing.T, p *portalUnderTest, dir, benchmark s
 	copyDir(t, dir, forged)
 	forge.edit(t, forged)
 	id := p.submitFolder(t, forged)
-	got := p.waitFinal(t, id)
+	got := p.forgedVerdict(t, id)
 	var owned submissionJSON
 	if err := json.Unmarshal([]byte(getAs(t, p.url+"/api/v1/submissions/"+strconv.FormatInt(id, 10), p.token)), &owned); err != nil {
 		t.Fatal(err)
@@ -189,14 +189,15 @@ func forgedCopyIsADiscrepancy(t *testing.T, p *portalUnderTest, dir, benchmark s
 // forgery edits a copy of verified claims in a submission folder; the
 // re-run must find it as one of caughtAs.
 type forgery struct {
+	name     string
 	edit     func(t *testing.T, dir string)
 	caughtAs []string
 }
 
 // codeCheat is a forgery of the code: the honest claims, with file (of
 // code/) replaced by source, which does less work than the claims did.
-func codeCheat(file, source, caughtAs string) forgery {
-	return forgery{func(t *testing.T, dir string) {
+func codeCheat(name, file, source, caughtAs string) forgery {
+	return forgery{name, func(t *testing.T, dir string) {
 		if err := os.WriteFile(filepath.Join(dir, "code", file), []byte(source), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -64,9 +64,13 @@ func TestSubmitWait(t *testing.T) {
 	}
 	t.Logf("%s", out.String())
 
-	// A verdict that does not come in time is an error, not a hang.
+	// A verdict that does not come in time is an error, not a hang. A new
+	// entry (the same files again would point to the judged first one).
+	again := filepath.Join(work, "gemm-again")
+	copyDir(t, honest, again)
+	setManifestField(t, again, "system_name", "Erin Lab's second box")
 	out.Reset()
-	err = run(ctx, []string{"submit", honest, "--server", p.url, "--token", p.token, "--wait", "--wait-timeout", "1ms"}, &out, &errOut)
+	err = run(ctx, []string{"submit", again, "--server", p.url, "--token", p.token, "--wait", "--wait-timeout", "1ms"}, &out, &errOut)
 	if err == nil || !strings.Contains(err.Error(), "no verdict yet") {
 		t.Fatalf("submit --wait --wait-timeout 1ms: %v, want no verdict yet", err)
 	}

@@ -292,23 +292,29 @@ func TestEndToEnd(t *testing.T) {
 	}
 
 	// The in-process runner streamed the re-run's MLLOG as live progress;
-	// the submitter reads it back from the event stream.
+	// the submitter reads it back from the event stream: the latest lines
+	// the store keeps of each job (a re-measure is a job of its own).
 	_, events := openEvents(t, fmt.Sprintf("%s/submissions/%d/events", p.url, honestID), p.token, "")
-	streamed := 0
+	streamed := map[int64]int{}
 	lastRun := -1
 	for _, ev := range readAll(t, events, 10*time.Second) {
 		var lines []d5list.LogLine
 		if ev.name == "log" && json.Unmarshal([]byte(ev.data), &lines) == nil {
 			for _, l := range lines {
 				if l.Stream == d5list.StreamMLLOG && strings.HasPrefix(l.Text, ":::MLLOG") {
-					streamed++
+					streamed[l.JobID]++
 					lastRun = l.Run
 				}
 			}
 		}
 	}
-	if last := len(got.Measured.Runs) - 1; streamed == 0 || streamed > 2000 || lastRun != last {
-		t.Errorf("the event stream gave %d MLLOG lines ending with run %d; want up to 2000, the last from run %d", streamed, lastRun, last)
+	if last := len(got.Measured.Runs) - 1; len(streamed) == 0 || lastRun != last {
+		t.Errorf("the event stream gave MLLOG lines %v (by job) ending with run %d; want some, the last from run %d", streamed, lastRun, last)
+	}
+	for job, n := range streamed {
+		if n > store.MaxLogLinesPerJob {
+			t.Errorf("the event stream gave %d MLLOG lines of job %d; the store keeps %d a job", n, job, store.MaxLogLinesPerJob)
+		}
 	}
 
 	bad := p.waitFinal(t, tamperedID)

@@ -106,7 +106,6 @@ func seedVerdict(t *testing.T, db *store.DB, st d5list.Status) int64 {
 	return seedFindings(t, db, st, reasons)
 }
 
-// seedFindings is seedVerdict with the findings the verdict names.
 // muchFaster is the review of a re-run whose olympic mean, measured, was
 // faster than the claimed one.
 func muchFaster(claimed, measured float64) d5list.Reason {
@@ -114,6 +113,7 @@ func muchFaster(claimed, measured float64) d5list.Reason {
 		Message: fmt.Sprintf("time to train: the re-run's olympic mean is %g s as measured, %.3g times better than the logs' %g s", measured, claimed/measured, claimed)}
 }
 
+// seedFindings is seedVerdict with the findings the verdict names.
 func seedFindings(t *testing.T, db *store.DB, st d5list.Status, reasons []d5list.Reason) int64 {
 	t.Helper()
 	ctx := context.Background()

@@ -388,14 +388,8 @@ func TestReviewAPI(t *testing.T) {
 // called forged, and accept one for which a noisy host left no other
 // question than its times; anything else must reach them as it is.
 func TestHonestVerdictActsOnlyOnTimingFindings(t *testing.T) {
-	p := startPortal(t, 0)
-	p.spell = 0
+	p, db := reviewedPortal(t)
 	ctx := context.Background()
-	db, err := store.Open(ctx, p.data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	noisy := d5list.Reason{Code: verifier.CodeTimingTooNoisy, Message: "op_time_ms: the re-run was too noisy to judge the claimed times"}
 	gap := d5list.Reason{Code: verifier.CodeTimingMismatch, Message: "0.7 of the re-run"}
 	cases := []struct {
@@ -452,14 +446,8 @@ func TestHonestVerdictActsOnlyOnTimingFindings(t *testing.T) {
 // again once; still too noisy, its test is skipped, never passed; any
 // finding reaches the test as it is.
 func TestForgedVerdictRerunsOnlyWhatNoiseLeftOpen(t *testing.T) {
-	p := startPortal(t, 0)
-	p.spell = 0
+	p, db := reviewedPortal(t)
 	ctx := context.Background()
-	db, err := store.Open(ctx, p.data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	noisy := d5list.Reason{Code: verifier.CodeTimingTooNoisy, Message: "time to train: the re-run was too noisy to judge the claimed times"}
 	gap := d5list.Reason{Code: verifier.CodeTimingMismatch, Message: "0.5 of the re-run"}
 	cases := []struct {
@@ -511,6 +499,20 @@ func TestForgedVerdictRerunsOnlyWhatNoiseLeftOpen(t *testing.T) {
 			}
 		})
 	}
+}
+
+// reviewedPortal is a portal with no runner and no spell to wait out, and
+// its store, for seeding the verdicts the organiser helpers act on.
+func reviewedPortal(t *testing.T) (*portalUnderTest, *store.DB) {
+	t.Helper()
+	p := startPortal(t, 0)
+	p.spell = 0
+	db, err := store.Open(context.Background(), p.data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return p, db
 }
 
 // completeRerun takes the re-run job of submission id when it is queued,

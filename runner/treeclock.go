@@ -15,9 +15,9 @@ import (
 // the process executor, as the builtin workloads' clock does for their
 // threads: it follows the run's process tree (the sandbox's leader and
 // every descendant, found through /proc/PID/task/TID/children) every poll,
-// keeps each process's last CPU and run-queue wait (schedstat), and
-// compares them with the CPU time the whole machine spent busy over the
-// run. A process that ends between two polls loses at most a poll's worth
+// keeps each process's last CPU time (/proc/PID/stat, ended threads
+// included) and run-queue wait (schedstat), and compares them with the CPU
+// time the whole machine spent busy over the run. A process that ends between two polls loses at most a poll's worth
 // of its times.
 type treeClock struct {
 	mu     sync.Mutex
@@ -65,7 +65,13 @@ func (c *treeClock) sample() {
 		pid := todo[len(todo)-1]
 		todo = todo[:len(todo)-1]
 		if cpu, wait, ok := sysinfo.ProcessSchedstat(pid); ok {
-			c.procs[pid] = procTimes{cpu, wait}
+			// The live threads' waits are all schedstat has: an ended
+			// thread's leaves the sum, which must not shrink with it.
+			wait = max(wait, c.procs[pid].wait)
+			if whole, ok := sysinfo.ProcessCPU(pid); ok {
+				cpu = whole
+			}
+			c.procs[pid] = procTimes{max(cpu, c.procs[pid].cpu), wait}
 		}
 		todo = append(todo, childPIDs(pid)...)
 	}

@@ -62,3 +62,41 @@ func TestTreeClockSeesForeignDelay(t *testing.T) {
 		t.Errorf("share %.2f beside a busy loop on the same CPU (the run lost %.2f): want a quarter or more", loaded, loadedLost)
 	}
 }
+
+// A process whose work ran on a thread that ended before it did (a
+// torch.distributed worker's gloo threads, ended by
+// destroy_process_group) still computed: the clock keeps the CPU time of
+// the process's ended threads and counts it among the computing ones.
+func TestTreeClockKeepsTheCPUOfEndedThreads(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed")
+	}
+	script := `import threading, time
+def spin():
+    end = time.thread_time() + 1.0
+    while time.thread_time() < end:
+        pass
+w = threading.Thread(target=spin)
+w.start()
+w.join()
+time.sleep(1.0)
+`
+	run := exec.Command(python, "-c", script)
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := newTreeClock()
+	c.follow(run.Process.Pid)
+	if err := run.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	seen := c.finish()
+	t.Logf("the tree's CPU %v, %d computing", seen.own, seen.computing)
+	if seen.own < 900*time.Millisecond {
+		t.Errorf("the clock kept %v of the process's CPU time; its ended thread alone computed for 1 s", seen.own)
+	}
+	if seen.computing != 1 {
+		t.Errorf("%d computing processes, want the one whose thread computed for half its life", seen.computing)
+	}
+}

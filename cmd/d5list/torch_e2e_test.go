@@ -91,8 +91,15 @@ func TestTorchExamplesEndToEnd(t *testing.T) {
 			got, dir := claimVerified(t, p, filepath.Join("../../examples", ex.folder), ex.benchmark, "run")
 			// The runner saw the two torch.distributed workers compute.
 			for j, r := range got.Measured.Runs {
-				if ex.benchmark == "l3-digits-mlp-torch-ddp-cpu" && (r.Clock == nil || r.Clock.Processes == nil || *r.Clock.Processes < 2) {
-					t.Fatalf("run %d: the runner counted %+v computing processes, want the 2 workers", j, r.Clock)
+				if ex.benchmark != "l3-digits-mlp-torch-ddp-cpu" {
+					continue
+				}
+				if r.Clock == nil || r.Clock.Processes == nil {
+					t.Fatalf("run %d: the runner counted no computing processes (clock %+v), want the 2 workers", j, r.Clock)
+				}
+				if n := *r.Clock.Processes; n < 2 {
+					t.Fatalf("run %d: the runner counted %d computing processes in %.1f s of wall time (%.1f s of CPU, %.1f s before the window), want the 2 workers",
+						j, n, r.Clock.WallS, r.Clock.CPUS, r.Clock.BeforeWindowCPUS)
 				}
 			}
 			for _, forge := range ex.forges {

@@ -533,9 +533,9 @@ func TestCmpNum(t *testing.T) {
 }
 
 // A data-parallel benchmark's re-run of the competitor's code must show the
-// workers its benchmark fixes computing, as the runner counts them; fewer
-// go to an organiser, and a count the executor did not take says nothing
-// (issue 14).
+// workers its benchmark fixes computing in every run, fresh seeds' too, as
+// the runner counts them; fewer go to an organiser, and a count the
+// executor did not take says nothing.
 func TestCompareCountsTheWorkersSeen(t *testing.T) {
 	bench := compareBench(0, 0)
 	bench.Division.Fixed = map[string]any{"workers": int64(2)}
@@ -555,6 +555,10 @@ func TestCompareCountsTheWorkersSeen(t *testing.T) {
 			for i := range measured.Runs {
 				measured.Runs[i].Clock = &d5list.RunClock{CompetitorLog: true, Processes: tt.seen}
 			}
+			// A run with a seed the portal drew is counted as the others.
+			fresh := measured.Runs[0]
+			fresh.Index, fresh.Fresh, fresh.Seed, fresh.GivenSeed = len(measured.Runs), true, 987654, 987654
+			measured.Runs = append(measured.Runs, fresh)
 			status, reasons := Compare(bench, claimed, measured, false)
 			flagged := 0
 			for _, r := range reasons {

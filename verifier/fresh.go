@@ -29,6 +29,11 @@ func (c *comparison) judgeFresh(claimed, measured *d5list.Result) {
 	if len(fresh) == 0 {
 		return
 	}
+	// A run with a seed the portal drew is held to the benchmark's workers
+	// as a claimed seed's run is.
+	for i := range fresh {
+		c.workersSeen(&fresh[i])
+	}
 	failed := 0
 	for _, r := range fresh {
 		if !r.Converged {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -543,4 +544,26 @@ func completeRerun(ctx context.Context, db *store.DB, id int64, st d5list.Status
 		return db.CompleteJob(ctx, lease.Job.ID, lease.Secret, &measured, st, reasons)
 	}
 	return fmt.Errorf("submission %d was not queued for a re-run within a minute", id)
+}
+
+// A test skipped for the host's noise says so where CI looks: the test's
+// name and reason are added to the file D5LIST_NOISE_SKIPS names.
+func TestSkipForNoiseIsNoted(t *testing.T) {
+	notes := filepath.Join(t.TempDir(), "skips")
+	t.Setenv("D5LIST_NOISE_SKIPS", notes)
+	var inner *testing.T
+	t.Run("noisy", func(t *testing.T) {
+		inner = t
+		skipForNoise(t, "submission %d: too noisy", 7)
+	})
+	if !inner.Skipped() {
+		t.Fatal("the subtest was not skipped")
+	}
+	data, err := os.ReadFile(notes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(data), "TestSkipForNoiseIsNoted/noisy: submission 7: too noisy\n"; got != want {
+		t.Fatalf("noted %q, want %q", got, want)
+	}
 }

@@ -453,10 +453,14 @@ func (db *DB) rebuild(ctx context.Context, benchID string, gen int64) error {
 	return wrap(err, "ranking the boards of %q", benchID)
 }
 
+// submissionsAfter walks index submissions_by_benchmark_id from an id on:
+// a batch costs its own rows, not a sort of the whole benchmark.
+const submissionsAfter = `SELECT ` + submissionColumns + ` WHERE s.benchmark_id = ? AND s.id > ? ORDER BY s.id LIMIT ?`
+
 // submissionsAfterTx reads up to n submissions of benchID with ids above
 // after, in id order.
 func submissionsAfterTx(ctx context.Context, tx *sql.Tx, benchID string, after int64, n int) ([]*d5list.Submission, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT `+submissionColumns+` WHERE s.benchmark_id = ? AND s.id > ? ORDER BY s.id LIMIT ?`, benchID, after, n)
+	rows, err := tx.QueryContext(ctx, submissionsAfter, benchID, after, n)
 	if err != nil {
 		return nil, err
 	}
@@ -474,7 +478,11 @@ func submissionsAfterTx(ctx context.Context, tx *sql.Tx, benchID string, after i
 
 // upsertBoardRow writes a row whatever is there already, keeping the row's
 // best marks where it is still on their view: the election at the end of
-// the rebuild settles them, and until then a system keeps its best row.
+// the rebuild settles them, and until then a system keeps its best row. A
+// row derived as it was is left alone: most rows of a rebuild are (a
+// migration that marks a board for one new field changes few), and
+// rewriting one costs every index of the board and its pages in the
+// write-ahead log, most of a rebuild's time at a million rows.
 const upsertBoardRow = insertBoardRow + `
 	ON CONFLICT (submission_id) DO UPDATE SET benchmark_id = excluded.benchmark_id,
 		on_default = excluded.on_default, on_all = excluded.on_all,
@@ -484,7 +492,17 @@ const upsertBoardRow = insertBoardRow + `
 		accelerator = excluded.accelerator, framework = excluded.framework, search = excluded.search,
 		sort_submitter = excluded.sort_submitter, sort_system = excluded.sort_system,
 		accelerators = excluded.accelerators, cost = excluded.cost, perf = excluded.perf,
-		accelerator_name = excluded.accelerator_name, framework_name = excluded.framework_name, entry = excluded.entry`
+		accelerator_name = excluded.accelerator_name, framework_name = excluded.framework_name, entry = excluded.entry
+	WHERE (board_rows.benchmark_id, board_rows.on_default, board_rows.on_all, board_rows.k1, board_rows.sec_missing,
+		board_rows.k2, board_rows.created_at, board_rows.system_key, board_rows.division, board_rows.availability,
+		board_rows.accelerator, board_rows.framework, board_rows.search, board_rows.sort_submitter,
+		board_rows.sort_system, board_rows.accelerators, board_rows.cost, board_rows.perf,
+		board_rows.accelerator_name, board_rows.framework_name, board_rows.entry)
+	IS NOT (excluded.benchmark_id, excluded.on_default, excluded.on_all, excluded.k1, excluded.sec_missing,
+		excluded.k2, excluded.created_at, excluded.system_key, excluded.division, excluded.availability,
+		excluded.accelerator, excluded.framework, excluded.search, excluded.sort_submitter,
+		excluded.sort_system, excluded.accelerators, excluded.cost, excluded.perf,
+		excluded.accelerator_name, excluded.framework_name, excluded.entry)`
 
 // upsertRowOf writes submission s's board row, or removes it where no
 // board lists s any more.

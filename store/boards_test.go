@@ -795,3 +795,76 @@ func TestUpsertRebuildsEachBenchmarkOnce(t *testing.T) {
 	}
 	checkAgainstScore(t, db, "l2-index")
 }
+
+// A rebuild rewrites only the rows it derives otherwise: marked again with
+// an unchanged definition (as a migration marks a board for a field few
+// rows change), it writes no row; after a change of ranking, it rewrites
+// rows and the board ranks as leaderboard.Score does.
+func TestRebuildRewritesOnlyTheRowsItChanges(t *testing.T) {
+	db, clock := newTestDB(t)
+	ctx := context.Background()
+	randomBoard(t, db, clock, 11)
+	// A temporary trigger lives on the one write connection the rebuild
+	// uses, and counts the rows whose derived columns it rewrites.
+	for _, q := range []string{
+		`CREATE TEMP TABLE rewritten (submission_id INTEGER)`,
+		`CREATE TEMP TRIGGER count_rewrites AFTER UPDATE OF entry ON board_rows BEGIN
+			INSERT INTO rewritten VALUES (new.submission_id); END`,
+	} {
+		if _, err := db.write.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rewritten := func() int {
+		var n int
+		if err := db.write.QueryRowContext(ctx, `SELECT count(*) FROM rewritten`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if _, err := db.write.ExecContext(ctx, `INSERT INTO board_rebuilds (benchmark_id, generation) VALUES ('l2-index', 1)
+		ON CONFLICT (benchmark_id) DO UPDATE SET generation = generation + 1`); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.RebuildBoards(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := rewritten(); n != 0 {
+		t.Fatalf("a rebuild under the same definition rewrote %d rows, want none", n)
+	}
+	checkAgainstScore(t, db, "l2-index")
+	if err := db.UpsertBenchmarks(ctx, []d5list.Benchmark{changedRanking()}); err != nil {
+		t.Fatal(err)
+	}
+	if n := rewritten(); n == 0 {
+		t.Fatal("a rebuild under a new ranking rewrote no row")
+	}
+	checkAgainstScore(t, db, "l2-index")
+}
+
+// A rebuild's batch reads its rows from an index in id order: a batch
+// that sorted the benchmark's every submission made a rebuild quadratic.
+func TestRebuildBatchesWalkAnIndex(t *testing.T) {
+	db, _ := newTestDB(t)
+	rows, err := db.read.Query(`EXPLAIN QUERY PLAN `+submissionsAfter, "l2-index", 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(plan, "; ")
+	if !strings.Contains(text, "USING INDEX submissions_by_benchmark_id (benchmark_id=? AND id>?)") || strings.Contains(text, "TEMP B-TREE") {
+		t.Fatalf("a rebuild batch's plan: %s", text)
+	}
+}

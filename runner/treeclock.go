@@ -17,8 +17,8 @@ import (
 // every descendant, found through /proc/PID/task/TID/children) every poll,
 // keeps each process's last CPU time (/proc/PID/stat, ended threads
 // included) and run-queue wait (schedstat), and compares them with the CPU
-// time the whole machine spent busy over the run. A process that ends between two polls loses at most a poll's worth
-// of its times.
+// time the whole machine spent busy over the run. A process that ends
+// between two polls loses at most a poll's worth of its times.
 type treeClock struct {
 	mu     sync.Mutex
 	leader int

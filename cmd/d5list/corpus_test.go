@@ -115,15 +115,16 @@ func TestVerifierCorpus(t *testing.T) {
 		}), d5list.StatusDiscrepancy, "timing_mismatch", -1,
 			"every time after the first run_start scaled to half the re-run's pace keeps the logs ordered and the runs consecutive; the olympic mean is then half the re-run's on the same CPU, beyond the drift allowed (25 %), the catalogue's precision (10 %) and the noise the re-run measured, by more than another re-run's noise on a busy machine"},
 		{"only the runs the olympic drop keeps sped up", variant("kept", func(dir string) {
+			f := keptSpeedup(t, dir, 0.5*olympicOf(epochTimes(t, dir))/pace)
+			t.Logf("the runs the olympic drop keeps, scaled to %.3f of the honest logs' times", f)
 			for _, i := range keptRuns(t, dir) {
 				_, evs := mllogLines(t, logFile(dir, i))
-				scaleTimes(t, logFile(dir, i), eventTime(t, evs, "init_start"), 0.5/pace)
+				scaleTimes(t, logFile(dir, i), eventTime(t, evs, "init_start"), f)
 			}
 			closeGaps(t, dir)
 		}), d5list.StatusDiscrepancy, "timing_mismatch|run_timing_mismatch|epoch_time_mismatch", -1,
-			"the fastest and the slowest run are left as they were; the olympic mean, which keeps the other three, is half the re-run's, " +
-				"or, where the honest runs were far apart, a sped-up run takes the fastest one's place in the drop and each sped-up run is caught on its own, " +
-				"by its time or by its evaluations, which come as much faster than the re-run's epochs"},
+			"the fastest and the slowest run are left as they were and the other three sped up until the olympic mean is half the re-run's: " +
+				"sped up, they take the fastest run's place in the drop, so the fastest run counts in the mean and they go further than half"},
 		{"a faster clock on the evaluations only", variant("evals", func(dir string) {
 			for i := range 5 {
 				scaleInsideRun(t, logFile(dir, i), 0.3/pace)
@@ -611,13 +612,66 @@ func closeGaps(t *testing.T, dir string) {
 	}
 }
 
+// epochTimes are runs 0..4 of a folder's logs, each as its time from
+// run_start to run_stop over its epochs: the unit the verifier compares.
+func epochTimes(t *testing.T, dir string) []float64 {
+	t.Helper()
+	out := make([]float64, 5)
+	for i := range out {
+		_, evs := mllogLines(t, filepath.Join(dir, "results", "result_"+strconv.Itoa(i)+".txt"))
+		out[i] = (eventTime(t, evs, "run_stop") - eventTime(t, evs, "run_start")) / lastEvalEpoch(t, evs)
+	}
+	return out
+}
+
+// olympicOf drops the best and the worst of three or more values and
+// averages the rest.
+func olympicOf(vals []float64) float64 {
+	v := slices.Sorted(slices.Values(vals))
+	if len(v) >= 3 {
+		v = v[1 : len(v)-1]
+	}
+	sum := 0.0
+	for _, x := range v {
+		sum += x
+	}
+	return sum / float64(len(v))
+}
+
+// keptSpeedup is the factor that, applied to the runs the olympic drop
+// keeps and to none other, brings the olympic mean of a folder's epoch
+// times down to target. The mean grows with the factor, so a bisection
+// finds it.
+func keptSpeedup(t *testing.T, dir string, target float64) float64 {
+	t.Helper()
+	u := epochTimes(t, dir)
+	kept := keptRuns(t, dir)
+	meanAt := func(f float64) float64 {
+		v := slices.Clone(u)
+		for _, i := range kept {
+			v[i] *= f
+		}
+		return olympicOf(v)
+	}
+	lo, hi := 0.0, 1.0
+	if meanAt(lo) >= target || meanAt(hi) <= target {
+		t.Fatalf("%s: no speed-up of the kept runs %v of %v brings the olympic mean to %v", dir, kept, u, target)
+	}
+	for range 60 {
+		if mid := (lo + hi) / 2; meanAt(mid) > target {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return lo
+}
+
 // runExtremes returns the indices of the fastest and the slowest run, by
 // time per epoch, the unit the verifier's olympic drop sorts runs by.
 func runExtremes(t *testing.T, dir string) (fastest, slowest int) {
 	short, long := math.Inf(1), math.Inf(-1)
-	for i := range 5 {
-		_, evs := mllogLines(t, filepath.Join(dir, "results", "result_"+strconv.Itoa(i)+".txt"))
-		d := (eventTime(t, evs, "run_stop") - eventTime(t, evs, "run_start")) / lastEvalEpoch(t, evs)
+	for i, d := range epochTimes(t, dir) {
 		if d < short {
 			fastest, short = i, d
 		}

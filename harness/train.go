@@ -2,8 +2,9 @@ package harness
 
 import (
 	"math"
-	"runtime"
-	"sync"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 
 	d5list "github.com/deep500/d5list"
 )
@@ -285,34 +286,15 @@ func trainEpoch(t *Task, d *dataset, s mlpState, seed int64, epoch int) mlpState
 				dh = make([]float64, bs*in)
 			}
 			x, w := h[l], s.w[l]
-			// Each output's weight gradient (its row of gw), the batch's
-			// rows of x in cache...
-			parallel(out, func(lo, hi int) {
-				for o := lo; o < hi; o++ {
-					row := gw[o*in : (o+1)*in]
-					for r := range bs {
-						if g := dz[r*out+o]; g != 0 {
-							gb[o] += g
-							axpy(g, x[r*in:(r+1)*in], row)
-						}
-					}
+			// gw = dzᵀ x, dh = dz w.
+			gemm(blas.Trans, blas.NoTrans, out, in, bs, dz, out, x, in, gw, in)
+			for r := range bs {
+				for o, g := range dz[r*out : (r+1)*out] {
+					gb[o] += g
 				}
-			})
-			// ...and the gradient at the layer's input, a slice of its
-			// columns each, every weight row read once per slice.
-			if dh != nil {
-				parallel(in, func(lo, hi int) {
-					for o := range out {
-						wrow := w[o*in+lo : o*in+hi]
-						for r := range bs {
-							if g := dz[r*out+o]; g != 0 {
-								axpy(g, wrow, dh[r*in+lo:r*in+hi])
-							}
-						}
-					}
-				})
 			}
 			if dh != nil {
+				gemm(blas.NoTrans, blas.NoTrans, bs, in, out, dz, out, w, in, dh, in)
 				for j, v := range h[l] {
 					if v <= 0 { // ReLU's gradient: h[l] is a ReLU output
 						dh[j] = 0
@@ -331,69 +313,24 @@ func trainEpoch(t *Task, d *dataset, s mlpState, seed int64, epoch int) mlpState
 // in) transposed, plus b, with ReLU where relu.
 func dense(x, w, b []float64, bs, in, out int, relu bool) []float64 {
 	y := make([]float64, bs*out)
-	// Each weight row read once, against every row of the batch.
-	parallel(out, func(lo, hi int) {
-		for o := lo; o < hi; o++ {
-			wr := w[o*in : (o+1)*in]
-			for r := range bs {
-				sum := b[o] + dot(wr, x[r*in:(r+1)*in])
-				if relu && sum < 0 {
-					sum = 0
-				}
-				y[r*out+o] = sum
+	gemm(blas.NoTrans, blas.Trans, bs, out, in, x, in, w, in, y, out)
+	for r := range bs {
+		row := y[r*out : (r+1)*out]
+		for o := range row {
+			v := row[o] + b[o]
+			if relu && v < 0 {
+				v = 0
 			}
+			row[o] = v
 		}
-	})
+	}
 	return y
 }
 
-// parallel runs fn over [0, n) in as many slices as there are CPUs to run
-// on: the runner recomputes an audited epoch between two runs, with the
-// machine to itself.
-func parallel(n int, fn func(lo, hi int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if workers <= 1 || n < 64 {
-		fn(0, n)
-		return
-	}
-	var wg sync.WaitGroup
-	for i := range workers {
-		lo, hi := n*i/workers, n*(i+1)/workers
-		wg.Go(func() { fn(lo, hi) })
-	}
-	wg.Wait()
-}
-
-// dot is the sum of a[k] b[k], four at a time.
-func dot(a, b []float64) float64 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float64
-	k := 0
-	for ; k+4 <= len(a); k += 4 {
-		s0 += a[k] * b[k]
-		s1 += a[k+1] * b[k+1]
-		s2 += a[k+2] * b[k+2]
-		s3 += a[k+3] * b[k+3]
-	}
-	for ; k < len(a); k++ {
-		s0 += a[k] * b[k]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
-// axpy adds g x to y, four at a time.
-func axpy(g float64, x, y []float64) {
-	y = y[:len(x)]
-	k := 0
-	for ; k+4 <= len(x); k += 4 {
-		y[k] += g * x[k]
-		y[k+1] += g * x[k+1]
-		y[k+2] += g * x[k+2]
-		y[k+3] += g * x[k+3]
-	}
-	for ; k < len(x); k++ {
-		y[k] += g * x[k]
-	}
+// gemm is c = op(a) op(b), a and b row-major with leading dimensions lda
+// and ldb, op(a) m x k and op(b) k x n.
+func gemm(ta, tb blas.Transpose, m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+	blas64.Implementation().Dgemm(ta, tb, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
 }
 
 // momentumStep is torch.optim.SGD's step with momentum, no dampening,

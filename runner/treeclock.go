@@ -22,7 +22,7 @@ import (
 type treeClock struct {
 	mu     sync.Mutex
 	leader int
-	procs  map[int]procTimes
+	procs  map[procKey]procTimes
 	start  time.Time
 	busy0  time.Duration
 	ok     bool
@@ -32,8 +32,15 @@ type treeClock struct {
 
 type procTimes struct{ cpu, wait time.Duration }
 
+// procKey names one process: a PID the kernel hands out again, once the
+// first holder has ended, names another.
+type procKey struct {
+	pid     int
+	started uint64
+}
+
 func newTreeClock() *treeClock {
-	return &treeClock{procs: map[int]procTimes{}, stop: make(chan struct{}), done: make(chan struct{})}
+	return &treeClock{procs: map[procKey]procTimes{}, stop: make(chan struct{}), done: make(chan struct{})}
 }
 
 // follow starts following the tree under pid (runGroup's onStart).
@@ -64,14 +71,12 @@ func (c *treeClock) sample() {
 	for len(todo) > 0 {
 		pid := todo[len(todo)-1]
 		todo = todo[:len(todo)-1]
-		if cpu, wait, ok := sysinfo.ProcessSchedstat(pid); ok {
+		cpu, started, ok := sysinfo.ProcessStat(pid)
+		if _, wait, live := sysinfo.ProcessSchedstat(pid); ok && live {
 			// The live threads' waits are all schedstat has: an ended
 			// thread's leaves the sum, which must not shrink with it.
-			wait = max(wait, c.procs[pid].wait)
-			if whole, ok := sysinfo.ProcessCPU(pid); ok {
-				cpu = whole
-			}
-			c.procs[pid] = procTimes{max(cpu, c.procs[pid].cpu), wait}
+			k := procKey{pid, started}
+			c.procs[k] = procTimes{max(cpu, c.procs[k].cpu), max(wait, c.procs[k].wait)}
 		}
 		todo = append(todo, childPIDs(pid)...)
 	}

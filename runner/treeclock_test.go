@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/deep500/d5list/sysinfo"
 )
 
 // The tree clock sees a run's processes delayed by foreign work: a busy
@@ -98,5 +100,42 @@ time.sleep(0.5)
 	}
 	if seen.computing != 1 {
 		t.Errorf("%d computing processes, want the one whose thread computed for most of its life", seen.computing)
+	}
+}
+
+// A PID the kernel hands out again names another process: the times of
+// the one that held it before are kept, and the new one's are added to
+// them, not hidden under them.
+func TestTreeClockTellsAReusedPIDApart(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed")
+	}
+	script := `import time
+end = time.process_time() + 0.3
+while time.process_time() < end:
+    pass
+time.sleep(0.2)
+`
+	run := exec.Command(python, "-c", script)
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := run.Process.Pid
+	_, started, ok := sysinfo.ProcessStat(pid)
+	if !ok || started == 0 {
+		t.Fatalf("no start time for process %d", pid)
+	}
+	c := newTreeClock()
+	// The earlier holder of the PID, ended within the run after 10 s of CPU.
+	earlier := 10 * time.Second
+	c.procs[procKey{pid, started - 1}] = procTimes{cpu: earlier}
+	c.follow(pid)
+	if err := run.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	seen := c.finish()
+	if got := seen.own - earlier; got < 250*time.Millisecond {
+		t.Errorf("the tree's CPU %v: %v beyond the earlier holder's %v, want the 0.3 s the new process computed", seen.own, got, earlier)
 	}
 }

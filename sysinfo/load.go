@@ -47,42 +47,49 @@ func ProcessSchedstat(pid int) (cpu, wait time.Duration, ok bool) {
 	return cpu, wait, true
 }
 
-// ProcessCPU is the CPU time process pid has spent, user and system, its
-// ended threads included: /proc/pid/stat's utime and stime, which the
-// kernel keeps for the whole thread group. A sum over the live threads'
-// schedstat loses a thread's time when it ends, and a worker whose
-// collectives ran on threads it ended (gloo's, at destroy_process_group)
-// would look as if it had hardly computed.
-func ProcessCPU(pid int) (time.Duration, bool) {
+// ProcessStat is the CPU time process pid has spent, user and system, its
+// ended threads included, and when it started, in clock ticks after boot:
+// /proc/pid/stat's utime, stime and starttime. The kernel keeps the times
+// for the whole thread group; a sum over the live threads' schedstat loses
+// a thread's time when it ends, and a worker whose collectives ran on
+// threads it ended (gloo's, at destroy_process_group) would look as if it
+// had hardly computed. The start tells two processes apart that were given
+// the same PID one after the other.
+func ProcessStat(pid int) (cpu time.Duration, started uint64, ok bool) {
 	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
 	if err != nil {
-		return 0, false
+		return 0, 0, false
 	}
-	return procStatCPU(data)
+	return procStat(data)
 }
 
-// procStatCPU reads utime and stime from a /proc/pid/stat line. The
-// command name in parentheses may hold spaces and parentheses of its own,
-// so the fields are counted from the last ')'.
-func procStatCPU(line []byte) (time.Duration, bool) {
+// procStat reads utime, stime and starttime from a /proc/pid/stat line.
+// The command name in parentheses may hold spaces and parentheses of its
+// own, so the fields are counted from the last ')'.
+func procStat(line []byte) (time.Duration, uint64, bool) {
 	i := bytes.LastIndexByte(line, ')')
 	if i < 0 {
-		return 0, false
+		return 0, 0, false
 	}
-	// After the name: state (field 3), ..., utime (14), stime (15).
+	// After the name: state (field 3), ..., utime (14), stime (15), ...,
+	// starttime (22).
 	f := bytes.Fields(line[i+1:])
-	if len(f) < 13 {
-		return 0, false
+	if len(f) < 20 {
+		return 0, 0, false
 	}
 	var ticks int64
 	for _, field := range f[11:13] {
 		v, err := strconv.ParseInt(string(field), 10, 64)
 		if err != nil || v < 0 {
-			return 0, false
+			return 0, 0, false
 		}
 		ticks += v
 	}
-	return time.Duration(ticks) * time.Second / clockTicks, true
+	started, err := strconv.ParseUint(string(f[19]), 10, 64)
+	if err != nil {
+		return 0, 0, false
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, started, true
 }
 
 // clockTicks is USER_HZ, the unit of /proc/stat: 100 on every Linux

@@ -34,26 +34,28 @@ func TestSchedstat(t *testing.T) {
 	}
 }
 
-func TestProcStatCPU(t *testing.T) {
+func TestProcStat(t *testing.T) {
 	for _, c := range []struct {
-		line string
-		want time.Duration
-		ok   bool
+		line    string
+		want    time.Duration
+		started uint64
+		ok      bool
 	}{
-		{"4242 (python3) S 1 4242 4242 0 -1 4194560 900 0 0 0 250 30 0 0 20 0 3 0 100 0 0", 2800 * time.Millisecond, true},
+		{"4242 (python3) S 1 4242 4242 0 -1 4194560 900 0 0 0 250 30 0 0 20 0 3 0 100 0 0", 2800 * time.Millisecond, 100, true},
 		// A name with spaces and a ')' of its own.
-		{"17 (a) b (c)) R 1 17 17 0 -1 0 0 0 0 0 7 3 0 0 20 0 1 0 5 0 0", 100 * time.Millisecond, true},
-		{"17 (x) R 1 17 17 0 -1 0 0 0 0 0 7", 0, false},
-		{"17 (x) R 1 17 17 0 -1 0 0 0 0 0 7 y 0", 0, false},
-		{"no name here", 0, false},
+		{"17 (a) b (c)) R 1 17 17 0 -1 0 0 0 0 0 7 3 0 0 20 0 1 0 5 0 0", 100 * time.Millisecond, 5, true},
+		{"17 (x) R 1 17 17 0 -1 0 0 0 0 0 7", 0, 0, false},
+		{"17 (x) R 1 17 17 0 -1 0 0 0 0 0 7 y 0 0 20 0 1 0 5 0 0", 0, 0, false},
+		{"17 (x) R 1 17 17 0 -1 0 0 0 0 0 7 3 0 0 20 0 1 0 -5 0 0", 0, 0, false},
+		{"no name here", 0, 0, false},
 	} {
-		got, ok := procStatCPU([]byte(c.line))
-		if ok != c.ok || got != c.want {
-			t.Errorf("%q: %v %v, want %v %v", c.line, got, ok, c.want, c.ok)
+		got, started, ok := procStat([]byte(c.line))
+		if ok != c.ok || got != c.want || started != c.started {
+			t.Errorf("%q: %v %v %v, want %v %v %v", c.line, got, started, ok, c.want, c.started, c.ok)
 		}
 	}
-	// The kernel's own file: this process has run.
-	if cpu, ok := ProcessCPU(os.Getpid()); !ok || cpu < 0 {
-		t.Errorf("this process: %v %v", cpu, ok)
+	// The kernel's own file: this process has run, and started after boot.
+	if cpu, started, ok := ProcessStat(os.Getpid()); !ok || cpu < 0 || started == 0 {
+		t.Errorf("this process: %v %v %v", cpu, started, ok)
 	}
 }

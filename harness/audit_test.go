@@ -371,6 +371,7 @@ func TestPythonTrainingHarnessAudits(t *testing.T) {
 			if len(a.Failures) == 0 || a.Failures[0].Code != d5list.AuditMismatch || !strings.Contains(a.Failures[0].Message, c.failAt) {
 				t.Fatalf("failures %+v, want a mismatch at %s", a.Failures, c.failAt)
 			}
+			t.Logf("caught: %s", a.Failures[0].Message)
 		})
 	}
 }

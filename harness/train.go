@@ -17,13 +17,15 @@ const KindMLPTraining = "mlp-training"
 // from the runner's float64 recomputation of that epoch from the run's
 // state before it, relative to how far the epoch moved the state. Float32
 // training in PyTorch and float64 here mostly drift apart by under 1e-4 of
-// an epoch's step, but late epochs, whose steps are small, reached 1.6e-3
-// in 2 of about 110 audited epochs of honest runs (BENCHMARKS.md, the
-// verdict study: a ReLU that one precision puts on the other side of zero
-// changes a sample's gradient). A state that was not trained from the one
-// before is off by the whole step, and an epoch that left out one of its
-// minibatches by about one minibatch's share of it (1/23 to 1/45 here).
-const trainingTolerance = 5e-3
+// an epoch's step, but a ReLU that one precision puts on the other side of
+// zero changes a sample's gradient, and the difference can grow within the
+// epoch: late epochs, whose steps are small, reached 1.6e-3 in 2 of about
+// 110 audited epochs of honest runs (BENCHMARKS.md, the verdict study), and
+// one early epoch of an honest run reached 1.01e-2. A state that was not
+// trained from the one before is off by the whole step, and an epoch that
+// left out one of its minibatches by about one minibatch's share of it
+// (1/23 to 1/45 here, 0.022 at the least).
+const trainingTolerance = 1.5e-2
 
 // testShare is the digits split's test share (d5harness.digits_split).
 const testShare = 0.2

@@ -33,6 +33,17 @@ func Mean(xs []float64) float64 {
 	return sum / float64(len(xs))
 }
 
+// OlympicMean drops the best and the worst of three or more values and
+// averages the rest: the score's rule (MLPerf's, DAWNBench's) on plain
+// values. NaN for an empty sample.
+func OlympicMean(xs []float64) float64 {
+	s := sorted(xs)
+	if len(s) >= 3 {
+		s = s[1 : len(s)-1]
+	}
+	return Mean(s)
+}
+
 // Variance is the unbiased sample variance (divisor n-1); NaN below two values.
 func Variance(xs []float64) float64 {
 	if len(xs) < 2 {

@@ -432,3 +432,26 @@ func TestPooledTTestLess(t *testing.T) {
 		}
 	}
 }
+
+func TestOlympicMean(t *testing.T) {
+	for _, c := range []struct {
+		xs   []float64
+		want float64
+	}{
+		{[]float64{5, 1, 3, 100, 2}, 10.0 / 3}, // 1 and 100 dropped
+		{[]float64{4, 2, 9}, 4},
+		{[]float64{2, 6}, 4}, // too few to drop any
+		{[]float64{7}, 7},
+	} {
+		in := append([]float64(nil), c.xs...)
+		if got := OlympicMean(c.xs); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("OlympicMean(%v) = %v, want %v", c.xs, got, c.want)
+		}
+		if !slices.Equal(in, c.xs) {
+			t.Errorf("OlympicMean reordered its input: %v, was %v", c.xs, in)
+		}
+	}
+	if got := OlympicMean(nil); !math.IsNaN(got) {
+		t.Errorf("OlympicMean(nil) = %v, want NaN", got)
+	}
+}

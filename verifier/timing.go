@@ -296,21 +296,6 @@ func (c *comparison) measureNoise(s timedSample) timingNoise {
 
 func halfRange(v []float64) float64 { return (slices.Max(v) - slices.Min(v)) / 2 }
 
-// olympicMean drops the best and the worst of three or more values and
-// averages the rest: the score's own rule, on plain values.
-func olympicMean(vals []float64) float64 {
-	v := slices.Clone(vals)
-	slices.Sort(v)
-	if len(v) >= 3 {
-		v = v[1 : len(v)-1]
-	}
-	sum := 0.0
-	for _, x := range v {
-		sum += x
-	}
-	return sum / float64(len(v))
-}
-
 // against states what a check held a claimed value to: r of fair, the
 // measured value with the waits for a CPU the runner measured taken off,
 // and the value as measured where the two differ ("0.7 of the 10.3 s an
@@ -376,8 +361,8 @@ func (c *comparison) judgeTiming(s timedSample, noise timingNoise, who string) {
 		}
 		return
 	}
-	cs := olympicMean(units(s.claimed, false))
-	raw, fair := olympicMean(units(s.measured, false)), olympicMean(units(s.measured, true))
+	cs := stats.OlympicMean(units(s.claimed, false))
+	raw, fair := stats.OlympicMean(units(s.measured, false)), stats.OlympicMean(units(s.measured, true))
 	bound := noise.bound()
 	if r := s.ratio(cs, fair); r < bound-floatEps {
 		c.timingGap(d5list.Reason{Code: CodeTimingMismatch, Claimed: stated(s.claim), Measured: stated(s.board),
@@ -565,8 +550,8 @@ func loadCouldClose(bench *d5list.Benchmark, claimed, measured *d5list.Result) b
 		if len(s.claimed) == 0 || len(s.measured) == 0 {
 			continue
 		}
-		cs := olympicMean(units(s.claimed, false))
-		raw, fair := olympicMean(units(s.measured, false)), olympicMean(units(s.measured, true))
+		cs := stats.OlympicMean(units(s.claimed, false))
+		raw, fair := stats.OlympicMean(units(s.measured, false)), stats.OlympicMean(units(s.measured, true))
 		if s.ratio(cs, fair*fair/raw) < c.measureNoise(s).bound()-floatEps {
 			return false
 		}

@@ -20,6 +20,7 @@ import (
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/bundle"
 	"github.com/deep500/d5list/internal/slowtest"
+	"github.com/deep500/d5list/stats"
 	"github.com/deep500/d5list/store"
 	"github.com/deep500/d5list/verifier"
 )
@@ -115,7 +116,7 @@ func TestVerifierCorpus(t *testing.T) {
 		}), d5list.StatusDiscrepancy, "timing_mismatch", -1,
 			"every time after the first run_start scaled to half the re-run's pace keeps the logs ordered and the runs consecutive; the olympic mean is then half the re-run's on the same CPU, beyond the drift allowed (25 %), the catalogue's precision (10 %) and the noise the re-run measured, by more than another re-run's noise on a busy machine"},
 		{"only the runs the olympic drop keeps sped up", variant("kept", func(dir string) {
-			f := keptSpeedup(t, dir, 0.5*olympicOf(epochTimes(t, dir))/pace)
+			f := keptSpeedup(t, dir, 0.5*stats.OlympicMean(epochTimes(t, dir))/pace)
 			t.Logf("the runs the olympic drop keeps, scaled to %.3f of the honest logs' times", f)
 			for _, i := range keptRuns(t, dir) {
 				_, evs := mllogLines(t, logFile(dir, i))
@@ -624,20 +625,6 @@ func epochTimes(t *testing.T, dir string) []float64 {
 	return out
 }
 
-// olympicOf drops the best and the worst of three or more values and
-// averages the rest.
-func olympicOf(vals []float64) float64 {
-	v := slices.Sorted(slices.Values(vals))
-	if len(v) >= 3 {
-		v = v[1 : len(v)-1]
-	}
-	sum := 0.0
-	for _, x := range v {
-		sum += x
-	}
-	return sum / float64(len(v))
-}
-
 // keptSpeedup is the factor that, applied to the runs the olympic drop
 // keeps and to none other, brings the olympic mean of a folder's epoch
 // times down to target. The mean grows with the factor, so a bisection
@@ -651,7 +638,7 @@ func keptSpeedup(t *testing.T, dir string, target float64) float64 {
 		for _, i := range kept {
 			v[i] *= f
 		}
-		return olympicOf(v)
+		return stats.OlympicMean(v)
 	}
 	lo, hi := 0.0, 1.0
 	if meanAt(lo) >= target || meanAt(hi) <= target {

@@ -23,8 +23,9 @@ const KindMLPTraining = "mlp-training"
 // 110 audited epochs of honest runs (BENCHMARKS.md, the verdict study), and
 // one early epoch of an honest run reached 1.01e-2. A state that was not
 // trained from the one before is off by the whole step, and an epoch that
-// left out one of its minibatches by about one minibatch's share of it
-// (1/23 to 1/45 here, 0.022 at the least).
+// left out one of its minibatches by at least about one minibatch's share
+// of it, by estimate (1/23 to 1/45 here; 1/23 measured 0.147 in
+// TestPythonTrainingHarnessAudits).
 const trainingTolerance = 1.5e-2
 
 // testShare is the digits split's test share (d5harness.digits_split).

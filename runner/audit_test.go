@@ -57,7 +57,7 @@ func TestProcessAuditsTheHarnessRun(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p, err := NewProcess(ProcessOptions{Fetch: fixtureBundle(t, harnessEntrypoint(c.op)), WorkDir: workDir(t)})
+			p, err := NewProcess(ProcessOptions{Versions: testVersions[true], Fetch: fixtureBundle(t, harnessEntrypoint(c.op)), WorkDir: workDir(t)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,7 +99,7 @@ func TestProcessAuditsTheHarnessRun(t *testing.T) {
 	}
 	t.Run("code that does not use the harness", func(t *testing.T) {
 		script := "#!/bin/sh\n" + takeSeed + mllogLine("run_start", "1000", "") + mllogLine("op_time_ms", "1001", `"shape": "40x6x33"`) + mllogLine("run_stop", "1010", `"status": "success"`)
-		p, err := NewProcess(ProcessOptions{Fetch: fixtureBundle(t, script), WorkDir: workDir(t)})
+		p, err := NewProcess(ProcessOptions{Versions: testVersions[true], Fetch: fixtureBundle(t, script), WorkDir: workDir(t)})
 		if err != nil {
 			t.Fatal(err)
 		}

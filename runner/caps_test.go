@@ -81,7 +81,7 @@ func TestProcessCapsStopAJobAndTheRunnerGoesOn(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			work := workDir(t)
-			p, err := NewProcess(ProcessOptions{WorkDir: work, RLimits: tc.limits,
+			p, err := NewProcess(ProcessOptions{Versions: testVersions[true], WorkDir: work, RLimits: tc.limits,
 				Fetch: bundlesByJob(t, map[int64]string{1: "#!/bin/sh\n" + tc.attack + honestTail, 2: ""})})
 			if err != nil {
 				t.Fatal(err)
@@ -114,7 +114,7 @@ func TestProcessCapsStopAJobAndTheRunnerGoesOn(t *testing.T) {
 func TestProcessForkBombStopsAtItsProcessCap(t *testing.T) {
 	needBwrap(t)
 	const cap = 64
-	p, err := NewProcess(ProcessOptions{WorkDir: workDir(t), RLimits: ResourceLimits{Processes: cap},
+	p, err := NewProcess(ProcessOptions{Versions: testVersions[true], WorkDir: workDir(t), RLimits: ResourceLimits{Processes: cap},
 		Fetch: bundlesByJob(t, map[int64]string{1: "#!/bin/sh\nbomb() { bomb | bomb & }\nbomb\nexec sleep 30\n", 2: ""})})
 	if err != nil {
 		t.Fatal(err)
@@ -188,7 +188,7 @@ func TestProcessSandboxSeesNoInheritedDescriptor(t *testing.T) {
 
 	script := fmt.Sprintf("#!/bin/sh\nls -l /proc/$$/fd\nif echo pwned >&%d; then echo wrote; fi\n", fd) + honestTail
 	var out runOutput
-	p, err := NewProcess(ProcessOptions{WorkDir: workDir(t), Fetch: fixtureBundle(t, script), OnLine: out.add})
+	p, err := NewProcess(ProcessOptions{Versions: testVersions[true], WorkDir: workDir(t), Fetch: fixtureBundle(t, script), OnLine: out.add})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ if head -c 8M /dev/zero > /dev/shm/small; then echo "shm 8M: written"; fi
 if head -c 32M /dev/zero > /dev/shm/big; then echo "shm 32M more: written"; else echo "shm 32M more: full"; fi
 ` + honestTail
 	var lines runOutput
-	p, err := NewProcess(ProcessOptions{WorkDir: workDir(t), Fetch: fixtureBundle(t, script), RLimits: ResourceLimits{DiskBytes: 16 << 20},
+	p, err := NewProcess(ProcessOptions{Versions: testVersions[true], WorkDir: workDir(t), Fetch: fixtureBundle(t, script), RLimits: ResourceLimits{DiskBytes: 16 << 20},
 		OnLine: lines.add})
 	if err != nil {
 		t.Fatal(err)
@@ -294,7 +294,7 @@ func BenchmarkJobCaps(b *testing.B) {
 				defer func() { processCgroups = found }()
 				processCgroups = func() (*cgroups, error) { return nil, fmt.Errorf("left out") }
 			}
-			p, err := NewProcess(ProcessOptions{WorkDir: workDir(b), Fetch: fetchOf(packFixture(b, "")), AllowUnbounded: !capped})
+			p, err := NewProcess(ProcessOptions{Versions: testVersions[true], WorkDir: workDir(b), Fetch: fetchOf(packFixture(b, "")), AllowUnbounded: !capped})
 			if err != nil {
 				b.Fatal(err)
 			}

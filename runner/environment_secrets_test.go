@@ -69,8 +69,9 @@ func TestRecordedEnvironmentHoldsNoRunnerSecrets(t *testing.T) {
 	var mu sync.Mutex
 	var printed []string
 	p, err := NewProcess(ProcessOptions{
-		Fetch:   fetch,
-		WorkDir: workDir(t),
+		Versions: testVersions[true],
+		Fetch:    fetch,
+		WorkDir:  workDir(t),
 		OnLine: func(run int, stream, line string) {
 			mu.Lock()
 			defer mu.Unlock()

@@ -193,7 +193,7 @@ func TestParseEnvironmentProbe(t *testing.T) {
 // Python and imports torch, a second every job would pay. A probe that
 // found nothing is asked again.
 func TestHostVersionsProbedOnce(t *testing.T) {
-	var c versionCache
+	var c VersionCache
 	calls := 0
 	probe := func(v map[string]string) func() map[string]string {
 		return func() map[string]string { calls++; return v }

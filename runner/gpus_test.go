@@ -189,8 +189,9 @@ func TestGPUSandboxArgs(t *testing.T) {
 func TestProcessGivesEachJobItsGPUs(t *testing.T) {
 	needBwrap(t)
 	p, err := NewProcess(ProcessOptions{
-		Fetch:   fixtureBundle(t, "#!/bin/sh\necho \"devices=$CUDA_VISIBLE_DEVICES\" > \"$D5_RESULT_LOG\"\n"),
-		WorkDir: workDir(t), GPUs: []string{"3", "5", "6", "7"}, GPUsPerJob: 2,
+		Versions: testVersions[true],
+		Fetch:    fixtureBundle(t, "#!/bin/sh\necho \"devices=$CUDA_VISIBLE_DEVICES\" > \"$D5_RESULT_LOG\"\n"),
+		WorkDir:  workDir(t), GPUs: []string{"3", "5", "6", "7"}, GPUsPerJob: 2,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -226,8 +227,9 @@ func TestProcessCPUJobTakesNoGPU(t *testing.T) {
 	}
 	var started atomic.Int32
 	p, err := NewProcess(ProcessOptions{
-		Fetch:   fixtureBundle(t, "#!/bin/sh\necho \"devices=${CUDA_VISIBLE_DEVICES-unset}\" > \"$D5_RESULT_LOG\"\n"),
-		WorkDir: workDir(t), GPUs: []string{"0"},
+		Versions: testVersions[true],
+		Fetch:    fixtureBundle(t, "#!/bin/sh\necho \"devices=${CUDA_VISIBLE_DEVICES-unset}\" > \"$D5_RESULT_LOG\"\n"),
+		WorkDir:  workDir(t), GPUs: []string{"0"},
 		OnStart: func(int, int) { started.Add(1) },
 	})
 	if err != nil {
@@ -266,8 +268,9 @@ func TestProcessSandboxSeesNVIDIAGPU(t *testing.T) {
 		t.Skip("nvidia-smi is not installed: GPU pass-through not tested here")
 	}
 	p, err := NewProcess(ProcessOptions{
-		Fetch:   fixtureBundle(t, "#!/bin/sh\n"+takeSeed+"nvidia-smi -L > \"$D5_RESULT_LOG\" 2>&1\n"),
-		WorkDir: workDir(t), GPUs: []string{"0"},
+		Versions: testVersions[true],
+		Fetch:    fixtureBundle(t, "#!/bin/sh\n"+takeSeed+"nvidia-smi -L > \"$D5_RESULT_LOG\" 2>&1\n"),
+		WorkDir:  workDir(t), GPUs: []string{"0"},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -106,7 +106,13 @@ type ProcessOptions struct {
 	// ImageCache keeps pulled images, one archive per digest, so a job
 	// pulls an image once per runner; default WorkDir/d5list-images.
 	ImageCache string
-	Log        *slog.Logger
+	// Versions keeps what the sandbox's own python3 reports (its Python
+	// and frameworks, asked after the runs of a job without an image) for
+	// hostVersionsTTL. Executors that start the same python3 in the same
+	// sandbox (the same Bwrap, ReadOnlyPaths and ExtraPath) may share one;
+	// nil: the Process keeps its own.
+	Versions *VersionCache
+	Log      *slog.Logger
 }
 
 // Process runs the bundle's own entrypoint, sandboxed with bubblewrap.
@@ -123,7 +129,7 @@ type Process struct {
 	// clock counts it.
 	unpack func(ctx context.Context, archive, rootfs string, lim ImageLimits) (imageConfig, error)
 	// hostVersions: what the sandbox's own python3 computes with.
-	hostVersions versionCache
+	hostVersions *VersionCache
 }
 
 var _ Executor = (*Process)(nil)

@@ -56,7 +56,10 @@ func newProcess(opts ProcessOptions) (*Process, error) {
 	if opts.ImageCache == "" {
 		opts.ImageCache = filepath.Join(opts.WorkDir, "d5list-images")
 	}
-	p := &Process{opts: opts, gpus: newGPUPool(opts.GPUs, opts.GPUsPerJob), unpack: unpackImage}
+	p := &Process{opts: opts, gpus: newGPUPool(opts.GPUs, opts.GPUsPerJob), unpack: unpackImage, hostVersions: opts.Versions}
+	if p.hostVersions == nil {
+		p.hostVersions = new(VersionCache)
+	}
 	if p.gpus != nil {
 		// Which /dev/nvidiaN each shared GPU is, once: a job's sandbox
 		// gets its own GPUs' nodes only.
@@ -333,15 +336,16 @@ var sandboxLayout = layout{bundle: "/d5/bundle", run: "/d5/run", ctl: "/d5/ctl",
 // upgraded on the runner shows within this time.
 const hostVersionsTTL = 10 * time.Minute
 
-// versionCache keeps the last probe of the runner's own sandbox (jobs
+// VersionCache keeps the last probe of the runner's own sandbox (jobs
 // without an image all run the same python3); an empty probe is not kept.
-type versionCache struct {
+// The zero value is ready to use.
+type VersionCache struct {
 	mu sync.Mutex
 	at time.Time
 	v  map[string]string
 }
 
-func (c *versionCache) get(probe func() map[string]string) map[string]string {
+func (c *VersionCache) get(probe func() map[string]string) map[string]string {
 	c.mu.Lock()
 	if c.v != nil && time.Since(c.at) <= hostVersionsTTL {
 		defer c.mu.Unlock()

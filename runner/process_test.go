@@ -94,8 +94,9 @@ func TestProcessRunsEntrypointPerSeed(t *testing.T) {
 	var mu sync.Mutex
 	var lines []string
 	p, err := NewProcess(ProcessOptions{
-		Fetch:   fixtureBundle(t, ""),
-		WorkDir: workDir(t),
+		Versions: testVersions[true],
+		Fetch:    fixtureBundle(t, ""),
+		WorkDir:  workDir(t),
 		OnLine: func(run int, stream, line string) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -186,6 +187,7 @@ echo ':::MLLOG {"namespace": "", "time_ms": 1, "event_type": "INTERVAL_START", "
 			var mu sync.Mutex
 			out := map[string]string{}
 			p, err := NewProcess(ProcessOptions{
+				Versions:         testVersions[tc.sandboxed],
 				Fetch:            fixtureBundle(t, script),
 				WorkDir:          workDir(t),
 				AllowUnsandboxed: !tc.sandboxed,
@@ -288,6 +290,7 @@ func TestProcessCancelKillsGroup(t *testing.T) {
 			var leader atomic.Int64
 			started := make(chan struct{}, 1)
 			p, err := NewProcess(ProcessOptions{
+				Versions:         testVersions[sandboxed],
 				Fetch:            fixtureBundle(t, script),
 				WorkDir:          workDir(t),
 				AllowUnsandboxed: !sandboxed,
@@ -343,7 +346,7 @@ func TestProcessCancelKillsGroup(t *testing.T) {
 
 func TestProcessTimeLimit(t *testing.T) {
 	needBwrap(t)
-	p, err := NewProcess(ProcessOptions{Fetch: fixtureBundle(t, "#!/bin/sh\nsleep 300\n"), WorkDir: workDir(t)})
+	p, err := NewProcess(ProcessOptions{Versions: testVersions[true], Fetch: fixtureBundle(t, "#!/bin/sh\nsleep 300\n"), WorkDir: workDir(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +378,7 @@ func TestProcessRLimits(t *testing.T) {
 		{"busy loop, 1 s of CPU", spinner, ResourceLimits{CPUSeconds: 1}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := NewProcess(ProcessOptions{Fetch: fixtureBundle(t, tc.script), WorkDir: workDir(t), RLimits: tc.limits})
+			p, err := NewProcess(ProcessOptions{Versions: testVersions[true], Fetch: fixtureBundle(t, tc.script), WorkDir: workDir(t), RLimits: tc.limits})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -464,7 +467,7 @@ func TestProcessRunCannotReplaceItsLogOrGate(t *testing.T) {
 	var mu sync.Mutex
 	var lines []string
 	got := map[string]string{}
-	p, err := NewProcess(ProcessOptions{Fetch: fixtureBundle(t, script), WorkDir: workDir(t),
+	p, err := NewProcess(ProcessOptions{Versions: testVersions[true], Fetch: fixtureBundle(t, script), WorkDir: workDir(t),
 		OnLine: func(run int, stream, line string) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -525,7 +528,7 @@ func TestProcessTimesTheWindow(t *testing.T) {
 		{"no run_stop", takeSeed + start, 0, 0, d5list.BreachWindowMissing},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p, err := NewProcess(ProcessOptions{Fetch: fixtureBundle(t, "#!/bin/sh\nset -e\n"+c.script), WorkDir: workDir(t)})
+			p, err := NewProcess(ProcessOptions{Versions: testVersions[true], Fetch: fixtureBundle(t, "#!/bin/sh\nset -e\n"+c.script), WorkDir: workDir(t)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -568,7 +571,7 @@ func TestProcessRecordsTheSandboxesCPU(t *testing.T) {
 			t.Fatal(err)
 		}
 		alone := (direct.ProcessState.UserTime() + direct.ProcessState.SystemTime()).Seconds()
-		p, err := NewProcess(ProcessOptions{Fetch: fixtureBundle(t, script), WorkDir: workDir(t)})
+		p, err := NewProcess(ProcessOptions{Versions: testVersions[true], Fetch: fixtureBundle(t, script), WorkDir: workDir(t)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -592,7 +595,7 @@ func TestProcessRecordsTheNeighboursCPU(t *testing.T) {
 	needBwrap(t)
 	const count = `i=0; while [ $i -lt 1000000 ]; do i=$((i+1)); done`
 	script := "#!/bin/sh\nset -e\n" + takeSeed + mllogLine("run_start", "1000", "") + count + "\n" + mllogLine("run_stop", "1010", `"status": "success"`)
-	p, err := NewProcess(ProcessOptions{Fetch: fixtureBundle(t, script), WorkDir: workDir(t)})
+	p, err := NewProcess(ProcessOptions{Versions: testVersions[true], Fetch: fixtureBundle(t, script), WorkDir: workDir(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -614,3 +617,9 @@ func TestProcessRecordsTheNeighboursCPU(t *testing.T) {
 		t.Fatalf("clock %+v: want the neighbour's busy loop as foreign CPU time, at least a third of the run's %v s", c, c.WallS)
 	}
 }
+
+// testVersions are shared by this package's executors, one for each way
+// they start python3 (sandboxed or not), so that the host's python3 is
+// asked for its versions once, not in every test: each probe imports
+// torch, about two seconds.
+var testVersions = map[bool]*VersionCache{true: new(VersionCache), false: new(VersionCache)}

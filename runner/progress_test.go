@@ -166,7 +166,7 @@ func TestTailFileFollowsAGrowingFile(t *testing.T) {
 // MLLOG file to the job's line sink.
 func TestProcessStreamsOutputAndMLLOG(t *testing.T) {
 	needBwrap(t)
-	p, err := NewProcess(ProcessOptions{Fetch: fixtureBundle(t, ""), WorkDir: workDir(t)})
+	p, err := NewProcess(ProcessOptions{Versions: testVersions[true], Fetch: fixtureBundle(t, ""), WorkDir: workDir(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

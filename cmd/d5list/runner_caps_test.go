@@ -18,8 +18,10 @@ import (
 
 // TestRunnerCapsItsJobsAndGoesOn starts a real `d5list runner --executor
 // process` as a wrapper that left descriptors 3 to 7 open on a log of the
-// host would, with a memory cap of 128 MiB a job. A job whose processes
-// take more memory fails, its reason naming the cap; the job after it,
+// host would, with a memory cap of 512 MiB a job (room for the version
+// probe's Python and torch after a job's runs, which thrashes under a
+// tighter cap until the job's time limit). A job whose processes take
+// more memory fails, its reason naming the cap; the job after it,
 // which writes to descriptor 7, writes nothing to the host's log and is
 // verified by the same runner process, which never stopped.
 func TestRunnerCapsItsJobsAndGoesOn(t *testing.T) {
@@ -33,7 +35,7 @@ func TestRunnerCapsItsJobsAndGoesOn(t *testing.T) {
 	defer logFile.Close()
 
 	r := exec.Command(d5listBinary(t), "runner", "--server", p.url, "--token", runnerToken, "--executor", "process",
-		"--work", sandboxTraversable(t), "--job-memory", strconv.Itoa(128<<20), "--heartbeat", "500ms", "--id", "capped")
+		"--work", sandboxTraversable(t), "--job-memory", strconv.Itoa(512<<20), "--heartbeat", "500ms", "--id", "capped")
 	r.ExtraFiles = []*os.File{logFile, logFile, logFile, logFile, logFile} // descriptors 3 to 7
 	logs := &syncBuf{}
 	r.Stderr = logs
@@ -60,13 +62,13 @@ func TestRunnerCapsItsJobsAndGoesOn(t *testing.T) {
 		status d5list.Status
 		words  string
 	}{
-		{"memory past the cap", filepath.Join(t.TempDir(), "bundle"), d5list.StatusFailed, "memory cap of 128 MiB"},
+		{"memory past the cap", filepath.Join(t.TempDir(), "bundle"), d5list.StatusFailed, "memory cap of 512 MiB"},
 		{"a write to an inherited descriptor", writesFd7, d5list.StatusVerified, ""},
 	}
-	// Four processes of 48 MiB, each well under RLIMIT_DATA, with the
+	// Four processes of 160 MiB, each well under RLIMIT_DATA, with the
 	// other's claim.
 	copyDir(t, writesFd7, cases[0].dir)
-	hog := "#!/bin/sh\nfor i in 1 2 3 4; do dd if=/dev/zero of=/dev/null bs=48M count=20 & done\nwait\n"
+	hog := "#!/bin/sh\nfor i in 1 2 3 4; do dd if=/dev/zero of=/dev/null bs=160M count=20 & done\nwait\n"
 	if err := os.WriteFile(filepath.Join(cases[0].dir, "code", "run.sh"), []byte(hog), 0o755); err != nil {
 		t.Fatal(err)
 	}

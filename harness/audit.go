@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 
 	d5list "github.com/deep500/d5list"
@@ -46,7 +47,8 @@ func (c Challenge) JSON() []byte {
 // AuditsPerSection distinct calls (every call of a shorter section), or
 // what the section's own rule picks (a training run: its last state,
 // whose accuracy the runner evaluates, and for a fresh seed its start and
-// one epoch at random).
+// two epochs at random, the second recomputed only where the first is in
+// doubt).
 func (t *Task) Challenge(committed map[string]string, fresh bool) Challenge {
 	c := Challenge{}
 	for _, s := range t.sections {
@@ -137,21 +139,27 @@ func (t *Task) Check(seed int64, committed map[string]string, challenge Challeng
 			revealed[i] = out
 		}
 		lookup := func(j int) ([]byte, bool) { b, ok := revealed[j]; return b, ok }
-		for _, i := range challenge[s.name] {
-			out, ok := revealed[i]
-			if !ok {
-				continue
-			}
-			rel, abs, ok := s.check(seed, i, digests, out, lookup)
-			if math.IsNaN(rel) {
-				continue
-			}
-			as.Checked = append(as.Checked, i)
-			as.MaxRelError, as.MaxAbsError = finiteMax(as.MaxRelError, rel), finiteMax(as.MaxAbsError, abs)
-			if !ok {
-				fail(d5list.AuditMismatch, "%s, call %d: the output is %.3g (relative) from the runner's own computation of the call, over the benchmark's tolerance", s.name, i, rel)
+		var checks []callCheck
+		if s.checkAll != nil {
+			checks = s.checkAll(seed, challenge[s.name], lookup)
+		} else {
+			for _, i := range challenge[s.name] {
+				out, ok := revealed[i]
+				if !ok {
+					continue
+				}
+				rel, abs, ok := s.check(seed, i, digests, out, lookup)
+				checks = append(checks, callCheck{call: i, rel: rel, abs: abs, ok: ok})
 			}
 		}
+		for _, c := range checks {
+			as.Checked = append(as.Checked, c.call)
+			as.MaxRelError, as.MaxAbsError = finiteMax(as.MaxRelError, c.rel), finiteMax(as.MaxAbsError, c.abs)
+			if !c.ok {
+				fail(d5list.AuditMismatch, "%s, call %d: the output is %.3g (relative) from the runner's own computation of the call, over the benchmark's tolerance", s.name, c.call, c.rel)
+			}
+		}
+		slices.Sort(as.Checked)
 		if last, ok := revealed[s.calls-1]; ok && s.final != nil {
 			if acc, ok := s.final(last); ok {
 				as.Accuracy = &acc

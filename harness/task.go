@@ -45,12 +45,23 @@ type section struct {
 	// calls before it, or from the revealed output of another call) with
 	// the runner's reference, and returns the revealed output's error
 	// against it; ok is false where it is out of the benchmark's
-	// tolerance. A NaN error says the output was asked only as the base
-	// of another call's check (a training state before an audited epoch).
+	// tolerance.
 	check func(seed int64, i int, digests, out []byte, revealed func(j int) ([]byte, bool)) (rel, abs float64, ok bool)
+	// checkAll, where set, replaces check: it decides which of the
+	// challenged calls to check, given all that was revealed, and checks
+	// them.
+	checkAll func(seed int64, calls []int, revealed func(j int) ([]byte, bool)) []callCheck
 	// final, where set, is the runner's measure of the quality of the
 	// last call's revealed output (a training run's test accuracy).
 	final func(out []byte) (float64, bool)
+}
+
+// callCheck is one checked call: its output's error against the runner's
+// reference, and whether the section's rule let it pass.
+type callCheck struct {
+	call     int
+	rel, abs float64
+	ok       bool
 }
 
 // JSON is the task as $D5_TASK carries it.

@@ -17,16 +17,26 @@ const KindMLPTraining = "mlp-training"
 // from the runner's float64 recomputation of that epoch from the run's
 // state before it, relative to how far the epoch moved the state. Float32
 // training in PyTorch and float64 here mostly drift apart by under 1e-4 of
-// an epoch's step, but a ReLU that one precision puts on the other side of
-// zero changes a sample's gradient, and the difference can grow within the
-// epoch: late epochs, whose steps are small, reached 1.6e-3 in 2 of about
-// 110 audited epochs of honest runs (BENCHMARKS.md, the verdict study), and
-// one early epoch of an honest run reached 1.01e-2. A state that was not
-// trained from the one before is off by the whole step, and an epoch that
-// left out one of its minibatches by at least about one minibatch's share
-// of it, by estimate (1/23 to 1/45 here; 1/23 measured 0.147 in
+// an epoch's step; late epochs, whose steps are small, reached 1.6e-3 in
+// 2 of about 110 audited epochs of honest runs (BENCHMARKS.md, the verdict
+// study). A state that was not trained from the one before is off by the
+// whole step, and an epoch that left out one of its minibatches by 0.026
+// to 0.052 of it in the example's network (45 minibatches; 60 epochs of
+// two seeds), 0.1 to 0.15 in smaller ones
+// (TestPythonTrainingAuditMarginsOnTheExamplesNetwork,
 // TestPythonTrainingHarnessAudits).
-const trainingTolerance = 1.5e-2
+const trainingTolerance = 5e-3
+
+// trainingBeyondDoubt is the error over which one audited epoch fails its
+// run outright. An honest epoch can, rarely, land between it and the
+// tolerance: one epoch of an honest run reached 1.01e-2, and one of a seed
+// tried here 1.35e-2 between neighbours under 1e-5 (float32 and float64
+// taking the two sides of some ReLU's zero, it seems), so an epoch in
+// between is judged by a second epoch, drawn like the first, which the run
+// revealed with it. A run that trains every epoch short is in between in
+// both and fails; one that cut a single epoch short by less than this
+// gains under a tenth of that epoch's time.
+const trainingBeyondDoubt = 0.25
 
 // testShare is the digits split's test share (d5harness.digits_split).
 const testShare = 0.2
@@ -173,12 +183,20 @@ func trainingSection(t *Task) section {
 	return section{name: name, calls: t.Epochs + 1, outSize: fixedSize(size), digest: shaDigest,
 		challenge: func(fresh bool) []int {
 			// The last state, whose weights the runner evaluates; for a
-			// fresh seed also the start, remade from the seed, and one
-			// epoch at random, recomputed from the state before it.
+			// fresh seed also the start, remade from the seed, and two
+			// epochs at random with the states before them: the second is
+			// recomputed only where the first is in doubt.
 			picks := []int{t.Epochs}
 			if fresh {
 				e := 1 + randomInt(t.Epochs)
 				picks = append(picks, 0, e-1, e)
+				if t.Epochs > 1 {
+					f := 1 + randomInt(t.Epochs-1)
+					if f >= e {
+						f++
+					}
+					picks = append(picks, f-1, f)
+				}
 			}
 			return picks
 		},
@@ -189,27 +207,62 @@ func trainingSection(t *Task) section {
 			}
 			return testAccuracy(t, data, parseState(t.Layers, out)), true
 		},
-		check: func(seed int64, i int, _, out []byte, revealed func(j int) ([]byte, bool)) (float64, float64, bool) {
-			got := parseState(t.Layers, out)
-			var want, before mlpState
-			if i == 0 {
-				want = initialState(t.Layers, seed)
-				before = want
-			} else {
-				prev, ok := revealed(i - 1)
+		checkAll: func(seed int64, calls []int, revealed func(j int) ([]byte, bool)) []callCheck {
+			var checks []callCheck
+			var epochs []int
+			for _, i := range calls {
+				out, ok := revealed(i)
 				if !ok {
-					return math.NaN(), 0, true // the base of epoch i+1's check
+					continue
 				}
-				data, err := digitsSplit(testShare)
-				if err != nil {
-					return math.Inf(1), math.Inf(1), false
+				if i == 0 {
+					want := initialState(t.Layers, seed)
+					rel, abs := stateDistance(parseState(t.Layers, out), want, want)
+					checks = append(checks, callCheck{call: 0, rel: rel, abs: abs, ok: rel <= trainingTolerance})
+				} else if _, ok := revealed(i - 1); ok {
+					epochs = append(epochs, i)
 				}
-				before = parseState(t.Layers, prev)
-				want = trainEpoch(t, data, before, seed, i)
 			}
-			rel, abs := stateDistance(got, want, before)
-			return rel, abs, rel <= trainingTolerance
+			data, err := digitsSplit(testShare)
+			if err != nil {
+				for _, i := range epochs {
+					checks = append(checks, callCheck{call: i, rel: math.Inf(1), abs: math.Inf(1)})
+				}
+				return checks
+			}
+			// One epoch at a time, in an order drawn now that the run has
+			// revealed them all, until one decides; an epoch in doubt is
+			// excused by a later one within the tolerance, and fails with
+			// the rest where none is.
+			shuffle(epochs)
+			var doubted []int
+			for _, i := range epochs {
+				out, _ := revealed(i)
+				prev, _ := revealed(i - 1)
+				before := parseState(t.Layers, prev)
+				want := trainEpoch(t, data, before, seed, i)
+				rel, abs := stateDistance(parseState(t.Layers, out), want, before)
+				checks = append(checks, callCheck{call: i, rel: rel, abs: abs, ok: rel <= trainingTolerance})
+				if rel <= trainingTolerance || rel > trainingBeyondDoubt {
+					break
+				}
+				doubted = append(doubted, len(checks)-1)
+			}
+			if n := len(checks); n > 0 && checks[n-1].ok {
+				for _, k := range doubted {
+					checks[k].ok = true
+				}
+			}
+			return checks
 		}}
+}
+
+// shuffle puts v in an order from the operating system's random source.
+func shuffle(v []int) {
+	for i := len(v) - 1; i > 0; i-- {
+		j := randomInt(i + 1)
+		v[i], v[j] = v[j], v[i]
+	}
 }
 
 // stateDistance is how far got is from want, relative to how far want

@@ -287,7 +287,8 @@ tr = d5harness.Training()
 xtr, ytr, xte, yte = tr.data()
 seed = tr.take_seed()
 params = tr.initial_params()
-drop, drop_epoch = -1, -1
+drop = -1
+weak_epoch, weak_batch, weak = -1, -1, 1.0
 %s
 model = d5harness.torch_linears(params)
 opt = torch.optim.SGD(model.parameters(), lr=tr.lr, momentum=tr.momentum)
@@ -295,11 +296,14 @@ X, Y = torch.from_numpy(xtr), torch.from_numpy(ytr)
 for e in range(1, tr.epochs + 1):
     if e != skip:
         for k, idx in enumerate(tr.batches(e, len(X))):
-            if k == drop and drop_epoch in (-1, e):
+            if k == drop:
                 continue
             idx = torch.from_numpy(idx)
             opt.zero_grad()
-            torch.nn.functional.cross_entropy(model(X[idx]), Y[idx]).backward()
+            loss = torch.nn.functional.cross_entropy(model(X[idx]), Y[idx])
+            if (e, k) == (weak_epoch, weak_batch):
+                loss = loss * weak
+            loss.backward()
             opt.step()
     tr.commit(e, *d5harness.torch_state(model, opt))
 with torch.no_grad():
@@ -311,16 +315,11 @@ log.close()
 tr.audit()
 `
 
-// A training run of the digits MLP in PyTorch passes its audit: the
-// runner remakes its initial weights from the seed, recomputes the epochs
-// it picks from the states the run revealed, and evaluates its last
-// weights on the test split to the accuracy the run found. A run that
-// starts from weights of its own (trained elsewhere, say), skips an
-// epoch's training, or one minibatch of each epoch, fails; one that left
-// out a minibatch of a single epoch is within what a second epoch excuses.
-func TestPythonTrainingHarnessAudits(t *testing.T) {
-	py := python(t)
-	if err := exec.Command(py, "-c", "import torch, sklearn").Run(); err != nil {
+// needTorchTraining skips a test without PyTorch or the digits, except in
+// CI, which must have them.
+func needTorchTraining(t *testing.T) {
+	t.Helper()
+	if err := exec.Command(python(t), "-c", "import torch, sklearn").Run(); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("CI must install python3-torch and python3-sklearn: %v", err)
 		}
@@ -329,28 +328,52 @@ func TestPythonTrainingHarnessAudits(t *testing.T) {
 	if _, _, err := loadDigits(); err != nil {
 		t.Skip(err)
 	}
+}
+
+// trainingTestTask is the training harness's task for the digits MLP with
+// the given hidden layers, minibatch and epochs, trained as the PyTorch
+// example is (SGD with momentum, 0.05 and 0.9).
+func trainingTestTask(t *testing.T, hidden []any, batch, epochs int64) *Task {
+	t.Helper()
 	bench := &d5list.Benchmark{ID: "training-test", Verify: d5list.VerifyPolicy{Harness: KindMLPTraining},
 		Division: d5list.DivisionRules{
-			Fixed:   map[string]any{"dataset": "uci-digits", "model_kwargs": map[string]any{"hidden": []any{int64(32)}}, "epochs": int64(3)},
-			Mutable: map[string]any{"batch_size": int64(64), "optimizer": "sgd-momentum", "optimizer_args": map[string]any{"lr": 0.05, "momentum": 0.9}}}}
+			Fixed:   map[string]any{"dataset": "uci-digits", "model_kwargs": map[string]any{"hidden": hidden}, "epochs": epochs},
+			Mutable: map[string]any{"batch_size": batch, "optimizer": "sgd-momentum", "optimizer_args": map[string]any{"lr": 0.05, "momentum": 0.9}}}}
 	task, err := For(bench, &d5list.Recipe{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if task.BatchSize != int(batch) || task.Epochs != int(epochs) {
+		t.Fatalf("task %+v, want minibatches of %d and %d epochs", task, batch, epochs)
+	}
+	return task
+}
+
+// A training run of the digits MLP in PyTorch passes its audit: the
+// runner remakes its initial weights from the seed, recomputes the epochs
+// it picks from the states the run revealed, and evaluates its last
+// weights on the test split to the accuracy the run found. A run that
+// starts from weights of its own (trained elsewhere, say), skips an
+// epoch's training, or one minibatch of each epoch, fails; one whose
+// epoch is a little off, as float32 rarely is, is excused by a second.
+func TestPythonTrainingHarnessAudits(t *testing.T) {
+	needTorchTraining(t)
+	task := trainingTestTask(t, []any{int64(32)}, 64, 3)
 	for _, c := range []struct {
 		name, forge string
 		calls       []int // the challenge
-		failing     []int // the epochs that fail; none for a run that passes
+		failing     []int // the epochs that may fail (one at least); none for a run that passes
 	}{
 		{"honest", "skip = 0", []int{0, 1, 2, 3}, nil},
 		{"weights of its own", "skip = 0\nparams = [(w * 0.5, b) for w, b in params]", []int{0, 1}, []int{1}},
 		{"an epoch not trained", "skip = 2", []int{1, 2}, []int{2}},
-		// About 1/23 of each epoch's step (23 minibatches of 64): in doubt
-		// in every epoch, so no epoch excuses another.
+		// About 1/23 of each epoch's step (23 minibatches of 64): beyond
+		// doubt, or in doubt in every epoch, so that none excuses another.
 		{"a minibatch left out of every epoch", "skip = 0\ndrop = 7", []int{0, 1, 2, 3}, []int{1, 2, 3}},
-		// The same in epoch 2 alone: in doubt there, excused by the epoch
-		// checked after it, whichever it is.
-		{"a minibatch left out of one epoch", "skip = 0\ndrop = 7\ndrop_epoch = 2", []int{1, 2, 3}, nil},
+		// One minibatch's step a fifth short in epoch 2 alone, about as
+		// far off as float32's rare outliers: in doubt there, excused by
+		// the epoch checked after it, whichever it is.
+		{"an epoch a little off", "skip = 0\nweak_epoch, weak_batch, weak = 2, 7, 0.8", []int{1, 2, 3}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			challenge := func(map[string]string) Challenge { return Challenge{"training": c.calls} }
@@ -370,7 +393,7 @@ func TestPythonTrainingHarnessAudits(t *testing.T) {
 					a = task.Check(31, committedIn(events), challenge(nil), Revealed(revealed))
 				}
 				if c.name != "honest" && doubted == 0 {
-					t.Fatalf("the epoch left short was never checked in doubt: %+v", a.Sections[0])
+					t.Fatalf("the epoch a little off was never checked in doubt: %+v", a.Sections[0])
 				}
 				s := a.Sections[0]
 				var logged float64
@@ -397,9 +420,8 @@ func TestPythonTrainingHarnessAudits(t *testing.T) {
 				}
 				failing = append(failing, call)
 			}
-			slices.Sort(failing)
-			if !slices.Equal(failing, c.failing) {
-				t.Fatalf("failures %+v, want mismatches at %v", a.Failures, c.failing)
+			if len(failing) == 0 || slices.ContainsFunc(failing, func(call int) bool { return !slices.Contains(c.failing, call) }) {
+				t.Fatalf("failures %+v, want mismatches among %v", a.Failures, c.failing)
 			}
 			t.Logf("caught: %s", a.Failures[0].Message)
 		})
@@ -412,28 +434,9 @@ func TestPythonTrainingHarnessAudits(t *testing.T) {
 // epoch, the smallest change of its work a run could make, fails in each:
 // the test logs the tolerance's margin on both sides.
 func TestPythonTrainingAuditMarginsOnTheExamplesNetwork(t *testing.T) {
-	py := python(t)
-	if err := exec.Command(py, "-c", "import torch, sklearn").Run(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI must install python3-torch and python3-sklearn: %v", err)
-		}
-		t.Skip("no torch or sklearn for /usr/bin/python3: the training harness is not tested")
-	}
-	if _, _, err := loadDigits(); err != nil {
-		t.Skip(err)
-	}
+	needTorchTraining(t)
 	const epochs = 4
-	bench := &d5list.Benchmark{ID: "training-test", Verify: d5list.VerifyPolicy{Harness: KindMLPTraining},
-		Division: d5list.DivisionRules{
-			Fixed:   map[string]any{"dataset": "uci-digits", "model_kwargs": map[string]any{"hidden": []any{int64(512), int64(512)}}, "epochs": int64(epochs)},
-			Mutable: map[string]any{"batch_size": int64(32), "optimizer": "sgd-momentum", "optimizer_args": map[string]any{"lr": 0.05, "momentum": 0.9}}}}
-	task, err := For(bench, &d5list.Recipe{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if task.BatchSize != 32 || task.Layers[1] != 512 {
-		t.Fatalf("task %+v, want the example's network and minibatches", task)
-	}
+	task := trainingTestTask(t, []any{int64(512), int64(512)}, 32, epochs)
 	everything := func(map[string]string) Challenge { return Challenge{"training": {0, 1, 2, 3, 4}} }
 	// Each epoch alone, as the runner recomputes it when it picks it.
 	epochErrors := func(forge string) (rel []float64, failed int) {

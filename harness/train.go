@@ -21,10 +21,9 @@ const KindMLPTraining = "mlp-training"
 // 2 of about 110 audited epochs of honest runs (BENCHMARKS.md, the verdict
 // study). A state that was not trained from the one before is off by the
 // whole step, and an epoch that left out one of its minibatches by at
-// least 0.026 of it in the example's network (45 minibatches; 60 epochs of
-// two seeds), 0.08 to 0.15 in a smaller one
-// (TestPythonTrainingAuditMarginsOnTheExamplesNetwork,
-// TestPythonTrainingHarnessAudits).
+// least 0.023 of it in the example's network (45 minibatches; 180 epochs
+// of six seeds, TestTrainingAuditStudy), 0.07 to 0.15 in a smaller one
+// (TestPythonTrainingHarnessAudits).
 const trainingTolerance = 5e-3
 
 // trainingBeyondDoubt is the error over which one audited epoch fails its

@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -25,23 +24,13 @@ func TestTrainingAuditStudy(t *testing.T) {
 	needTorchTraining(t)
 	const epochs = 30
 	task := trainingTestTask(t, []any{int64(512), int64(512)}, 32, epochs)
-	every := make([]int, epochs+1)
-	for i := range every {
-		every[i] = i
-	}
-	all := func(map[string]string) Challenge { return Challenge{"training": every} }
 	for _, field := range strings.Split(list, ",") {
 		seed, err := strconv.ParseInt(strings.TrimSpace(field), 10, 64)
 		if err != nil {
 			t.Fatalf("D5LIST_AUDIT_SEEDS: %q is not a seed", field)
 		}
 		for _, c := range []struct{ name, forge string }{{"honest", "skip = 0"}, {"one minibatch left out of every epoch", "skip = 0\ndrop = 20"}} {
-			events, revealed := runPythonHarness(t, task, seed, fmt.Sprintf(torchTraining, c.forge), "", all)
-			rel := make([]float64, epochs)
-			for e := 1; e <= epochs; e++ {
-				a := task.Check(seed, committedIn(events), Challenge{"training": {e - 1, e}}, Revealed(revealed))
-				rel[e-1] = a.Sections[0].MaxRelError
-			}
+			rel, _ := auditEachEpoch(t, task, seed, c.forge)
 			worst := slices.Index(rel, slices.Max(rel)) + 1
 			least := slices.Index(rel, slices.Min(rel)) + 1
 			t.Logf("seed %d, %s: largest %.3g (epoch %d), smallest %.3g (epoch %d); by epoch %.3g", seed, c.name, rel[worst-1], worst, rel[least-1], least, rel)

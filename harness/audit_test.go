@@ -349,6 +349,27 @@ func trainingTestTask(t *testing.T, hidden []any, batch, epochs int64) *Task {
 	return task
 }
 
+// auditEachEpoch trains task in PyTorch from seed (torchTraining with
+// forge) and audits each epoch alone, as the runner does when it draws
+// it: each epoch's error against the recomputation, and how many failed.
+func auditEachEpoch(t *testing.T, task *Task, seed int64, forge string) (rel []float64, failed int) {
+	t.Helper()
+	every := make([]int, task.Epochs+1)
+	for i := range every {
+		every[i] = i
+	}
+	all := func(map[string]string) Challenge { return Challenge{"training": every} }
+	events, revealed := runPythonHarness(t, task, seed, fmt.Sprintf(torchTraining, forge), "", all)
+	for e := 1; e <= task.Epochs; e++ {
+		a := task.Check(seed, committedIn(events), Challenge{"training": {e - 1, e}}, Revealed(revealed))
+		rel = append(rel, a.Sections[0].MaxRelError)
+		if len(a.Failures) != 0 {
+			failed++
+		}
+	}
+	return rel, failed
+}
+
 // A training run of the digits MLP in PyTorch passes its audit: the
 // runner remakes its initial weights from the seed, recomputes the epochs
 // it picks from the states the run revealed, and evaluates its last
@@ -437,24 +458,11 @@ func TestPythonTrainingAuditMarginsOnTheExamplesNetwork(t *testing.T) {
 	needTorchTraining(t)
 	const epochs = 4
 	task := trainingTestTask(t, []any{int64(512), int64(512)}, 32, epochs)
-	everything := func(map[string]string) Challenge { return Challenge{"training": {0, 1, 2, 3, 4}} }
-	// Each epoch alone, as the runner recomputes it when it picks it.
-	epochErrors := func(forge string) (rel []float64, failed int) {
-		events, revealed := runPythonHarness(t, task, 7, fmt.Sprintf(torchTraining, forge), "", everything)
-		for e := 1; e <= epochs; e++ {
-			a := task.Check(7, committedIn(events), Challenge{"training": {e - 1, e}}, Revealed(revealed))
-			rel = append(rel, a.Sections[0].MaxRelError)
-			if len(a.Failures) != 0 {
-				failed++
-			}
-		}
-		return rel, failed
-	}
-	honest, failed := epochErrors("skip = 0")
+	honest, failed := auditEachEpoch(t, task, 7, "skip = 0")
 	if failed != 0 {
 		t.Fatalf("an honest training failed the audit of %d of its %d epochs (errors %.3g)", failed, epochs, honest)
 	}
-	forged, failed := epochErrors("skip = 0\ndrop = 20")
+	forged, failed := auditEachEpoch(t, task, 7, "skip = 0\ndrop = 20")
 	if failed != epochs {
 		t.Fatalf("one minibatch of 45 left out of every epoch was caught in %d of %d epochs (errors %.3g)", failed, epochs, forged)
 	}

@@ -19,7 +19,7 @@ import (
 // benchmark, three claims made with `d5list run` on a quiet machine, as a
 // competitor makes them on their own, submitted again and again, each
 // re-run by a real runner (the portal's own for the builtin workload, a
-// `d5list runner --executor process` for the PyTorch example), trials
+// `d5list runner --executor process` for a PyTorch example), trials
 // times on a quiet machine and trials times beside a busy loop that keeps
 // the other core spinning. Each submission waits for its verdict before
 // the next, so a condition is the machine's, not the queue's. It logs
@@ -29,29 +29,34 @@ import (
 //
 //	D5LIST_VERDICT_STUDY=30 go test ./cmd/d5list -run TestVerdictStudy -v -timeout 3h
 //
-// (D5LIST_VERDICT_STUDY_BENCH=id,id limits the benchmarks to some of
-// l2-digits-mlp-cpu and l2-digits-mlp-torch-cpu, and
-// D5LIST_VERDICT_STUDY_CONDITION=quiet or loaded to one condition, so that
-// each can hold the machine's lock on its own).
+// (D5LIST_VERDICT_STUDY_BENCH=id,id runs the named benchmarks instead of
+// l2-digits-mlp-cpu and l2-digits-mlp-torch-cpu: any of those and the other
+// CPU PyTorch examples' in studyExamples; D5LIST_VERDICT_STUDY_CONDITION=
+// quiet or loaded runs one condition, so that each can hold the machine's
+// lock on its own).
 func TestVerdictStudy(t *testing.T) {
 	trials, _ := strconv.Atoi(os.Getenv("D5LIST_VERDICT_STUDY"))
 	if trials <= 0 {
 		t.Skip("verdict study: set D5LIST_VERDICT_STUDY=<trials> to run it (an hour at 30)")
 	}
-	only := os.Getenv("D5LIST_VERDICT_STUDY_BENCH")
-	for _, bench := range []string{"l2-digits-mlp-cpu", "l2-digits-mlp-torch-cpu"} {
-		if only != "" && !strings.Contains(","+only+",", ","+bench+",") {
-			continue
+	benches := []string{"l2-digits-mlp-cpu", "l2-digits-mlp-torch-cpu"}
+	if only := os.Getenv("D5LIST_VERDICT_STUDY_BENCH"); only != "" {
+		benches = strings.Split(only, ",")
+	}
+	for _, bench := range benches {
+		example, ok := studyExamples[bench]
+		if !ok && bench != "l2-digits-mlp-cpu" {
+			t.Fatalf("D5LIST_VERDICT_STUDY_BENCH: %q is neither l2-digits-mlp-cpu nor a CPU PyTorch example's benchmark", bench)
 		}
 		t.Run(bench, func(t *testing.T) {
 			var p *portalUnderTest
 			var claim func(dir string)
-			if bench == "l2-digits-mlp-torch-cpu" {
+			if ok {
 				needSandboxedTorch(t)
 				p = startPortal(t, 0)
 				startProcessRunner(t, p, adminToken(t, "runner-token", "--data", p.data, "--name", "torch"), 1)
 				claim = func(dir string) {
-					copyDir(t, "../../examples/pytorch-digits-mlp", dir)
+					copyDir(t, "../../examples/"+example, dir)
 					studyCLI(t, "run", dir)
 				}
 			} else {
@@ -110,6 +115,16 @@ func TestVerdictStudy(t *testing.T) {
 			}
 		})
 	}
+}
+
+// studyExamples are the CPU PyTorch examples the study can claim and
+// re-run, by their benchmark.
+var studyExamples = map[string]string{
+	"l0-gemm-torch-cpu":                 "pytorch-gemm",
+	"l0-conv2d-torch-cpu":               "pytorch-conv2d",
+	"l1-digits-mlp-inference-torch-cpu": "pytorch-digits-inference",
+	"l2-digits-mlp-torch-cpu":           "pytorch-digits-mlp",
+	"l3-digits-mlp-torch-ddp-cpu":       "pytorch-digits-mlp-ddp",
 }
 
 // studyCLI runs a d5list command as a competitor does.

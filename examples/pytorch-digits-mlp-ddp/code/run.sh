@@ -8,6 +8,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # Debian's PyTorch does its matrix products in OpenBLAS, whose own thread
 # pool ignores torch.set_num_threads and spins while it waits for work: left
 # at its default of one thread per core, a GEMM that torch was told to run on
-# one thread per worker took 12 times as long beside a busy loop on a 2-core machine.
+# one thread took 12 times as long beside a busy loop on a 2-core machine.
+# Each worker here runs one thread.
 export OPENBLAS_NUM_THREADS=1
 exec /usr/bin/python3 "$here/train_ddp.py" --workers 2 "$@"

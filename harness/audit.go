@@ -96,6 +96,14 @@ type ReadFunc func(name string, size int) ([]byte, error)
 // its committed digest and be within the benchmark's tolerance of the
 // runner's own computation of that call.
 func (t *Task) Check(seed int64, committed map[string]string, challenge Challenge, read ReadFunc) *d5list.Audit {
+	return t.CheckPaced(seed, committed, challenge, read, func() {})
+}
+
+// CheckPaced is Check, calling pace between its steps (a call's check, a
+// minibatch of a recomputed epoch, each a few milliseconds): pace may
+// block, so that a runner can hold its audit off another run's timed
+// window.
+func (t *Task) CheckPaced(seed int64, committed map[string]string, challenge Challenge, read ReadFunc, pace func()) *d5list.Audit {
 	a := &d5list.Audit{Sections: []d5list.AuditSection{}}
 	fail := func(code, format string, args ...any) {
 		a.Failures = append(a.Failures, d5list.Reason{Code: code, Message: fmt.Sprintf(format, args...)})
@@ -141,13 +149,14 @@ func (t *Task) Check(seed int64, committed map[string]string, challenge Challeng
 		lookup := func(j int) ([]byte, bool) { b, ok := revealed[j]; return b, ok }
 		var checks []callCheck
 		if s.checkAll != nil {
-			checks = s.checkAll(seed, challenge[s.name], lookup)
+			checks = s.checkAll(seed, challenge[s.name], lookup, pace)
 		} else {
 			for _, i := range challenge[s.name] {
 				out, ok := revealed[i]
 				if !ok {
 					continue
 				}
+				pace()
 				rel, abs, ok := s.check(seed, i, digests, out, lookup)
 				checks = append(checks, callCheck{call: i, rel: rel, abs: abs, ok: ok})
 			}
@@ -161,6 +170,7 @@ func (t *Task) Check(seed int64, committed map[string]string, challenge Challeng
 		}
 		slices.Sort(as.Checked)
 		if last, ok := revealed[s.calls-1]; ok && s.final != nil {
+			pace()
 			if acc, ok := s.final(last); ok {
 				as.Accuracy = &acc
 			}

@@ -49,8 +49,8 @@ type section struct {
 	check func(seed int64, i int, digests, out []byte, revealed func(j int) ([]byte, bool)) (rel, abs float64, ok bool)
 	// checkAll, where set, replaces check: it decides which of the
 	// challenged calls to check, given all that was revealed, and checks
-	// them.
-	checkAll func(seed int64, calls []int, revealed func(j int) ([]byte, bool)) []callCheck
+	// them, calling pace between its steps (CheckPaced).
+	checkAll func(seed int64, calls []int, revealed func(j int) ([]byte, bool), pace func()) []callCheck
 	// final, where set, is the runner's measure of the quality of the
 	// last call's revealed output (a training run's test accuracy).
 	final func(out []byte) (float64, bool)

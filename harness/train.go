@@ -207,7 +207,7 @@ func trainingSection(t *Task) section {
 			}
 			return testAccuracy(t, data, parseState(t.Layers, out)), true
 		},
-		checkAll: func(seed int64, calls []int, revealed func(j int) ([]byte, bool)) []callCheck {
+		checkAll: func(seed int64, calls []int, revealed func(j int) ([]byte, bool), pace func()) []callCheck {
 			var checks []callCheck
 			var epochs []int
 			for _, i := range calls {
@@ -240,7 +240,7 @@ func trainingSection(t *Task) section {
 				out, _ := revealed(i)
 				prev, _ := revealed(i - 1)
 				before := parseState(t.Layers, prev)
-				want := trainEpoch(t, data, before, seed, i)
+				want := trainEpoch(t, data, before, seed, i, pace)
 				rel, abs := stateDistance(parseState(t.Layers, out), want, before)
 				checks = append(checks, callCheck{call: i, rel: rel, abs: abs, ok: rel <= trainingTolerance})
 				if rel <= trainingTolerance || rel > trainingBeyondDoubt {
@@ -295,13 +295,15 @@ func epochOrder(seed int64, epoch, n int) []int {
 // trainEpoch is the runner's float64 recomputation of one epoch of the
 // task's training from state s: minibatches in the harness's order, the
 // batch's mean cross-entropy, and torch.optim.SGD's momentum step
-// (buf = momentum buf + grad; w -= lr buf).
-func trainEpoch(t *Task, d *dataset, s mlpState, seed int64, epoch int) mlpState {
+// (buf = momentum buf + grad; w -= lr buf). pace is called before each
+// minibatch.
+func trainEpoch(t *Task, d *dataset, s mlpState, seed int64, epoch int, pace func()) mlpState {
 	layers := t.Layers
 	nl := len(layers) - 1
 	s = mlpState{w: cloneAll(s.w), b: cloneAll(s.b), mw: cloneAll(s.mw), mb: cloneAll(s.mb)}
 	order := epochOrder(seed, epoch, d.nTrain)
 	for start := 0; start < d.nTrain; start += t.BatchSize {
+		pace()
 		idx := order[start:min(start+t.BatchSize, d.nTrain)]
 		bs := len(idx)
 		// Forward: h[0] the inputs, h[l+1] layer l's output (ReLU but the last).

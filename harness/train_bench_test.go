@@ -13,6 +13,6 @@ func BenchmarkTrainEpoch(b *testing.B) {
 	task := &Task{Layers: []int{64, 512, 512, 10}, Epochs: 30, BatchSize: 32, LR: 0.05, Momentum: 0.9}
 	s := initialState(task.Layers, 1)
 	for b.Loop() {
-		trainEpoch(task, d, s, 1, 1)
+		trainEpoch(task, d, s, 1, 1, func() {})
 	}
 }

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,13 +58,20 @@ func TestProcessAuditsTheHarnessRun(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p, err := NewProcess(ProcessOptions{Versions: testVersions[true], Fetch: fixtureBundle(t, harnessEntrypoint(c.op)), WorkDir: workDir(t)})
+			var order []int
+			p, err := NewProcess(ProcessOptions{Versions: testVersions[true], Fetch: fixtureBundle(t, harnessEntrypoint(c.op)), WorkDir: workDir(t),
+				OnStart: func(run, _ int) { order = append(order, run) }})
 			if err != nil {
 				t.Fatal(err)
 			}
 			logs, err := p.Execute(context.Background(), operatorSpec())
 			if err != nil {
 				t.Fatal(err)
+			}
+			// The fresh run first, its audit done while the claimed run
+			// starts; the logs in index order.
+			if !slices.Equal(order, []int{1, 0}) || len(logs) != 2 || logs[0].Index != 0 || !logs[1].Fresh {
+				t.Fatalf("runs started in the order %v, logs %+v; want the fresh run 1 first and the logs in index order", order, logs)
 			}
 			for _, l := range logs {
 				a := l.Clock.Audit

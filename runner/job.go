@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,6 +32,9 @@ type jobSetup struct {
 	// there, for what they ran with; its labels go into every run's
 	// RunClock.Environment.
 	record func(ctx context.Context) map[string]string
+	// freshFirst runs the job's fresh seeds before the claim's; the logs
+	// come back in index order either way.
+	freshFirst bool
 }
 
 // runFunc runs one seed of the entrypoint (mode: its file mode) in job and
@@ -71,6 +75,9 @@ func (s jobSetup) execute(ctx context.Context, spec d5list.JobSpec, run runFunc)
 		}
 	}
 	runs := spec.Runs()
+	if s.freshFirst {
+		slices.SortStableFunc(runs, func(a, b d5list.SeededRun) int { return cmpBool(b.Fresh, a.Fresh) })
+	}
 	logs := make([]d5list.RunLog, 0, len(runs))
 	for _, r := range runs {
 		i, seed := r.Index, r.Seed
@@ -96,6 +103,7 @@ func (s jobSetup) execute(ctx context.Context, spec d5list.JobSpec, run runFunc)
 		clock.WallS = time.Since(start).Seconds()
 		logs = append(logs, d5list.RunLog{Index: i, Seed: seed, Fresh: r.Fresh, Log: log, Clock: clock})
 	}
+	slices.SortFunc(logs, func(a, b d5list.RunLog) int { return a.Index - b.Index })
 	if s.record != nil {
 		versions := s.record(ctx)
 		for _, l := range logs {
@@ -108,6 +116,17 @@ func (s jobSetup) execute(ctx context.Context, spec d5list.JobSpec, run runFunc)
 		}
 	}
 	return logs, nil
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // jobTimeLimit is the benchmark's bound on one re-run job.

@@ -120,6 +120,12 @@ func (p *Process) Execute(ctx context.Context, spec d5list.JobSpec) ([]d5list.Ru
 	}
 	setup := jobSetup{fetch: p.opts.Fetch, dir: p.opts.WorkDir, limits: p.opts.Limits, keep: p.opts.KeepWork, timeLimit: p.opts.DefaultTimeLimit}
 	pj := processJob{task: task, dropUID: p.bwrap != "" && os.Geteuid() == 0}
+	if task != nil {
+		pj.audits = newAuditor()
+		// The fresh runs' audits recompute epochs: run first, they are
+		// done while the later runs start up, not after the last.
+		setup.freshFirst = true
+	}
 	switch { // no GPUs, unless the benchmark runs on accelerators
 	case !needsGPUs(&spec.Benchmark):
 	case p.gpus != nil:
@@ -152,21 +158,26 @@ func (p *Process) Execute(ctx context.Context, spec d5list.JobSpec) ([]d5list.Ru
 		}
 		return p.hostVersions.get(func() map[string]string { return p.probeEnvironment(ctx, spec, pj.launch) })
 	}
-	return setup.execute(ctx, spec, func(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64) ([]byte, *d5list.RunClock, error) {
+	logs, err := setup.execute(ctx, spec, func(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64) ([]byte, *d5list.RunClock, error) {
 		return p.run(ctx, spec, job, entry, mode, i, seed, &pj)
 	})
+	if pj.audits != nil {
+		pj.audits.wait()
+	}
+	return logs, err
 }
 
 // processJob is what every run of a job shares: its GPUs, its unpacked
 // image, whether the sandbox drops to its own user, its cgroup (nil: no
-// caps), its harness task, and how its first run's sandbox was started
-// (for probeEnvironment).
+// caps), its harness task and the auditor of its runs (nil: no task), and
+// how its first run's sandbox was started (for probeEnvironment).
 type processJob struct {
 	gpus    gpuShare
 	img     jobImage
 	dropUID bool
 	cgroup  *jobCgroup
 	task    *harness.Task
+	audits  *auditor
 	launch  sandboxLaunch
 }
 
@@ -276,11 +287,14 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	}
 	tail := newTail(p.opts.TailLines)
 	tree := newTreeClock()
+	if pj.audits != nil {
+		tree.notForeign(pj.audits.cpu)
+	}
 	// The run's gate and result log: the runner times its window as the
 	// run takes its seed and its lines arrive, and live progress shows its
 	// events as they do, so an entrypoint need not print them.
 	var beforeWindow time.Duration
-	win, err := openWindow(host.ctl, windowRun{index: i, seed: seed, fresh: i >= len(spec.Seeds), task: pj.task,
+	win, err := openWindow(host.ctl, windowRun{index: i, seed: seed, fresh: i >= len(spec.Seeds), task: pj.task, audits: pj.audits,
 		maxBytes: p.opts.Limits.MaxResultBytes, onLine: LinesFrom(ctx), onGate: func() { beforeWindow = tree.cpuNow() }})
 	if err != nil {
 		return nil, nil, err
@@ -321,7 +335,10 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	clock.CPUS, clock.WaitS, clock.Processes = cpu, seen.delayShare*time.Since(started).Seconds(), &seen.computing
 	clock.ForeignCPUS = seen.foreign.Seconds()
 	clock.BeforeWindowCPUS = beforeWindow.Seconds()
-	clock.Audit = win.audit(seed)
+	if pj.audits != nil {
+		// Checked while the job goes on; in clock once Execute returns.
+		pj.audits.audit(clock, func(pace func()) *d5list.Audit { return win.audit(seed, pace) })
+	}
 	clock.Environment = envRecord(env)
 	return log, clock, nil
 }

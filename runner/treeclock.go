@@ -26,8 +26,13 @@ type treeClock struct {
 	start  time.Time
 	busy0  time.Duration
 	ok     bool
-	stop   chan struct{}
-	done   chan struct{}
+	// runnersNow, where set, is the runner's own CPU time on the job's
+	// behalf so far (its audits), part of the machine's busy time that is
+	// not other work's; runners0 is its value when following started.
+	runnersNow func() time.Duration
+	runners0   time.Duration
+	stop       chan struct{}
+	done       chan struct{}
 }
 
 type procTimes struct{ cpu, wait time.Duration }
@@ -43,11 +48,21 @@ func newTreeClock() *treeClock {
 	return &treeClock{procs: map[procKey]procTimes{}, stop: make(chan struct{}), done: make(chan struct{})}
 }
 
+// notForeign has the clock count the runner's CPU time that runners
+// reports (a running total) as neither the run's nor other work's.
+func (c *treeClock) notForeign(runners func() time.Duration) *treeClock {
+	c.runnersNow = runners
+	return c
+}
+
 // follow starts following the tree under pid (runGroup's onStart).
 func (c *treeClock) follow(pid int) {
 	c.mu.Lock()
 	c.leader, c.start = pid, time.Now()
 	c.busy0, c.ok = sysinfo.MachineBusy()
+	if c.runnersNow != nil {
+		c.runners0 = c.runnersNow()
+	}
 	c.mu.Unlock()
 	go func() {
 		defer close(c.done)
@@ -162,11 +177,14 @@ func (c *treeClock) finish() treeTimes {
 	if !ok || !c.ok {
 		return t
 	}
-	t.busy = busy - c.busy0
+	if c.runnersNow != nil {
+		busy -= max(0, c.runnersNow()-c.runners0)
+	}
+	t.busy = max(0, busy-c.busy0)
 	t.foreign = max(0, t.busy-t.own)
 	// The processes that compute are delayed in lockstep: their waits
 	// count once.
-	t.delayShare = sysinfo.ForeignDelayShare(span, busy-c.busy0, t.own, wait/time.Duration(max(t.computing, 1)))
+	t.delayShare = sysinfo.ForeignDelayShare(span, t.busy, t.own, wait/time.Duration(max(t.computing, 1)))
 	return t
 }
 

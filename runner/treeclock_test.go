@@ -2,6 +2,7 @@ package runner
 
 import (
 	"os/exec"
+	"sync"
 	"testing"
 	"time"
 
@@ -137,5 +138,44 @@ time.sleep(0.2)
 	seen := c.finish()
 	if got := seen.own - earlier; got < 250*time.Millisecond {
 		t.Errorf("the tree's CPU %v: %v beyond the earlier holder's %v, want the 0.3 s the new process computed", seen.own, got, earlier)
+	}
+}
+
+// The runner's own CPU time on the job's behalf while a run runs (an
+// earlier run's audit) is not other work's: a clock told of it counts
+// that much less foreign time than one that is not, over the same run.
+func TestTreeClockLeavesTheRunnersAuditOut(t *testing.T) {
+	if _, ok := sysinfo.MachineBusy(); !ok {
+		t.Skip("/proc/stat cannot be read")
+	}
+	run := exec.Command("sleep", "0.5")
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var audited time.Duration
+	var mu sync.Mutex
+	told := newTreeClock().notForeign(func() time.Duration { mu.Lock(); defer mu.Unlock(); return audited })
+	plain := newTreeClock()
+	told.follow(run.Process.Pid)
+	plain.follow(run.Process.Pid)
+	// The "audit": 300 ms of this process's CPU, counted as it goes.
+	cpu0 := runnerCPU()
+	for start := time.Now(); time.Since(start) < 300*time.Millisecond; {
+	}
+	mu.Lock()
+	audited = runnerCPU() - cpu0
+	mu.Unlock()
+	if err := run.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	withAudit, without := plain.finish(), told.finish()
+	left := withAudit.foreign - without.foreign
+	t.Logf("foreign CPU: %v counting the audit, %v leaving it out; the audit took %v", withAudit.foreign, without.foreign, audited)
+	if audited < 100*time.Millisecond {
+		t.Fatalf("the audit's CPU time read %v, want about 300 ms", audited)
+	}
+	// The machine's busy time is read a moment apart by the two clocks.
+	if d := left - audited; d < -50*time.Millisecond || d > 50*time.Millisecond {
+		t.Errorf("the clock told of the audit counted %v less foreign time, want the audit's %v", left, audited)
 	}
 }

@@ -73,6 +73,7 @@ type window struct {
 	lw         *lineWriter
 	maxBytes   int64
 	onGate     func()
+	audits     *auditor      // nil: no audits to hold off the window
 	gateDone   chan struct{} // serveGate has returned
 	readDone   chan struct{} // read has returned
 
@@ -86,6 +87,7 @@ type window struct {
 
 	mu            sync.Mutex // guards what follows
 	closing       bool       // the run is over: a gate opened now is the runner's own
+	holding       bool       // the window holds the audits (from its gate to its run_stop)
 	gateAt        time.Time  // when the run opened its gate; zero if it never did
 	starts, stops []time.Time
 	committed     map[string]string // the sections' commitments that arrived before run_stop
@@ -108,6 +110,9 @@ type windowRun struct {
 	maxBytes int64
 	onLine   LineFunc
 	onGate   func()
+	// audits, where set, are the job's audits of its earlier runs, held
+	// from the gate opening to the first run_stop (or the run's end).
+	audits *auditor
 }
 
 // openWindow makes the run's FIFOs in dir (a folder it creates, which must
@@ -133,7 +138,7 @@ func openWindow(dir string, run windowRun) (*window, error) {
 			return nil, err
 		}
 	}
-	w := &window{dir: dir, maxBytes: run.maxBytes, onGate: run.onGate, task: run.task, fresh: run.fresh,
+	w := &window{dir: dir, maxBytes: run.maxBytes, onGate: run.onGate, audits: run.audits, task: run.task, fresh: run.fresh,
 		gateDone: make(chan struct{}), readDone: make(chan struct{}), auditDone: make(chan struct{}),
 		revealDone: make(chan struct{}), stopped: make(chan struct{}), over: make(chan struct{}), committed: map[string]string{}}
 	var err error
@@ -224,7 +229,6 @@ func (w *window) serveGate(path string, payload []byte) {
 	// Opening a FIFO for writing blocks until a reader opens it: this is
 	// the run opening its gate (or close, letting the wait end).
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	now := time.Now()
 	if err != nil {
 		w.mu.Lock()
 		w.gateErr = err
@@ -233,6 +237,15 @@ func (w *window) serveGate(path string, payload []byte) {
 	}
 	defer f.Close()
 	w.mu.Lock()
+	if !w.closing && w.audits != nil && len(w.stops) == 0 {
+		// The earlier runs' audits stop before the seed is handed over,
+		// which opens the window: the run waits for them at its gate (a
+		// step of theirs at most), off its clock. Under w.mu, so that a
+		// run_stop that arrives meanwhile releases what this holds.
+		w.audits.hold()
+		w.holding = true
+	}
+	now := time.Now()
 	opened := !w.closing
 	if opened {
 		w.gateAt = now
@@ -278,6 +291,7 @@ func (w *window) arrived(_ int, _ string, line string) {
 	case mllog.KeyRunStop:
 		if len(w.stops) == 0 {
 			close(w.stopped)
+			w.releaseAudits()
 		}
 		w.stops = append(w.stops, now)
 	case harness.CommitmentKey:
@@ -308,6 +322,7 @@ func (w *window) close(clock *d5list.RunClock) ([]byte, error) {
 	if w.challenge == nil {
 		close(w.revealDone) // no audit was asked: nothing reads the reveal
 	}
+	w.releaseAudits()
 	w.mu.Unlock()
 	close(w.over)
 	// A reader of our own releases a gate, or an audit, the run never opened.
@@ -342,6 +357,14 @@ func (w *window) close(clock *d5list.RunClock) ([]byte, error) {
 		return nil, fmt.Errorf("reading the result log: %w", w.readErr)
 	}
 	return w.log.b, nil
+}
+
+// releaseAudits lets the audits the window holds go on; w.mu is held.
+func (w *window) releaseAudits() {
+	if w.holding {
+		w.holding = false
+		w.audits.release()
+	}
 }
 
 // drain closes the runner's write side of a FIFO, lets its reader (done
@@ -398,8 +421,9 @@ func (l *boundedBuffer) Write(p []byte) (int, error) {
 }
 
 // audit checks what a harness run revealed against its commitments and
-// the runner's references; nil for a benchmark without a harness.
-func (w *window) audit(seed int64) *d5list.Audit {
+// the runner's references, calling pace between its steps
+// (harness.Task.CheckPaced); nil for a benchmark without a harness.
+func (w *window) audit(seed int64, pace func()) *d5list.Audit {
 	if w.task == nil {
 		return nil
 	}
@@ -410,11 +434,11 @@ func (w *window) audit(seed int64) *d5list.Audit {
 		err = errors.New("the run never opened $D5_AUDIT after its run_stop")
 	}
 	read := harness.Revealed(revealed)
-	return w.task.Check(seed, committed, challenge, func(name string, size int) ([]byte, error) {
+	return w.task.CheckPaced(seed, committed, challenge, func(name string, size int) ([]byte, error) {
 		b, rerr := read(name, size)
 		if rerr != nil && err != nil {
 			rerr = err
 		}
 		return b, rerr
-	})
+	}, pace)
 }

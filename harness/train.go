@@ -386,10 +386,29 @@ func dense(x, w, b []float64, bs, in, out int, relu bool) []float64 {
 }
 
 // gemm is c = op(a) op(b), a and b row-major with leading dimensions lda
-// and ldb, op(a) m x k and op(b) k x n.
+// and ldb, op(a) m x k and op(b) k x n, on one CPU: c in tiles of
+// gemmTileRows x gemmTileCols, each one Dgemm call that gonum computes in
+// serial (it splits a product of four of its 64 x 64 blocks or more over
+// every CPU). The runner audits while a run starts up beside it, and
+// leaves that run a CPU of its own.
 func gemm(ta, tb blas.Transpose, m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
-	blas64.Implementation().Dgemm(ta, tb, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
+	impl := blas64.Implementation()
+	for i := 0; i < m; i += gemmTileRows {
+		ai := i // where row i of op(a) starts
+		if ta == blas.NoTrans {
+			ai *= lda
+		}
+		for j := 0; j < n; j += gemmTileCols {
+			bj := j // where column j of op(b) starts
+			if tb != blas.NoTrans {
+				bj *= ldb
+			}
+			impl.Dgemm(ta, tb, min(gemmTileRows, m-i), min(gemmTileCols, n-j), k, 1, a[ai:], lda, b[bj:], ldb, 0, c[i*ldc+j:], ldc)
+		}
+	}
 }
+
+const gemmTileRows, gemmTileCols = 64, 192
 
 // momentumStep is torch.optim.SGD's step with momentum, no dampening,
 // weight decay or Nesterov: buf = momentum buf + grad; p -= lr buf.

@@ -30,12 +30,12 @@ type auditor struct {
 	spent time.Duration
 	since time.Duration
 	last  chan struct{} // closed when the latest audit started is done
-	done  []pendingAudit
+	done  []*pendingAudit
 }
 
 type pendingAudit struct {
 	clock  *d5list.RunClock
-	result **d5list.Audit
+	result *d5list.Audit
 	over   chan struct{}
 }
 
@@ -50,16 +50,15 @@ func newAuditor() *auditor {
 // result goes into clock when wait returns.
 func (a *auditor) audit(clock *d5list.RunClock, check func(pace func()) *d5list.Audit) {
 	a.mu.Lock()
-	before, over := a.last, make(chan struct{})
-	a.last = over
-	result := new(*d5list.Audit)
-	a.done = append(a.done, pendingAudit{clock: clock, result: result, over: over})
+	before, p := a.last, &pendingAudit{clock: clock, over: make(chan struct{})}
+	a.last = p.over
+	a.done = append(a.done, p)
 	a.mu.Unlock()
 	go func() {
-		defer close(over)
+		defer close(p.over)
 		<-before
 		a.step()
-		*result = check(a.step)
+		p.result = check(a.step)
 		a.mu.Lock()
 		a.stopComputing()
 		a.mu.Unlock()
@@ -133,7 +132,7 @@ func (a *auditor) wait() {
 	a.mu.Unlock()
 	for _, p := range pending {
 		<-p.over
-		p.clock.Audit = *p.result
+		p.clock.Audit = p.result
 	}
 }
 

@@ -165,6 +165,12 @@ type RunClock struct {
 	// window opened (starting, importing, loading; the process executor):
 	// work that could not use the run's seed, shown beside the window.
 	BeforeWindowCPUS float64 `json:"before_window_cpu_s,omitempty"`
+	// BeforeWindowS is the wall time from the run's start to its window
+	// opening, on the runner's clock: the sandbox's start and the run's own
+	// start-up. What is left of WallS after it and LogS is the run's end
+	// (what it did after run_stop, its reveal, its exit). 0 where no window
+	// opened, or the runner did not record it.
+	BeforeWindowS float64 `json:"before_window_s,omitempty"`
 	// Breaches are what the run did to its window that no honest run does
 	// (Breach* codes), as the runner saw it: each is a discrepancy.
 	Breaches []Reason `json:"breaches,omitempty"`

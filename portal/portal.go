@@ -503,9 +503,9 @@ func Measure(bench *d5list.Benchmark, logs []d5list.RunLog) (*d5list.Result, err
 		run, _ := mllog.Derive(events, bench.Quality, file, l.Index)
 		if l.Clock != nil {
 			c := *l.Clock
-			for _, v := range []float64{c.WallS, c.CPUS, c.WaitS, c.LogS, c.BeforeWindowCPUS} {
+			for _, v := range []float64{c.WallS, c.CPUS, c.WaitS, c.LogS, c.BeforeWindowCPUS, c.BeforeWindowS} {
 				if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-					return nil, d5list.Errorf(d5list.EINVALID, "run %d: clock: wall, CPU, wait, window and before-window CPU times must be finite and not negative", l.Index)
+					return nil, d5list.Errorf(d5list.EINVALID, "run %d: clock: wall, CPU, wait, window and before-window times must be finite and not negative", l.Index)
 				}
 			}
 			if err := checkBreaches(l.Index, c.Breaches); err != nil {

@@ -335,6 +335,9 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	clock.CPUS, clock.WaitS, clock.Processes = cpu, seen.delayShare*time.Since(started).Seconds(), &seen.computing
 	clock.ForeignCPUS = seen.foreign.Seconds()
 	clock.BeforeWindowCPUS = beforeWindow.Seconds()
+	if at := win.openedAt(); !at.IsZero() && at.After(started) {
+		clock.BeforeWindowS = at.Sub(started).Seconds()
+	}
 	if pj.audits != nil {
 		// Checked while the job goes on; in clock once Execute returns.
 		pj.audits.audit(clock, func(pace func()) *d5list.Audit { return win.audit(seed, pace) })

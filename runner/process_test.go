@@ -508,7 +508,8 @@ func TestProcessRunCannotReplaceItsLogOrGate(t *testing.T) {
 // on no clock (and could not have used the seed). A run that logs a fast
 // pair and then its real log (truncating the log in between changes
 // nothing: it is a FIFO), never takes its seed, opens its window before
-// its seed, or logs no run_stop, breaches its window.
+// its seed, or logs no run_stop, breaches its window. The time before the
+// gate is recorded beside the window, as the run's start-up.
 func TestProcessTimesTheWindow(t *testing.T) {
 	needBwrap(t)
 	start, stop := mllogLine("run_start", "1000", ""), mllogLine("run_stop", "1010", `"status": "success"`)
@@ -516,16 +517,17 @@ func TestProcessTimesTheWindow(t *testing.T) {
 		name     string
 		script   string
 		min, max float64 // the window, where there is no breach
+		before   float64 // at least this long before the window
 		breach   string
 	}{
-		{"a forged clock", takeSeed + start + "sleep 1\n" + mllogLine("eval_accuracy", "1005", `"epoch_num": 1`) + stop, 0.9, 3, ""},
-		{"work before the gate", "sleep 1\n" + takeSeed + start + stop, 0, 0.5, ""},
-		{"an early fake pair, then the real log", takeSeed + start + stop + ": > \"$D5_RESULT_LOG\"\nsleep 1\n" + start + stop, 0, 0, d5list.BreachWindowRepeated},
-		{"a seed never taken", start + stop, 0, 0, d5list.BreachGateNotOpened},
+		{"a forged clock", takeSeed + start + "sleep 1\n" + mllogLine("eval_accuracy", "1005", `"epoch_num": 1`) + stop, 0.9, 3, 0, ""},
+		{"work before the gate", "sleep 1\n" + takeSeed + start + stop, 0, 0.5, 0.9, ""},
+		{"an early fake pair, then the real log", takeSeed + start + stop + ": > \"$D5_RESULT_LOG\"\nsleep 1\n" + start + stop, 0, 0, 0, d5list.BreachWindowRepeated},
+		{"a seed never taken", start + stop, 0, 0, 0, d5list.BreachGateNotOpened},
 		// The window opens at the gate, wherever run_start is: a run_start
 		// logged before the seed was taken buys nothing.
-		{"run_start before the gate", start + "sleep 1\n" + takeSeed + stop, 0, 0.5, ""},
-		{"no run_stop", takeSeed + start, 0, 0, d5list.BreachWindowMissing},
+		{"run_start before the gate", start + "sleep 1\n" + takeSeed + stop, 0, 0.5, 0.9, ""},
+		{"no run_stop", takeSeed + start, 0, 0, 0, d5list.BreachWindowMissing},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p, err := NewProcess(ProcessOptions{Versions: testVersions[true], Fetch: fixtureBundle(t, "#!/bin/sh\nset -e\n"+c.script), WorkDir: workDir(t)})
@@ -541,10 +543,18 @@ func TestProcessTimesTheWindow(t *testing.T) {
 				if len(clock.Breaches) != 1 || clock.Breaches[0].Code != c.breach || clock.LogS != 0 {
 					t.Fatalf("clock %+v, want the breach %s and no window", clock, c.breach)
 				}
+				if c.breach == d5list.BreachGateNotOpened && clock.BeforeWindowS != 0 {
+					t.Fatalf("clock %+v: a run that never opened its gate has no time before its window", clock)
+				}
 				return
 			}
 			if len(clock.Breaches) != 0 || !clock.CompetitorLog || clock.LogS < c.min || clock.LogS > c.max || clock.WallS < clock.LogS {
 				t.Fatalf("clock %+v, want a window of %v to %v s", clock, c.min, c.max)
+			}
+			// The start-up ends where the window begins, and both lie
+			// within the run's start and exit.
+			if clock.BeforeWindowS <= 0 || clock.BeforeWindowS < c.before || clock.BeforeWindowS > c.before+0.5 || clock.BeforeWindowS+clock.LogS > clock.WallS {
+				t.Fatalf("clock %+v, want %v to %v s before the window, within the whole run", clock, c.before, c.before+0.5)
 			}
 		})
 	}

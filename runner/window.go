@@ -359,6 +359,13 @@ func (w *window) close(clock *d5list.RunClock) ([]byte, error) {
 	return w.log.b, nil
 }
 
+// openedAt is when the run opened its gate (zero if it never did).
+func (w *window) openedAt() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.gateAt
+}
+
 // releaseAudits lets the audits the window holds go on; w.mu is held.
 func (w *window) releaseAudits() {
 	if w.holding {

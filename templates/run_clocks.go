@@ -91,13 +91,18 @@ func clockWholeRun(c *d5list.RunClock) string {
 	return FormatValue(c.WallS, "s") + " wall / " + cpu
 }
 
-// clockBeforeWindow is the CPU time the run spent before its window
-// opened; only a run of the competitor's code has a window.
+// clockBeforeWindow is the wall and CPU time the run spent before its
+// window opened (only a run of the competitor's code has a window); a
+// runner that did not record the wall time shows the CPU time alone.
 func clockBeforeWindow(c *d5list.RunClock) string {
 	if !c.CompetitorLog {
 		return "—"
 	}
-	return FormatValue(c.BeforeWindowCPUS, "s")
+	cpu := FormatValue(c.BeforeWindowCPUS, "s") + " CPU"
+	if c.BeforeWindowS == 0 {
+		return cpu
+	}
+	return FormatValue(c.BeforeWindowS, "s") + " wall / " + cpu
 }
 
 // The states of a run's audit (RunClock.Audit), as the page marks them.

@@ -38,7 +38,7 @@ func runClocksSection(bench *d5list.Benchmark, measurements []Measurement) templ
 		}
 		ctx = templ.ClearChildren(ctx)
 		if len(measurements) > 0 {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section data-testid=\"run-clocks\" id=\"clocks\"><h2>What the runner's clock saw</h2><p class=\"muted\">Per run, the runner's own record, beside the measured values above. A run of the competitor's code is timed by its window: from taking its seed to its run_stop line reaching the runner. The whole run is its processes from start to exit; CPU before the window is work done before it took its seed; other work's CPU is what the rest of the machine computed meanwhile (a busy neighbour slows a run without making it wait).</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section data-testid=\"run-clocks\" id=\"clocks\"><h2>What the runner's clock saw</h2><p class=\"muted\">Per run, the runner's own record, beside the measured values above. A run of the competitor's code is timed by its window: from taking its seed to its run_stop line reaching the runner. The whole run is its processes from start to exit; before the window is the time it took to start and get ready, and the work it did then, before it took its seed; other work's CPU is what the rest of the machine computed meanwhile (a busy neighbour slows a run without making it wait).</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -118,7 +118,7 @@ func runClocksTable(bench *d5list.Benchmark, m Measurement) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "><thead><tr><th scope=\"col\">Run</th><th scope=\"col\">Seed</th><th scope=\"col\" class=\"num\">Timed window</th><th scope=\"col\" class=\"num\">Whole run</th><th scope=\"col\" class=\"num\">CPU before the window</th><th scope=\"col\" class=\"num\">Waited for a CPU</th><th scope=\"col\" class=\"num\">Other work's CPU</th>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "><thead><tr><th scope=\"col\">Run</th><th scope=\"col\">Seed</th><th scope=\"col\" class=\"num\">Timed window</th><th scope=\"col\" class=\"num\">Whole run</th><th scope=\"col\" class=\"num\">Before the window</th><th scope=\"col\" class=\"num\">Waited for a CPU</th><th scope=\"col\" class=\"num\">Other work's CPU</th>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -231,14 +231,14 @@ func runClocksTable(bench *d5list.Benchmark, m Measurement) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "</td><td data-label=\"CPU before the window\" class=\"num\" data-testid=\"clock-before-window\">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "</td><td data-label=\"Before the window\" class=\"num\" data-testid=\"clock-before-window\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var11 string
 				templ_7745c5c3_Var11, templ_7745c5c3_Err = templ.JoinStringErrs(clockBeforeWindow(c))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run_clocks.templ`, Line: 60, Col: 114}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run_clocks.templ`, Line: 60, Col: 110}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var11))
 				if templ_7745c5c3_Err != nil {

@@ -57,7 +57,7 @@ func clockedEntry(t *testing.T, p *realPortal) (*d5list.Submission, *d5list.Benc
 	}
 	passed := &d5list.Audit{Sections: []d5list.AuditSection{{Name: "epochs", Calls: 30, Checked: []int{7}}}}
 	completeWithClocks(t, p, func(run d5list.SeededRun) *d5list.RunClock {
-		c := &d5list.RunClock{CompetitorLog: true, LogS: 2, WallS: 6.5, CPUS: 3.2, BeforeWindowCPUS: 1.1, Audit: passed}
+		c := &d5list.RunClock{CompetitorLog: true, LogS: 2, WallS: 6.5, CPUS: 3.2, BeforeWindowCPUS: 1.1, BeforeWindowS: 1.25, Audit: passed}
 		switch run.Index {
 		case 1:
 			c.Audit = nil
@@ -65,6 +65,7 @@ func clockedEntry(t *testing.T, p *realPortal) (*d5list.Submission, *d5list.Benc
 			c.LogS, c.Breaches = 0, []d5list.Reason{{Code: d5list.BreachGateNotOpened, Message: "the run never opened its gate"}}
 		case bench.Runs:
 			c.LogS, c.WallS, c.CPUS, c.BeforeWindowCPUS, c.WaitS, c.ForeignCPUS = 0.05, 12.4, 5.1, 4.9, 0.3, 11.2
+			c.BeforeWindowS = 0 // a runner that did not record it
 			c.Audit = &d5list.Audit{Sections: passed.Sections, Failures: []d5list.Reason{{Code: d5list.AuditMismatch, Message: auditMismatch}}}
 		}
 		return c
@@ -120,7 +121,7 @@ func TestEntryPageShowsTheRunnersClock(t *testing.T) {
 	}{
 		{0, "clock-window", "2.00 s", "a claimed seed's window"},
 		{0, "clock-whole-run", "6.50 s wall / 3.20 s CPU", "its whole run"},
-		{0, "clock-before-window", "1.10 s", "its CPU before the window"},
+		{0, "clock-before-window", "1.25 s wall / 1.10 s CPU", "its time before the window"},
 		{0, "clock-waited", "0 s", "its wait for a CPU"},
 		{0, "clock-audit", "passed", "its audit"},
 		{0, "clock-fresh", "", "a claimed seed's fresh mark"},
@@ -129,7 +130,7 @@ func TestEntryPageShowsTheRunnersClock(t *testing.T) {
 		{firstFresh, "clock-fresh", "fresh", "a fresh seed's mark"},
 		{firstFresh, "clock-window", "0.0500 s", "the window after work before it"},
 		{firstFresh, "clock-whole-run", "12.40 s wall / 5.10 s CPU", "its whole run"},
-		{firstFresh, "clock-before-window", "4.90 s", "its CPU before the window"},
+		{firstFresh, "clock-before-window", "4.90 s CPU", "its CPU before the window, from a runner that kept no wall time of it"},
 		{firstFresh, "clock-waited", "0.3000 s", "its wait for a CPU"},
 		{firstFresh, "clock-foreign", "11.20 s", "other work's CPU meanwhile"},
 		{firstFresh, "clock-audit", "failed: " + auditMismatch, "its failed audit"},

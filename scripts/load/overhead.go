@@ -20,6 +20,7 @@ import (
 	"github.com/deep500/d5list/bundle"
 	"github.com/deep500/d5list/catalog"
 	"github.com/deep500/d5list/harness"
+	"github.com/deep500/d5list/mllog"
 	"github.com/deep500/d5list/workloads"
 )
 
@@ -67,6 +68,7 @@ func overheadBench(bin, work string, small []byte, reps int, executor, pythonPre
 		}
 	}
 	runDirect := directRunner(work, small, pythonPrefix)
+	var phaseDiffs [][3]float64 // per pair, runner minus direct, ms a run: start-up, window, end
 	runner := exec.Command(bin, args...)
 	runner.Stderr = io.Discard
 	dieWithThisProcess(runner)
@@ -95,8 +97,9 @@ func overheadBench(bin, work string, small []byte, reps int, executor, pythonPre
 		// machine's load does not favour one side.
 		var d time.Duration
 		var directCPU float64
+		var directPhases runPhases
 		if i%2 == 1 {
-			d, directCPU = runDirect(bench, recipe, seeds)
+			d, directCPU, directPhases = runDirect(bench, recipe, seeds)
 		}
 		runner0, server0 := cpuSeconds(runner.Process.Pid), cpuSeconds(s.cmd.Process.Pid)
 		sub := rerunThroughRunner(s, tok, withSystemName(small, fmt.Sprintf("overhead pair %d", i+1)))
@@ -117,7 +120,7 @@ func overheadBench(bin, work string, small []byte, reps int, executor, pythonPre
 		recipe, seeds = sub.Recipe, measuredSeeds(sub)
 		t := sub.UpdatedAt.Sub(sub.CreatedAt)
 		if i%2 == 0 {
-			d, directCPU = runDirect(bench, recipe, seeds)
+			d, directCPU, directPhases = runDirect(bench, recipe, seeds)
 		}
 		oh := (t.Seconds() - d.Seconds()) / d.Seconds()
 		through, direct, overheads = append(through, t), append(direct, d), append(overheads, oh)
@@ -135,11 +138,13 @@ func overheadBench(bin, work string, small []byte, reps int, executor, pythonPre
 		// the runner's (dispatch, fetch, extract, report, verdict).
 		var runs time.Duration
 		var runsCPU float64
+		var runnerPhases runPhases
 		if sub.Measured != nil {
 			for _, r := range sub.Measured.Runs {
 				if executor == "process" && r.Clock != nil {
 					runs += time.Duration(r.Clock.WallS * float64(time.Second))
 					runsCPU += r.Clock.CPUS
+					runnerPhases.add(r.Clock.BeforeWindowS, r.Clock.LogS, r.Clock.WallS-r.Clock.BeforeWindowS-r.Clock.LogS)
 				} else {
 					runs += time.Duration(r.StopMS-r.StartMS) * time.Millisecond
 				}
@@ -158,6 +163,28 @@ func overheadBench(bin, work string, small []byte, reps int, executor, pythonPre
 			fmt.Printf(" %9.2fs %9.2fs %9.2f%% %9.2fs %9.2fs", runsCPU, directCPU, 100*c, runnerCPU, serverCPU)
 		}
 		fmt.Println()
+		if runnerPhases.n > 0 && directPhases.n > 0 {
+			r, dp := runnerPhases.mean(), directPhases.mean()
+			fmt.Printf("     a run, runner / direct (ms): start-up %.1f / %.1f, window %.1f / %.1f, end %.1f / %.1f\n",
+				r[0], dp[0], r[1], dp[1], r[2], dp[2])
+			phaseDiffs = append(phaseDiffs, [3]float64{r[0] - dp[0], r[1] - dp[1], r[2] - dp[2]})
+		}
+	}
+	if len(phaseDiffs) > 0 {
+		// Where the runner's time goes, run by run: before the window (the
+		// sandbox's start, the run's start-up beside the runner's audit),
+		// in it, and after it (the reveal, the exit, the sandbox's end).
+		var col [3][]float64
+		for _, d := range phaseDiffs {
+			for k := range d {
+				col[k] = append(col[k], d[k])
+			}
+		}
+		for k := range col {
+			sort.Float64s(col[k])
+		}
+		fmt.Printf("a run, runner minus direct, median of the pairs (ms): start-up %+.1f, window %+.1f, end %+.1f\n",
+			median(col[0]), median(col[1]), median(col[2]))
 	}
 	if len(cpuOverheads) > 0 {
 		sort.Float64s(cpuOverheads)
@@ -248,11 +275,11 @@ func rerunThroughRunner(s *server, tok string, small []byte) *d5list.Submission 
 // directRunner is the baseline of a pair: the builtin workload through the
 // workloads package, or, for a benchmark of the bundle's own code, its
 // entrypoint run directly, which also gives its CPU time.
-func directRunner(work string, small []byte, pythonPrefix string) func(*d5list.Benchmark, *d5list.Recipe, []int64) (time.Duration, float64) {
+func directRunner(work string, small []byte, pythonPrefix string) func(*d5list.Benchmark, *d5list.Recipe, []int64) (time.Duration, float64, runPhases) {
 	var extracted string
-	return func(bench *d5list.Benchmark, recipe *d5list.Recipe, seeds []int64) (time.Duration, float64) {
+	return func(bench *d5list.Benchmark, recipe *d5list.Recipe, seeds []int64) (time.Duration, float64, runPhases) {
 		if bench.Workload != "" {
-			return runDirectly(bench, recipe, seeds), 0
+			return runDirectly(bench, recipe, seeds), 0, runPhases{}
 		}
 		if extracted == "" {
 			archive := filepath.Join(work, "direct.tar.gz")
@@ -268,12 +295,36 @@ func directRunner(work string, small []byte, pythonPrefix string) func(*d5list.B
 	}
 }
 
+// runPhases sums the runs' start-ups (start to window), windows and ends
+// (window to exit), in seconds.
+type runPhases struct {
+	sum [3]float64
+	n   int
+}
+
+func (p *runPhases) add(before, window, end float64) {
+	p.sum[0], p.sum[1], p.sum[2] = p.sum[0]+before, p.sum[1]+window, p.sum[2]+end
+	p.n++
+}
+
+// mean is a run's start-up, window and end, in milliseconds.
+func (p runPhases) mean() [3]float64 {
+	var m [3]float64
+	for k := range m {
+		m[k] = 1000 * p.sum[k] / float64(p.n)
+	}
+	return m
+}
+
 // runEntrypointDirectly runs the entrypoint of the bundle extracted in dir
 // once per seed, unsandboxed, with the variables the process executor
 // sets and nothing else of this process's environment, as the sandbox
 // clears it. It returns the wall time and the CPU time (user and system,
-// the entrypoint's whole process tree) of the runs.
-func runEntrypointDirectly(dir string, bench *d5list.Benchmark, recipe *d5list.Recipe, seeds []int64, pythonPrefix string) (time.Duration, float64) {
+// the entrypoint's whole process tree) of the runs, and their phases: a
+// direct run has no gate, so its window is its log's, from run_start
+// (logged right after it took its seed) to run_stop, on the same clock as
+// its start and exit.
+func runEntrypointDirectly(dir string, bench *d5list.Benchmark, recipe *d5list.Recipe, seeds []int64, pythonPrefix string) (time.Duration, float64, runPhases) {
 	path := "PATH=/usr/local/bin:/usr/bin:/bin"
 	if pythonPrefix != "" {
 		path = "PATH=" + filepath.Join(pythonPrefix, "bin") + ":/usr/local/bin:/usr/bin:/bin"
@@ -292,6 +343,7 @@ func runEntrypointDirectly(dir string, bench *d5list.Benchmark, recipe *d5list.R
 	}
 	start := time.Now()
 	cpu := 0.0
+	var phases runPhases
 	for i, seed := range seeds {
 		scratch := filepath.Join(runs, strconv.Itoa(i), "scratch")
 		if err := os.MkdirAll(scratch, 0o755); err != nil {
@@ -307,15 +359,44 @@ func runEntrypointDirectly(dir string, bench *d5list.Benchmark, recipe *d5list.R
 			// No audit: a direct run has no runner to answer it.
 			cmd.Env = append(cmd.Env, "D5_TASK="+task.JSON())
 		}
+		began := time.Now()
 		if out, err := cmd.CombinedOutput(); err != nil {
 			log.Fatalf("running %s directly, seed %d: %v\n%s", recipe.Entrypoint, seed, err, out)
+		}
+		ended := time.Now()
+		if at, ok := windowOfLog(filepath.Join(runs, strconv.Itoa(i), "result.txt")); ok {
+			opened, closed := time.UnixMilli(at[0]), time.UnixMilli(at[1])
+			phases.add(opened.Sub(began).Seconds(), closed.Sub(opened).Seconds(), ended.Sub(closed).Seconds())
 		}
 		// The shell's usage includes python's, which it waited for.
 		cpu += (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
 	}
 	elapsed := time.Since(start)
 	os.RemoveAll(runs)
-	return elapsed, cpu
+	return elapsed, cpu, phases
+}
+
+// windowOfLog is the time_ms of a result log's run_start and run_stop.
+func windowOfLog(path string) ([2]int64, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return [2]int64{}, false
+	}
+	defer f.Close()
+	events, err := mllog.Parse(f, path)
+	if err != nil {
+		return [2]int64{}, false
+	}
+	var at [2]int64
+	for _, e := range events {
+		switch e.Key {
+		case mllog.KeyRunStart:
+			at[0] = e.TimeMS
+		case mllog.KeyRunStop:
+			at[1] = e.TimeMS
+		}
+	}
+	return at, at[0] > 0 && at[1] >= at[0]
 }
 
 // runDirectly is what runner.Builtin does for a job, without the runner:

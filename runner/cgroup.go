@@ -3,9 +3,7 @@ package runner
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"slices"
@@ -230,6 +228,10 @@ type jobCgroup struct {
 	acct      string // v1's cpuacct folder, "" without one
 	memory    int64  // the caps, for messages; negative: none
 	processes int64
+	// home are the runner's own folders of dirs' and acct's hierarchies,
+	// in the same order (v1): a thread that went into the job's cgroup to
+	// start a run there comes back to them (admission.go).
+	home []string
 }
 
 // job makes the cgroup of one job (name: unique among the runner's) with
@@ -246,6 +248,15 @@ func (c *cgroups) job(name string, memory, processes int64) (*jobCgroup, error) 
 	}
 	if c.acct != "" && os.Mkdir(filepath.Join(c.acct, name), 0o755) == nil {
 		j.acct = filepath.Join(c.acct, name)
+	}
+	if !c.v2 {
+		// The runner's folder, d5list-PID, is in the runner's own cgroup.
+		for _, d := range c.dirs {
+			j.home = append(j.home, filepath.Dir(d))
+		}
+		if j.acct != "" {
+			j.home = append(j.home, filepath.Dir(c.acct))
+		}
 	}
 	type setting struct {
 		dir, file, value string
@@ -278,10 +289,7 @@ func (c *cgroups) job(name string, memory, processes int64) (*jobCgroup, error) 
 
 // admit moves process pid into the job's cgroup, in every hierarchy.
 func (j *jobCgroup) admit(pid int) error {
-	for _, d := range append(slices.Clone(j.dirs), j.acct) {
-		if d == "" {
-			continue
-		}
+	for _, d := range j.joinedDirs() {
 		if err := writeCgroup(d, "cgroup.procs", strconv.Itoa(pid)); err != nil {
 			return err
 		}
@@ -383,89 +391,6 @@ func cgroupProcs(dir string) []int {
 	}
 	return pids
 }
-
-// admitScript holds a run at its start until the runner has put it into
-// its job's cgroup and says "go" on its stdin: it runs its arguments
-// (bwrap, prlimit) only then, so that nothing of the run, not even
-// bwrap's first fork, runs uncapped. A runner that dies first closes the
-// pipe, and the run never starts.
-const admitScript = `read -r word && [ "$word" = go ] && exec "$@" </dev/null; exit 125`
-
-// admission is one run held at admitScript until it is in its job's
-// cgroup.
-type admission struct {
-	job    *jobCgroup
-	word   io.WriteCloser
-	err    error   // why the run was not let in
-	before capsMet // the job's count when the run started
-}
-
-// hold makes the command of a run of the job, held until it is admitted;
-// without a job cgroup, the plain command and a nil admission.
-func (j *jobCgroup) hold(argv []string) (*exec.Cmd, *admission) {
-	if j == nil {
-		return exec.Command(argv[0], argv[1:]...), nil
-	}
-	cmd := exec.Command("/bin/sh", append([]string{"-c", admitScript, "d5list-admit"}, argv...)...)
-	a := &admission{job: j}
-	a.word, a.err = cmd.StdinPipe()
-	return cmd, a
-}
-
-// open admits the started run (its leader, pid) into the job's cgroup and
-// lets it go; runGroup's onStart calls it first.
-func (a *admission) open(pid int) {
-	if a == nil || a.err != nil {
-		return
-	}
-	defer a.word.Close()
-	a.before = a.job.met()
-	if a.err = a.job.admit(pid); a.err != nil {
-		return
-	}
-	_, a.err = io.WriteString(a.word, "go\n")
-}
-
-// verdict is the run's error (nil if it succeeded) told with the caps: a
-// run not let into its cgroup failed for that, and a run that met a cap
-// (the kernel killed a process at the memory cap, or refused a fork at
-// the process cap) failed for it, whatever its exit status: it did not
-// run as it meant to, and its operator learns which cap to raise.
-func (a *admission) verdict(err error) error {
-	if a == nil {
-		return err
-	}
-	if a.err != nil {
-		return fmt.Errorf("the run could not be put in its job's cgroup: %w", a.err)
-	}
-	now := a.job.met()
-	var met string
-	switch {
-	case now.oomKills > a.before.oomKills:
-		met = "the job reached its memory cap of " + mebibytes(a.job.memory) + " (files in its work areas count), and the kernel killed its processes"
-	case now.forksRefused > a.before.forksRefused:
-		met = fmt.Sprintf("the job reached its cap of %d processes and threads, and the kernel refused it more", a.job.processes)
-	default:
-		return err
-	}
-	return &capError{met: met, err: err}
-}
-
-// capError is a run that met one of its job's caps; err is how the run
-// ended (nil if it exited 0).
-type capError struct {
-	met string
-	err error
-}
-
-func (e *capError) Error() string {
-	if e.err == nil {
-		return e.met
-	}
-	return e.met + ": " + e.err.Error()
-}
-
-func (e *capError) Unwrap() error { return e.err }
 
 // writeCgroup writes one value to a cgroup's control file.
 func writeCgroup(dir, file, value string) error {

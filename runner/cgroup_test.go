@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -62,15 +63,14 @@ func TestOwnCgroups(t *testing.T) {
 	}
 }
 
-// runHeld runs argv held until it is in its job's cgroup, admits it, and
-// returns the admission's verdict on it.
+// runHeld runs argv in its job's cgroup, as the process executor does,
+// and returns the admission's verdict on it.
 func runHeld(t *testing.T, j *jobCgroup, argv ...string) error {
 	t.Helper()
 	cmd, a := j.hold(argv)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	if err := a.start(cmd); err != nil {
+		return a.verdict(err)
 	}
-	a.open(cmd.Process.Pid)
 	return a.verdict(cmd.Wait())
 }
 
@@ -98,13 +98,33 @@ func TestJobCgroupCapsMemoryAndProcesses(t *testing.T) {
 		t.Fatalf("40 processes under a cap of 16: %v, want the process cap met", err)
 	}
 
+	// The sleeps forked before the cap outlive their shell; while they
+	// hold the job's 16 processes, the kernel refuses the job any more.
+	if err := runHeld(t, j, "true"); err == nil || !strings.Contains(err.Error(), "cap of 16 processes") {
+		t.Fatalf("a run while the job's leftovers hold its cap: %v, want the process cap met", err)
+	}
+	pids := j.dirs[len(j.dirs)-1]
+	for _, pid := range cgroupProcs(pids) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	// A process leaves the count once its parent (here the host's init,
+	// which the orphans went to) has reaped it.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		b, _ := os.ReadFile(filepath.Join(pids, "pids.current"))
+		if strings.TrimSpace(string(b)) == "0" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the job's killed leftovers still count: pids.current %s", b)
+		}
+	}
+
 	// A process left behind in the job (here, a sleep let in alone) is
 	// killed with its cgroup.
 	cmd, g := j.hold([]string{"sleep", "300"})
-	if err := cmd.Start(); err != nil {
+	if err := g.start(cmd); err != nil {
 		t.Fatal(err)
 	}
-	g.open(cmd.Process.Pid)
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	j.remove()
@@ -120,19 +140,25 @@ func TestJobCgroupCapsMemoryAndProcesses(t *testing.T) {
 	}
 }
 
-// A held run runs nothing until the runner has put it in its
-// job's cgroup: a runner that dies first (its end of the pipe closed), or
-// that cannot put it there, never lets its command start.
+// A held run (the way of a cgroup v2 host, here on v1) runs nothing until
+// the runner has put it in its job's cgroup: a runner that dies first (its
+// end of the pipe closed), or that cannot put it there, never lets its
+// command start.
 func TestHeldRunRunsNothingOutsideTheJobsCgroup(t *testing.T) {
 	c := needCgroups(t)
-	j, err := c.job("test-admit", 64<<20, 64)
+	made, err := c.job("test-admit", 64<<20, 64)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer j.remove()
+	defer made.remove()
+	j := *made
+	j.home = nil // held, not born inside
 	marker := filepath.Join(t.TempDir(), "ran")
 
 	cmd, a := j.hold([]string{"touch", marker})
+	if a.word == nil {
+		t.Fatal("a job without the runner's own folders to come back to does not hold its runs")
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +179,7 @@ func TestHeldRunRunsNothingOutsideTheJobsCgroup(t *testing.T) {
 		t.Fatal("a run that could not be put in its cgroup ran its command")
 	}
 
-	if err := runHeld(t, j, "touch", marker); err != nil {
+	if err := runHeld(t, &j, "touch", marker); err != nil {
 		t.Fatalf("a run let in: %v", err)
 	}
 	if _, err := os.Stat(marker); err != nil {
@@ -192,4 +218,79 @@ func TestRunnerFolderPrunesDeadRunners(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(alive, "job-1-1")); err != nil {
 		t.Errorf("the live runner's job cgroup is gone: %v", err)
 	}
+}
+
+// On a v1 host a run is born in its job's cgroup: forked by a thread of
+// the runner that went there and came back, it is in the job's memory,
+// pids and cpuacct cgroups from its first instruction, and no thread of
+// the runner stays in them. A job whose cgroup is gone starts nothing, and
+// says why.
+func TestRunIsBornInItsJobsCgroup(t *testing.T) {
+	c := needCgroups(t)
+	if c.v2 {
+		t.Skip("a cgroup v2 host holds its runs and moves them in (TestHeldRunRunsNothingOutsideTheJobsCgroup)")
+	}
+	j, err := c.job("test-born", 64<<20, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.remove()
+	if !j.bornInside() {
+		t.Fatalf("a v1 job (folders %v, the runner's %v) does not start its runs inside", j.joinedDirs(), j.home)
+	}
+	for range 3 {
+		cmd, a := j.hold([]string{"cat", "/proc/self/cgroup"})
+		if cmd.Path != "/usr/bin/cat" && cmd.Path != "/bin/cat" {
+			t.Fatalf("a run born inside starts %s, want its own command, not a shim", cmd.Path)
+		}
+		var out strings.Builder
+		cmd.Stdout = &out
+		if err := a.start(cmd); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.verdict(cmd.Wait()); err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range j.joinedDirs() {
+			if !inCgroup(out.String(), d) {
+				t.Fatalf("the run's cgroups:\n%s\nnot in the job's %s", out.String(), d)
+			}
+		}
+		tasks, _ := filepath.Glob("/proc/self/task/*/cgroup")
+		for _, f := range tasks {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				continue // the thread ended
+			}
+			for _, d := range j.joinedDirs() {
+				if inCgroup(string(b), d) {
+					t.Fatalf("thread %s of the runner stayed in the job's cgroup %s", filepath.Base(filepath.Dir(f)), d)
+				}
+			}
+		}
+	}
+
+	marker := filepath.Join(t.TempDir(), "ran")
+	gone := *j
+	gone.dirs = []string{filepath.Join(t.TempDir(), "no-such-cgroup"), j.dirs[1]}
+	err = runHeld(t, &gone, "touch", marker)
+	if err == nil || !strings.Contains(err.Error(), "could not be put in its job's cgroup") {
+		t.Errorf("a run whose cgroup is gone: %v, want it named", err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("a run that could not be put in its cgroup ran its command")
+	}
+}
+
+// inCgroup reports whether a /proc/PID/cgroup text puts its process in
+// the cgroup folder dir: the line of dir's hierarchy names the same
+// runner's folder and job.
+func inCgroup(procCgroup, dir string) bool {
+	tail := "/" + filepath.Base(filepath.Dir(dir)) + "/" + filepath.Base(dir)
+	for _, line := range strings.Split(procCgroup, "\n") {
+		if strings.HasSuffix(line, tail) {
+			return true
+		}
+	}
+	return false
 }

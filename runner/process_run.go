@@ -300,7 +300,6 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 		return nil, nil, err
 	}
 	onStart := func(run, pid int) {
-		admission.open(pid)
 		tree.follow(pid)
 		if p.opts.OnStart != nil {
 			p.opts.OnStart(run, pid)
@@ -308,7 +307,7 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	}
 	started := time.Now()
 	used0, counted := pj.cgroup.cpuUsage()
-	err = runGroup(ctx, cmd, p.opts.KillGrace, i, tail, bothLines(p.opts.OnLine, LinesFrom(ctx)), onStart)
+	err = runGroup(ctx, cmd, admission.start, p.opts.KillGrace, i, tail, bothLines(p.opts.OnLine, LinesFrom(ctx)), onStart)
 	seen := tree.finish()
 	if used1, ok := pj.cgroup.cpuUsage(); counted && ok {
 		seen.ownIs(used1 - used0)
@@ -423,8 +422,7 @@ func (p *Process) probeEnvironment(ctx context.Context, spec d5list.JobSpec, l s
 			size += len(line)
 		}
 	}
-	admit := func(_, pid int) { admission.open(pid) }
-	if err := admission.verdict(runGroup(ctx, cmd, p.opts.KillGrace, 0, newTail(0), keep, admit)); err != nil {
+	if err := admission.verdict(runGroup(ctx, cmd, admission.start, p.opts.KillGrace, 0, newTail(0), keep, nil)); err != nil {
 		p.opts.Log.Info("the versions the job ran with were not recorded: no python3 in its sandbox answered the probe", "job", spec.JobID, "err", err)
 		return nil
 	}

@@ -13,11 +13,11 @@ import (
 	d5list "github.com/deep500/d5list"
 )
 
-// runGroup runs cmd as the leader of its own process group, feeds its
-// output to tail and onLine, and on ctx's end sends the group SIGTERM and,
-// grace later, SIGKILL. Whatever of the group outlives the leader is killed
-// as well, so that nothing a run started survives it.
-func runGroup(ctx context.Context, cmd *exec.Cmd, grace time.Duration, run int, tail *lineTail, onLine LineFunc, onStart func(int, int)) error {
+// runGroup runs cmd, started by start, as the leader of its own process
+// group, feeds its output to tail and onLine, and on ctx's end sends the
+// group SIGTERM and, grace later, SIGKILL. Whatever of the group outlives
+// the leader is killed as well, so that nothing a run started survives it.
+func runGroup(ctx context.Context, cmd *exec.Cmd, start func(*exec.Cmd) error, grace time.Duration, run int, tail *lineTail, onLine LineFunc, onStart func(int, int)) error {
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return err
@@ -28,7 +28,7 @@ func runGroup(ctx context.Context, cmd *exec.Cmd, grace time.Duration, run int, 
 	}
 	// A grandchild holding the pipes must not keep Wait waiting.
 	cmd.WaitDelay = grace + time.Second
-	if err := cmd.Start(); err != nil {
+	if err := start(cmd); err != nil {
 		return fmt.Errorf("starting %s: %w", cmd.Path, err)
 	}
 	pgid := cmd.Process.Pid

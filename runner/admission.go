@@ -35,6 +35,7 @@ const admitScript = `read -r word && [ "$word" = go ] && exec "$@" </dev/null; e
 // there.
 type admission struct {
 	job    *jobCgroup
+	held   bool           // started as admitScript, moved in by its pid
 	word   io.WriteCloser // held: the run's stdin, where "go" lets it start
 	err    error          // why the run was not let in
 	before capsMet        // the job's count when the run started
@@ -52,6 +53,7 @@ func (j *jobCgroup) hold(argv []string) (*exec.Cmd, *admission) {
 		return exec.Command(argv[0], argv[1:]...), a
 	}
 	cmd := exec.Command("/bin/sh", append([]string{"-c", admitScript, "d5list-admit"}, argv...)...)
+	a.held = true
 	a.word, a.err = cmd.StdinPipe()
 	return cmd, a
 }
@@ -70,25 +72,26 @@ func (j *jobCgroup) joinedDirs() []string {
 	return append(slices.Clone(j.dirs), j.acct)
 }
 
-// start starts cmd, made by hold, in the job's cgroup. An error from
-// starting the command itself is returned; one from putting it in the
-// cgroup is kept for verdict, and the command is then not run (held) or
-// killed (born inside, should the runner's thread fail to come back).
+// start starts cmd, made by hold, in the job's cgroup, and returns an
+// error from starting the command. One from putting it in the cgroup is
+// kept for verdict, which names it: the run's command never runs (start
+// returns errNotAdmitted, or, for a held run already started, nil: its
+// shim exits without running it).
 func (a *admission) start(cmd *exec.Cmd) error {
 	if a == nil {
 		return cmd.Start()
 	}
 	a.before = a.job.met()
-	if a.word == nil {
+	if !a.held {
 		return a.startInside(cmd)
+	}
+	if a.err != nil {
+		return errNotAdmitted
 	}
 	if err := cmd.Start(); err != nil {
 		return err
 	}
 	defer a.word.Close()
-	if a.err != nil {
-		return nil
-	}
 	if a.err = a.job.admit(cmd.Process.Pid); a.err != nil {
 		return nil
 	}

@@ -156,7 +156,7 @@ func TestHeldRunRunsNothingOutsideTheJobsCgroup(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "ran")
 
 	cmd, a := j.hold([]string{"touch", marker})
-	if a.word == nil {
+	if !a.held {
 		t.Fatal("a job without the runner's own folders to come back to does not hold its runs")
 	}
 	if err := cmd.Start(); err != nil {

@@ -59,9 +59,10 @@ func (j *jobCgroup) hold(argv []string) (*exec.Cmd, *admission) {
 }
 
 // bornInside reports whether the job's runs are forked inside its cgroup
-// (v1, with the runner's own folders known), not held and moved in.
+// (v1, with the runner's own folders to come back to), not held and moved
+// in.
 func (j *jobCgroup) bornInside() bool {
-	return !j.v2 && len(j.home) > 0 && len(j.home) == len(j.joinedDirs())
+	return !j.v2 && j.home != nil
 }
 
 // joinedDirs are the job's folders a run joins, one per hierarchy.

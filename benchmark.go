@@ -241,7 +241,17 @@ type VerifyPolicy struct {
 	// package): "operator" (Level 0: the fixed op, shapes and repeats) or
 	// "mlp-inference" (Level 1). Empty: the competitor's code times itself.
 	Harness string `json:"harness,omitempty" yaml:"harness"`
+	// AuditEscape is the stated probability that a job whose fresh runs
+	// skip AuditSkipShare of their work passes every audit of the runner
+	// (harness.Task.EscapeProbability): 1 for a benchmark of the
+	// competitor's code that the runner does not audit, 0 for the portal's
+	// own workloads. The catalogue computes it; no file sets it.
+	AuditEscape float64 `json:"audit_escape,omitempty" yaml:"-"`
 }
+
+// AuditSkipShare is the share of its work a job skips in the coverage the
+// portal states (VerifyPolicy.AuditEscape).
+const AuditSkipShare = 0.05
 
 // FreshRunCount is how many fresh-seed runs a re-run of bench makes.
 func (b *Benchmark) FreshRunCount() int {

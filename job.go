@@ -256,7 +256,7 @@ const (
 type Audit struct {
 	Sections []AuditSection `json:"sections"`
 	// Failures are the checks that did not hold (AuditMissing,
-	// AuditMismatch): each is a discrepancy.
+	// AuditMismatch, AuditNonFinite): each is a discrepancy.
 	Failures []Reason `json:"failures,omitempty"`
 }
 
@@ -281,6 +281,9 @@ type AuditSection struct {
 const (
 	AuditMissing  = "audit_missing"  // no commitment in the window, or no answer to the audit
 	AuditMismatch = "audit_mismatch" // an output that was not the one committed, or not the operator's
+	// AuditNonFinite: a NaN or an infinity in what the run committed to or
+	// reported, which no tolerance can judge: never excused as in doubt.
+	AuditNonFinite = "audit_nonfinite"
 )
 
 // IsBreach reports whether code is one of the Breach codes.

@@ -111,6 +111,10 @@ type RunMetrics struct {
 	// GivenSeed is the seed the runner handed a re-run, which its log must
 	// name as Seed; 0 in a claim.
 	GivenSeed int64 `json:"given_seed,omitempty"`
+	// NonFinite are the events of a re-run's log that hold a NaN or an
+	// infinity (each a discrepancy); empty in a claim, whose logs the
+	// bundle's checks judge.
+	NonFinite []Reason `json:"non_finite,omitempty"`
 }
 
 // ShapeMetrics are the results of one operator shape (MLLOG

@@ -96,8 +96,30 @@ func Parse(name string, data []byte) ([]d5list.Benchmark, error) {
 			return nil, d5list.Errorf(d5list.EINVALID, "%s: entry %d (%s): %s", name, i, b.ID, d5list.ErrorMessage(err))
 		}
 		normalize(b)
+		if err := stateCoverage(b); err != nil {
+			return nil, d5list.Errorf(d5list.EINVALID, "%s: entry %d (%s): %s", name, i, b.ID, d5list.ErrorMessage(err))
+		}
 	}
 	return bs, nil
+}
+
+// stateCoverage sets the audit's stated coverage of b
+// (VerifyPolicy.AuditEscape).
+func stateCoverage(b *d5list.Benchmark) error {
+	b.Verify.AuditEscape = 0
+	switch {
+	case b.Workload != "":
+		return nil // the portal's own code: nothing to audit
+	case b.Verify.Harness == "":
+		b.Verify.AuditEscape = 1
+		return nil
+	}
+	task, err := harness.For(b, &d5list.Recipe{Fixed: b.Division.Fixed, Mutable: b.Division.Mutable})
+	if err != nil {
+		return err
+	}
+	b.Verify.AuditEscape = task.EscapeProbability(d5list.AuditSkipShare)
+	return nil
 }
 
 // decodeBenchmarks reads the three shapes people write: the catalogue's

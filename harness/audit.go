@@ -13,16 +13,6 @@ import (
 	d5list "github.com/deep500/d5list"
 )
 
-// AuditsPerSection is how many calls of each section the runner checks in
-// a run of a fresh seed, the runs that rank; a run of a claimed seed is
-// only held to its claim. A run that skipped (or computed wrongly) a share
-// f of its calls passes with probability (1-f)^2 per section; a cheat
-// that moves the olympic mean of five fresh runs must cheat in three of
-// them, on every shape, and passes with (1-f)^12 for two shapes: one time
-// in 4,096 for half the work. Each check costs the runner a reference
-// computation, on top of the job's runs.
-const AuditsPerSection = 2
-
 // CommitmentKey is the MLLOG key of a section's commitment, whose value is
 // the hex SHA-256 of its calls' digests and whose metadata.section names
 // the section. Only commitments that arrive before run_stop count.
@@ -44,7 +34,7 @@ func (c Challenge) JSON() []byte {
 // Challenge draws, for each section a commitment arrived for in the
 // window, the calls to check from the operating system's random source:
 // nothing the run could have known while it ran. For a fresh seed's run
-// AuditsPerSection distinct calls (every call of a shorter section), or
+// auditsPerSection distinct calls (every call of a shorter section), or
 // what the section's own rule picks (a training run: its last state,
 // whose accuracy the runner evaluates, and for a fresh seed its start and
 // two epochs at random, the second recomputed only where the first is in
@@ -61,7 +51,7 @@ func (t *Task) Challenge(committed map[string]string, fresh bool) Challenge {
 				picked[i] = true
 			}
 		}
-		for fresh && s.challenge == nil && len(picked) < min(AuditsPerSection, s.calls) {
+		for fresh && s.challenge == nil && len(picked) < min(auditsPerSection(t.freshRuns), s.calls) {
 			picked[randomInt(s.calls)] = true
 		}
 		for i := range s.calls {
@@ -144,6 +134,14 @@ func (t *Task) CheckPaced(seed int64, committed map[string]string, challenge Cha
 				fail(d5list.AuditMismatch, "%s, call %d: the output the run revealed is not the one it committed to in its window", s.name, i)
 				continue
 			}
+			if j, bad := nonFinite(out, s.elem); bad {
+				// No reference decides against a NaN: an error of NaN is
+				// neither within a tolerance nor beyond it. Honest work
+				// never commits one (a run that diverges fails as not
+				// converged, by its accuracy).
+				fail(d5list.AuditNonFinite, "%s, call %d: value %d of the output the run committed to is %s", s.name, i, j, describe(out, s.elem, j))
+				continue
+			}
 			revealed[i] = out
 		}
 		lookup := func(j int) ([]byte, bool) { b, ok := revealed[j]; return b, ok }
@@ -151,20 +149,32 @@ func (t *Task) CheckPaced(seed int64, committed map[string]string, challenge Cha
 		if s.checkAll != nil {
 			checks = s.checkAll(seed, challenge[s.name], lookup, pace)
 		} else {
+			whole := 0
 			for _, i := range challenge[s.name] {
 				out, ok := revealed[i]
 				if !ok {
 					continue
 				}
 				pace()
+				if s.project != nil && whole >= fullChecks {
+					rel, ok := s.project(seed, i, digests, out)
+					checks = append(checks, callCheck{call: i, rel: rel, ok: ok, projected: true})
+					continue
+				}
+				whole++
 				rel, abs, ok := s.check(seed, i, digests, out, lookup)
 				checks = append(checks, callCheck{call: i, rel: rel, abs: abs, ok: ok})
 			}
 		}
 		for _, c := range checks {
 			as.Checked = append(as.Checked, c.call)
-			as.MaxRelError, as.MaxAbsError = finiteMax(as.MaxRelError, c.rel), finiteMax(as.MaxAbsError, c.abs)
-			if !c.ok {
+			if !c.projected {
+				as.MaxRelError, as.MaxAbsError = finiteMax(as.MaxRelError, c.rel), finiteMax(as.MaxAbsError, c.abs)
+			}
+			switch {
+			case math.IsNaN(c.rel):
+				fail(d5list.AuditNonFinite, "%s, call %d: the runner's own computation of the call from the committed state is not finite", s.name, c.call)
+			case !c.ok:
 				fail(d5list.AuditMismatch, "%s, call %d: the output is %.3g (relative) from the runner's own computation of the call, over the benchmark's tolerance", s.name, c.call, c.rel)
 			}
 		}
@@ -178,6 +188,39 @@ func (t *Task) CheckPaced(seed int64, committed map[string]string, challenge Cha
 		a.Sections = append(a.Sections, as)
 	}
 	return a
+}
+
+// nonFinite reports the first value of out, read as float64s (elem 8) or
+// float32s (elem 4), that is a NaN or an infinity.
+func nonFinite(out []byte, elem int) (int, bool) {
+	switch elem {
+	case 8:
+		for j := 0; j+8 <= len(out); j += 8 {
+			v := math.Float64frombits(binary.LittleEndian.Uint64(out[j:]))
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return j / 8, true
+			}
+		}
+	case 4:
+		for j := 0; j+4 <= len(out); j += 4 {
+			v := float64(math.Float32frombits(binary.LittleEndian.Uint32(out[j:])))
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return j / 4, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// describe names value j of out ("NaN", "+Inf", "-Inf").
+func describe(out []byte, elem, j int) string {
+	var v float64
+	if elem == 8 {
+		v = math.Float64frombits(binary.LittleEndian.Uint64(out[j*8:]))
+	} else {
+		v = float64(math.Float32frombits(binary.LittleEndian.Uint32(out[j*4:])))
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
 // finiteMax keeps the larger value, an infinite or NaN error as the

@@ -1,8 +1,11 @@
 package harness
 
 import (
+	"crypto/rand"
+	"encoding/binary"
 	"encoding/json"
 	"math"
+	"sync"
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/workloads"
@@ -30,6 +33,9 @@ type Task struct {
 	Target    float64          `json:"target,omitempty"` // the quality a training run's status is judged by
 
 	sections []section
+	// freshRuns is how many runs of a job rank, the runs whose calls the
+	// audit samples (Benchmark.FreshRunCount); the run is not told.
+	freshRuns int
 }
 
 // section is one committed stream of calls, as the audit checks it.
@@ -39,14 +45,22 @@ type section struct {
 	outSize func(i int) int // the bytes of call i's output
 	digest  func(out []byte) uint64
 	// challenge, where set, picks the calls to check (fresh: the run's
-	// seed is one the portal drew); else AuditsPerSection at random.
+	// seed is one the portal drew); else auditsPerSection at random.
 	challenge func(fresh bool) []int
+	// elem is the bytes of one value of an output: 8 (float64) or 4
+	// (float32). Every revealed value must be finite.
+	elem int
 	// check recomputes call i (its input made from the digests of the
 	// calls before it, or from the revealed output of another call) with
 	// the runner's reference, and returns the revealed output's error
 	// against it; ok is false where it is out of the benchmark's
 	// tolerance.
 	check func(seed int64, i int, digests, out []byte, revealed func(j int) ([]byte, bool)) (rel, abs float64, ok bool)
+	// project, where set, checks call i as check does but by a random
+	// projection of the output (Freivalds): the runner's product with a
+	// vector instead of its whole product. Past fullChecks, it replaces
+	// check; rel is the projection's relative error.
+	project func(seed int64, i int, digests, out []byte) (rel float64, ok bool)
 	// checkAll, where set, replaces check: it decides which of the
 	// challenged calls to check, given all that was revealed, and checks
 	// them, calling pace between its steps (CheckPaced).
@@ -62,6 +76,9 @@ type callCheck struct {
 	call     int
 	rel, abs float64
 	ok       bool
+	// projected: checked by a random projection (section.project), whose
+	// error is not the output's own.
+	projected bool
 }
 
 // JSON is the task as $D5_TASK carries it.
@@ -98,6 +115,7 @@ func For(bench *d5list.Benchmark, r *d5list.Recipe) (*Task, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.freshRuns = bench.FreshRunCount()
 	for _, s := range t.sections {
 		if s.calls > maxCalls {
 			return nil, d5list.Errorf(d5list.EINVALID, "benchmark %s: %s makes %d calls, more than the harness's %d", bench.ID, s.name, s.calls, maxCalls)
@@ -139,21 +157,63 @@ func operatorTask(bench *d5list.Benchmark, r *d5list.Recipe) (*Task, error) {
 // seed and d, B's row scales, fresh from the chain at every call.
 func gemmSection(s workloads.GEMMShape, calls int, tolerance float64) section {
 	name := "gemm:" + s.String()
-	return section{name: name, calls: calls, outSize: fixedSize(s.M * s.N * 8), digest: fold,
+	// A and B come from the seed alone: made once for all the checks of
+	// a run (the audits of a job's runs go one after another).
+	var mu sync.Mutex
+	var baseSeed int64
+	var baseA, baseB []float64
+	base := func(seed int64) (a, b []float64) {
+		mu.Lock()
+		defer mu.Unlock()
+		if baseA == nil || baseSeed != seed {
+			baseSeed = seed
+			baseA = signed(Uniform(StreamKey(seed, name, "A"), s.M*s.K))
+			baseB = signed(Uniform(StreamKey(seed, name, "B"), s.K*s.N))
+		}
+		return baseA, baseB
+	}
+	// scales are the factors of B's rows at call i.
+	scales := func(seed int64, i int, digests []byte) []float64 {
+		d := Uniform(chainKey(seed, name, i, digests), s.K)
+		for row := range d {
+			d[row] += 0.5
+		}
+		return d
+	}
+	return section{name: name, calls: calls, outSize: fixedSize(s.M * s.N * 8), digest: fold, elem: 8,
 		check: func(seed int64, i int, digests, out []byte, _ func(int) ([]byte, bool)) (float64, float64, bool) {
-			a := signed(Uniform(StreamKey(seed, name, "A"), s.M*s.K))
-			b := signed(Uniform(StreamKey(seed, name, "B"), s.K*s.N))
-			d := Uniform(chainKey(seed, name, i, digests), s.K)
-			for row := range s.K {
-				scale := 0.5 + d[row]
+			a, b0 := base(seed)
+			b := make([]float64, len(b0))
+			for row, scale := range scales(seed, i, digests) {
 				for col := range s.N {
-					b[row*s.N+col] *= scale
+					b[row*s.N+col] = b0[row*s.N+col] * scale
 				}
 			}
 			ref := make([]float64, s.M*s.N)
 			workloads.GEMMReference(a, b, ref, s.M, s.N, s.K)
 			rel, abs := workloads.CompareOutputs(float64s(out), ref)
 			return rel, abs, rel <= tolerance
+		},
+		// C r against A (diag(d) (B r)), for r drawn now: M·K + K·N + M·N
+		// products instead of M·N·K.
+		project: func(seed int64, i int, digests, out []byte) (float64, bool) {
+			a, b := base(seed)
+			d := scales(seed, i, digests)
+			c := float64s(out)
+			rel := 0.0
+			for range projections {
+				r := projection(s.N)
+				br, ref, got := make([]float64, s.K), make([]float64, s.M), make([]float64, s.M)
+				workloads.GEMMReference(b, r, br, s.K, 1, s.N)
+				for row := range br {
+					br[row] *= d[row]
+				}
+				workloads.GEMMReference(a, br, ref, s.M, 1, s.K)
+				workloads.GEMMReference(c, r, got, s.M, 1, s.N)
+				e, _ := workloads.CompareOutputs(got, ref)
+				rel = math.Max(rel, e)
+			}
+			return rel, rel <= tolerance
 		}}
 }
 
@@ -162,17 +222,55 @@ func gemmSection(s workloads.GEMMShape, calls int, tolerance float64) section {
 func conv2DSection(s workloads.Conv2DShape, calls int, tolerance float64) section {
 	name := "conv2d:" + s.String()
 	p, q := s.OutSize()
-	return section{name: name, calls: calls, outSize: fixedSize(s.N * s.K * p * q * 8), digest: fold,
+	operands := func(seed int64, i int, digests []byte) (in, filt []float64) {
+		in = signed(Uniform(StreamKey(seed, name, "x"), s.N*s.C*s.H*s.W))
+		filt = signed(Uniform(StreamKey(seed, name, "w"), s.K*s.C*s.R*s.S))
+		for j, u := range Uniform(chainKey(seed, name, i, digests), len(filt)) {
+			filt[j] *= 0.5 + u
+		}
+		return in, filt
+	}
+	return section{name: name, calls: calls, outSize: fixedSize(s.N * s.K * p * q * 8), digest: fold, elem: 8,
 		check: func(seed int64, i int, digests, out []byte, _ func(int) ([]byte, bool)) (float64, float64, bool) {
-			in := signed(Uniform(StreamKey(seed, name, "x"), s.N*s.C*s.H*s.W))
-			filt := signed(Uniform(StreamKey(seed, name, "w"), s.K*s.C*s.R*s.S))
-			for j, u := range Uniform(chainKey(seed, name, i, digests), len(filt)) {
-				filt[j] *= 0.5 + u
-			}
+			in, filt := operands(seed, i, digests)
 			ref := make([]float64, s.N*s.K*p*q)
 			workloads.Conv2DReference(s, in, filt, ref)
 			rel, abs := workloads.CompareOutputs(float64s(out), ref)
 			return rel, abs, rel <= tolerance
+		},
+		// The output channels summed with weights z drawn now, against the
+		// input convolved with the one filter Σ z_k w_k: a convolution of
+		// one output channel instead of K.
+		project: func(seed int64, i int, digests, out []byte) (float64, bool) {
+			in, filt := operands(seed, i, digests)
+			y := float64s(out)
+			one := s
+			one.K = 1
+			crs, pq := s.C*s.R*s.S, p*q
+			rel := 0.0
+			for range projections {
+				z := projection(s.K)
+				combined := make([]float64, crs)
+				for k, zk := range z {
+					for j := range crs {
+						combined[j] += zk * filt[k*crs+j]
+					}
+				}
+				ref := make([]float64, s.N*pq)
+				workloads.Conv2DReference(one, in, combined, ref)
+				got := make([]float64, s.N*pq)
+				for img := range s.N {
+					for k, zk := range z {
+						row := y[(img*s.K+k)*pq : (img*s.K+k+1)*pq]
+						for j, v := range row {
+							got[img*pq+j] += zk * v
+						}
+					}
+				}
+				e, _ := workloads.CompareOutputs(got, ref)
+				rel = math.Max(rel, e)
+			}
+			return rel, rel <= tolerance
 		}}
 }
 
@@ -215,7 +313,7 @@ func inferenceSection(layers []int, samples, batch int) section {
 	const name = "mlp-inference"
 	batches := (samples + batch - 1) / batch
 	classes := layers[len(layers)-1]
-	return section{name: name, calls: batches, digest: shaDigest,
+	return section{name: name, calls: batches, digest: shaDigest, elem: 4,
 		outSize: func(i int) int { return min(batch, samples-i*batch) * classes * 4 },
 		check: func(seed int64, i int, digests, out []byte, _ func(int) ([]byte, bool)) (float64, float64, bool) {
 			count := min(batch, samples-i*batch)
@@ -236,6 +334,23 @@ func inferenceSection(layers []int, samples, batch int) section {
 }
 
 func fixedSize(n int) func(int) int { return func(int) int { return n } }
+
+// projections is how many random vectors a projected check draws: an
+// output off by E passes one only where E r is within the tolerance, which
+// a vector of independent uniform signs and magnitudes makes unlikely for
+// any E the tolerance does not already allow, and two make it the square.
+const projections = 2
+
+// projection is a vector of n values uniform in [-1, 1), from the
+// operating system's random source: drawn after the run revealed its
+// output, so that no output can be fitted to it.
+func projection(n int) []float64 {
+	var key [8]byte
+	if _, err := rand.Read(key[:]); err != nil {
+		panic(err) // the OS's random source does not fail
+	}
+	return signed(Uniform(binary.LittleEndian.Uint64(key[:]), n))
+}
 
 // wholeNumber reads a recipe value that must be a whole number.
 func wholeNumber(v any) (int, bool) {

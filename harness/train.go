@@ -180,7 +180,7 @@ func (s mlpState) flat() []float64 {
 func trainingSection(t *Task) section {
 	const name = "training"
 	size := stateBytes(t.Layers)
-	return section{name: name, calls: t.Epochs + 1, outSize: fixedSize(size), digest: shaDigest,
+	return section{name: name, calls: t.Epochs + 1, outSize: fixedSize(size), digest: shaDigest, elem: 4,
 		challenge: func(fresh bool) []int {
 			// The last state, whose weights the runner evaluates; for a
 			// fresh seed also the start, remade from the seed, and two
@@ -243,7 +243,9 @@ func trainingSection(t *Task) section {
 				want := trainEpoch(t, data, before, seed, i, pace)
 				rel, abs := stateDistance(parseState(t.Layers, out), want, before)
 				checks = append(checks, callCheck{call: i, rel: rel, abs: abs, ok: rel <= trainingTolerance})
-				if rel <= trainingTolerance || rel > trainingBeyondDoubt {
+				// A NaN error (a recomputation that overflowed) is beyond
+				// doubt, never in it.
+				if rel <= trainingTolerance || !(rel <= trainingBeyondDoubt) {
 					break
 				}
 				doubted = append(doubted, len(checks)-1)

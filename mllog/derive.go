@@ -356,3 +356,32 @@ func mean(xs []float64) float64 {
 	}
 	return s / float64(len(xs))
 }
+
+// NonFinite lists, a reason each (at most max), the events of a log whose
+// value, or a number in whose metadata, is a NaN or an infinity, which
+// Python's json module writes as bare NaN and Infinity: a loss, an
+// accuracy or a metric that no comparison can judge.
+func NonFinite(events []Event, file string, max int) []d5list.Reason {
+	var reasons []d5list.Reason
+	for i := range events {
+		e := &events[i]
+		bad := notFinite(e.Value)
+		for _, v := range e.Metadata {
+			bad = bad || notFinite(v)
+		}
+		if !bad {
+			continue
+		}
+		if len(reasons) == max {
+			break
+		}
+		reasons = append(reasons, d5list.Reason{Code: CodeEvalNotNumber, File: file, Line: e.Line,
+			Message: fmt.Sprintf("%s at line %d holds a NaN or an infinity", e.Key, e.Line)})
+	}
+	return reasons
+}
+
+func notFinite(v any) bool {
+	f, ok := v.(float64)
+	return ok && !finite(f)
+}

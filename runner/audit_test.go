@@ -92,9 +92,11 @@ func TestProcessAuditsTheHarnessRun(t *testing.T) {
 					if len(a.Failures) != 0 {
 						t.Fatalf("run %d: an honest operator failed its audit: %+v", l.Index, a.Failures)
 					}
+					// Sections of 9 calls, fewer than the audit checks
+					// of a fresh run (harness/coverage.go): every call.
 					for _, s := range a.Sections {
-						if len(s.Checked) != 2 || s.MaxRelError > 1e-12 {
-							t.Fatalf("run %d: section %+v, want two calls checked within 1e-12", l.Index, s)
+						if len(s.Checked) != s.Calls || s.MaxRelError > 1e-12 {
+							t.Fatalf("run %d: section %+v, want every call checked within 1e-12", l.Index, s)
 						}
 					}
 					continue

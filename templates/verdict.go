@@ -251,3 +251,21 @@ func NextStepFor(reader Reader, sub *d5list.Submission) NextStep {
 	}
 	return NextStep{}
 }
+
+// AuditCoverage says how much of the work the runner's audit would catch
+// skipped (VerifyPolicy.AuditEscape), beside the verdict: "" for the
+// portal's own workloads, which it does not audit because it wrote them.
+func AuditCoverage(bench *d5list.Benchmark) string {
+	p := bench.Verify.AuditEscape
+	share := strconv.FormatFloat(d5list.AuditSkipShare*100, 'f', -1, 64) + " %"
+	switch {
+	case bench.Workload != "" || p < 0:
+		return ""
+	case p >= 1:
+		return "Audit coverage: none. The runner times this benchmark's runs but does not check their work; the verdict rests on its clock and on the accuracy the runs logged."
+	case p == 0:
+		return "Audit coverage: every call. The runner checks all the work of the ranked runs."
+	}
+	return fmt.Sprintf("Audit coverage: an entry whose ranked runs skipped %s of their work would pass every check of the re-run with probability %s (1 in %s).",
+		share, strconv.FormatFloat(p, 'g', 2, 64), strconv.FormatFloat(math.Round(1/p), 'f', 0, 64))
+}

@@ -23,6 +23,14 @@ func (c *comparison) judgeAudits(measured *d5list.Result) {
 		return // the portal's own workload: no competitor's code to audit
 	}
 	for _, r := range measured.Runs {
+		// Not in doubt, not left out: a value no comparison can judge is
+		// the run's own finding against itself.
+		for _, nf := range r.NonFinite {
+			c.discrepancy(d5list.Reason{Code: d5list.AuditNonFinite, Run: cmpIntPtr(r.Index), File: nf.File, Line: nf.Line,
+				Message: fmt.Sprintf("re-run %d: %s: the runner judges no NaN or infinity", r.Index, nf.Message)})
+		}
+	}
+	for _, r := range measured.Runs {
 		// A run without the runner's window (a Slurm executor's, whose
 		// compute nodes cannot reach the runner's FIFOs: its clock has
 		// the wall time alone) has no audit.

@@ -9,7 +9,7 @@ call with fresh filters (every weight scaled by numbers drawn from the
 previous call's output), timing each call and committing to every output as
 it goes. After run_stop it checks the last output against the direct
 convolution in numpy (an einsum without BLAS) and answers the runner's
-audit: the runner recomputes four calls per shape with its own convolution.
+audit: the runner checks 28 calls per shape with its own convolution.
 What is yours is the operator, and how many threads it takes.
 
 Single-threaded and deterministic, a re-run with the same seed computes the

@@ -9,7 +9,7 @@ the run's seed (the runner's clock starts) and feeds the samples in batches
 of the recipe's batch size, each batch fresh inputs drawn from the seed and
 the previous batch's logits, timing each batch and committing to its
 logits; after run_stop it answers the runner's audit, which recomputes
-four batches with the runner's own forward pass. The throughput that ranks
+28 batches with the runner's own forward pass. The throughput that ranks
 is the 100,000 samples over the runner's clock. What is yours is the
 network's implementation and how many threads it takes.
 """

@@ -7,8 +7,8 @@ calls this operator once to warm up and then the benchmark's number of
 times, each call on a fresh right operand (its rows scaled by numbers drawn
 from the previous call's output), timing each call and committing to every
 output as it goes. After run_stop it checks the last output against numpy's
-einsum without BLAS and answers the runner's audit: the runner recomputes
-four calls per shape with its own GEMM. What is yours is the operator, and
+einsum without BLAS and answers the runner's audit: the runner checks 28
+calls per shape with its own GEMM. What is yours is the operator, and
 how many threads it takes (the recipe's mutable part).
 
 Single-threaded and deterministic, a re-run with the same seed computes the

@@ -1,0 +1,70 @@
+package harness
+
+import (
+	"math"
+
+	d5list "github.com/deep500/d5list"
+)
+
+// The audit is sized for a stated coverage: a job whose fresh runs skip (or
+// compute wrongly) a share CoverageSkipShare of a section's calls passes
+// every audit with probability at most CoverageEscapeTarget.
+const (
+	CoverageSkipShare    = d5list.AuditSkipShare
+	CoverageEscapeTarget = 1e-3
+)
+
+// auditsPerSection is how many calls of each section the runner checks in
+// every run of a fresh seed, the runs that rank. A job whose fresh runs
+// leave out shares f_1 … f_n of a section's calls (spread over its runs and
+// sections in any way, n = freshRuns runs) escapes k checks of each with
+// probability at most Π (1-f_i)^k ≤ exp(-k Σ f_i) = exp(-k·n·f), f the
+// mean share: k = ln(1/target) / (n·f) makes that the target whatever the
+// spread. Drawing distinct calls, as Challenge does, only lowers it.
+func auditsPerSection(freshRuns int) int {
+	n := max(freshRuns, 1)
+	return int(math.Ceil(math.Log(1/CoverageEscapeTarget) / (float64(n) * CoverageSkipShare)))
+}
+
+// fullChecks is how many of a section's checked calls the runner
+// recomputes whole, for the run's error against the reference
+// (AuditSection.MaxRelError); the rest it checks by a random projection
+// (Freivalds), a matrix-vector product instead of a matrix product, where
+// the section has one.
+const fullChecks = 2
+
+// EscapeProbability is the stated probability that a job whose fresh runs
+// skip a share f of their work (calls of every section, or a training
+// run's epochs) passes every audit of one job. It is 1 for a task whose
+// work the runner samples in none of its runs.
+func (t *Task) EscapeProbability(f float64) float64 {
+	if f <= 0 {
+		return 1
+	}
+	p := 0.0
+	for _, s := range t.sections {
+		// The job escapes if it escapes in its least-audited section: the
+		// cheat puts its skipped work there.
+		p = math.Max(p, s.escape(t, f))
+	}
+	return math.Min(p, 1)
+}
+
+// escape is one section's share of EscapeProbability.
+func (s section) escape(t *Task, f float64) float64 {
+	runs := t.freshRuns
+	if runs == 0 {
+		return 1 // no run of the job is sampled
+	}
+	if s.challenge != nil {
+		// A training run: the first epoch drawn decides a whole epoch left
+		// out (its state moved by nothing: off by the whole step), so a
+		// run that skips a share f of its epochs escapes with about 1-f.
+		return math.Pow(1-f, float64(runs))
+	}
+	k := min(auditsPerSection(t.freshRuns), s.calls)
+	if k >= s.calls {
+		return 0
+	}
+	return math.Exp(-float64(k) * float64(runs) * f)
+}

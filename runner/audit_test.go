@@ -55,6 +55,14 @@ func TestProcessAuditsTheHarnessRun(t *testing.T) {
 		// One product per shape, handed back for every call: the calls'
 		// work skipped, as if done before the window.
 		{"a cached product", "cache = {}\ndef op(x, y, shape):\n    key = (x.shape, y.shape)\n    if key not in cache:\n        cache[key] = x @ y\n    return cache[key]\n", d5list.AuditMismatch, ""},
+		// Garbage for one call in ten of the window (its 18 calls), the
+		// work done only when the audit asks.
+		{"garbage for one call in ten", "n = [0]\ndef op(x, y, shape):\n    n[0] += 1\n    if n[0] <= 18 and n[0] % 10 == 4:\n        return np.zeros((x.shape[0], y.shape[1]))\n    return x @ y\n",
+			d5list.AuditMismatch, "not the one it committed to"},
+		// A NaN in one call's output, given again when the audit asks: no
+		// tolerance judges it, and it is not excused.
+		{"a NaN in one call in ten", "n, bad = [0], set()\ndef op(x, y, shape):\n    n[0] += 1\n    out = x @ y\n    key = y.tobytes()\n    if (n[0] <= 18 and n[0] % 10 == 4) or key in bad:\n        bad.add(key)\n        out[0, 0] = np.nan\n    return out\n",
+			d5list.AuditNonFinite, "is NaN"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

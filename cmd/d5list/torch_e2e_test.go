@@ -77,6 +77,7 @@ func TestTorchExamplesEndToEnd(t *testing.T) {
 	cachedProduct := codeCheat("a cached product", "gemm.py", cachingGEMM, d5list.AuditMismatch)
 	replay := codeCheat("a replayed log", "train.py", replayedTraining, d5list.AuditMissing)
 	shippedWeights := codeCheat("shipped weights", "train.py", shippedTraining, d5list.AuditMismatch)
+	nanMarked := codeCheat("a third of the epochs skipped, marked with a NaN", "train.py", nanMarkedTraining, d5list.AuditNonFinite)
 	for _, ex := range []struct {
 		folder, benchmark string
 		forges            []forgery
@@ -84,7 +85,7 @@ func TestTorchExamplesEndToEnd(t *testing.T) {
 		{"pytorch-gemm", "l0-gemm-torch-cpu", []forgery{cachedProduct}},
 		{"pytorch-conv2d", "l0-conv2d-torch-cpu", nil},
 		{"pytorch-digits-inference", "l1-digits-mlp-inference-torch-cpu", []forgery{throughput}},
-		{"pytorch-digits-mlp", "l2-digits-mlp-torch-cpu", []forgery{accuracy, replay, shippedWeights}},
+		{"pytorch-digits-mlp", "l2-digits-mlp-torch-cpu", []forgery{accuracy, replay, shippedWeights, nanMarked}},
 		{"pytorch-digits-mlp-ddp", "l3-digits-mlp-torch-ddp-cpu", []forgery{accuracy}},
 	} {
 		t.Run(ex.benchmark, func(t *testing.T) {
@@ -263,6 +264,46 @@ for epoch in range(1, tr.epochs + 1):
     tr.commit(epoch, params, zeros)
     log.event("eval_accuracy", 0.98, {"epoch_num": epoch})
 log.end("run_stop", metadata={"status": "success"})
+log.close()
+tr.audit()
+`
+
+// nanMarkedTraining trains the first 20 of the 30 epochs (the target is
+// met by then) and commits the state of each later one unchanged but for a
+// NaN in a momentum buffer: an epoch recomputed from such a state has an
+// error of NaN, which an audit that excused what it cannot judge let pass.
+const nanMarkedTraining = `import os
+import numpy as np
+import torch
+import d5harness
+torch.set_num_threads(1)
+log = d5harness.MLLog()
+tr = d5harness.Training()
+x_train, y_train, x_test, y_test = (torch.from_numpy(a) for a in tr.data())
+log.event("submission_benchmark", os.environ["D5_BENCHMARK"])
+log.event("global_batch_size", tr.batch_size)
+seed = tr.take_seed()
+log.event("seed", seed)
+log.start("run_start")
+model = d5harness.torch_linears(tr.initial_params())
+opt = torch.optim.SGD(model.parameters(), lr=tr.lr, momentum=tr.momentum)
+loss_fn = torch.nn.CrossEntropyLoss()
+acc = 0.0
+for epoch in range(1, tr.epochs + 1):
+    if epoch <= 20:
+        for idx in tr.batches(epoch, len(x_train)):
+            idx = torch.from_numpy(idx)
+            opt.zero_grad()
+            loss_fn(model(x_train[idx]), y_train[idx]).backward()
+            opt.step()
+    params, momentum = d5harness.torch_state(model, opt)
+    if epoch > 20:
+        momentum[0][0][0, 0] = np.nan
+    tr.commit(epoch, params, momentum)
+    with torch.no_grad():
+        acc = (model(x_test).argmax(1) == y_test).float().mean().item()
+    log.event("eval_accuracy", acc, {"epoch_num": epoch})
+log.end("run_stop", metadata={"status": "success" if acc >= tr.task["target"] else "aborted"})
 log.close()
 tr.audit()
 `

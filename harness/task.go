@@ -7,6 +7,9 @@ import (
 	"math"
 	"sync"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/workloads"
 )
@@ -189,8 +192,11 @@ func gemmSection(s workloads.GEMMShape, calls int, tolerance float64) section {
 					b[row*s.N+col] = b0[row*s.N+col] * scale
 				}
 			}
+			// gonum's product in serial tiles (train.go's gemm): pure Go,
+			// another way than the run's BLAS, and ten times the naive
+			// loop's pace at these shapes.
 			ref := make([]float64, s.M*s.N)
-			workloads.GEMMReference(a, b, ref, s.M, s.N, s.K)
+			gemm(blas.NoTrans, blas.NoTrans, s.M, s.N, s.K, a, s.K, b, s.N, ref, s.N)
 			rel, abs := workloads.CompareOutputs(float64s(out), ref)
 			return rel, abs, rel <= tolerance
 		},
@@ -204,12 +210,12 @@ func gemmSection(s workloads.GEMMShape, calls int, tolerance float64) section {
 			for range projections {
 				r := projection(s.N)
 				br, ref, got := make([]float64, s.K), make([]float64, s.M), make([]float64, s.M)
-				workloads.GEMMReference(b, r, br, s.K, 1, s.N)
+				gemv(s.K, s.N, b, r, br)
 				for row := range br {
 					br[row] *= d[row]
 				}
-				workloads.GEMMReference(a, br, ref, s.M, 1, s.K)
-				workloads.GEMMReference(c, r, got, s.M, 1, s.N)
+				gemv(s.M, s.K, a, br, ref)
+				gemv(s.M, s.N, c, r, got)
 				e, _ := workloads.CompareOutputs(got, ref)
 				rel = math.Max(rel, e)
 			}
@@ -334,6 +340,11 @@ func inferenceSection(layers []int, samples, batch int) section {
 }
 
 func fixedSize(n int) func(int) int { return func(int) int { return n } }
+
+// gemv is y = a x, a row-major m x n: gonum's, on one CPU.
+func gemv(m, n int, a, x, y []float64) {
+	blas64.Implementation().Dgemv(blas.NoTrans, m, n, 1, a, n, x, 1, 0, y, 1)
+}
 
 // projections is how many random vectors a projected check draws: an
 // output off by E passes one only where E r is within the tolerance, which

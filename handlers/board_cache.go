@@ -12,10 +12,10 @@ import (
 )
 
 // BoardCache is the service's store of finished board answers (pages,
-// JSON, CSV), made stale whenever the board changes (a verdict, a review,
-// a rescore, a new submission, an edition frozen) and rendered again in
-// the background (leaderboard.Cache.Render). A service without it has
-// every request rendered.
+// JSON, CSV), out of date whenever the board changes (a verdict, a review,
+// a rescore, a new submission, an edition frozen), when the first request
+// after the change renders it again (leaderboard.Cache.Render). A service
+// without it has every request rendered.
 type BoardCache interface {
 	RenderBoard(benchmarkID, variant string, render func() (*leaderboard.Rendered, error)) (*leaderboard.Rendered, leaderboard.Freshness, error)
 }
@@ -41,17 +41,16 @@ func (h *Handler) readSnapshot(ctx context.Context, fn func(ctx context.Context)
 
 // cachedBoard returns the cached answer, or false when the service keeps
 // none or this one may not be kept; the caller then renders as usual.
-// render runs without the request's cancellation, and may run after the
-// request has been answered (a stale answer's rendering, in the
-// background): it must use nothing of the request but ctx's values. It
-// reads under one snapshot (readSnapshot), so that a kept answer, served
-// to every reader until it is rendered again, is all of one moment.
+// render runs without the request's cancellation, as requests that began
+// meanwhile share its answer: it must use nothing of the request but
+// ctx's values. It reads under one snapshot (readSnapshot), so that a
+// kept answer, served to every reader until the board changes, is all of
+// one moment.
 //
 // The answer says in X-D5-Board-Cache whether it was kept and current
-// (hit), kept from before the board's last change (stale: a new one is
-// being rendered), or rendered for this request (miss), and in
-// X-D5-Board-Rendered when its rendering began, for operators and for the
-// load measurements of BENCHMARKS.md.
+// (hit) or rendered for this request or one that began after the board's
+// last change (miss), and in X-D5-Board-Rendered when its rendering
+// began, for operators and for the load measurements of BENCHMARKS.md.
 func (h *Handler) cachedBoard(w http.ResponseWriter, r *http.Request, id, variant string, render func(ctx context.Context) (*leaderboard.Rendered, string, error)) (*leaderboard.Rendered, bool, error) {
 	bc, ok := h.svc.(BoardCache)
 	if !ok {
@@ -86,7 +85,7 @@ func (h *Handler) cachedBoard(w http.ResponseWriter, r *http.Request, id, varian
 // of its own. Each slice's capacity is its length, so that an Add to one
 // answer's header copies rather than writes into the shared array.
 var (
-	hdrCache        = map[leaderboard.Freshness][]string{leaderboard.Hit: {"hit"}, leaderboard.Stale: {"stale"}, leaderboard.Miss: {"miss"}}
+	hdrCache        = map[leaderboard.Freshness][]string{leaderboard.Hit: {"hit"}, leaderboard.Miss: {"miss"}}
 	hdrNoCache      = []string{"no-cache"}
 	hdrVaryEncoding = []string{"Accept-Encoding"}
 	hdrVaryCookie   = []string{"Cookie"}

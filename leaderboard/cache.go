@@ -13,8 +13,10 @@ import (
 // for concurrent use. A board computed while an Invalidate for its
 // benchmark (or an InvalidateAll) happened is returned to its caller but
 // not kept, so a verdict that changes during a computation is never hidden
-// behind a stale board. Rendered answers are kept across changes, marked
-// stale, and rendered again in the background.
+// behind a stale board. Nothing kept from before a change is answered to
+// a request that starts after it: a write brackets its commit with
+// BeginChange and EndChange, and while one is open nothing of its board
+// is kept or answered from the cache.
 type Cache struct {
 	// mu is read-locked for a hit, the one path a cached page takes, so
 	// that concurrent hits do not queue on each other; everything that
@@ -33,10 +35,13 @@ type Cache struct {
 	pageFlights   map[pageKey]*flight[keptPage]
 	pageBytes     int64 // sum of the cached answers' sizes
 	maxBytes      int64 // pageBytes stays at or under this
-	// The stale answers waiting to be rendered again, and whether a
-	// goroutine is rendering them (render_cache.go).
-	rebuilds   []rebuild
-	rebuilding bool
+	// pending counts, per benchmark, the writes between BeginChange and
+	// EndChange: what they change may be committed, so nothing of their
+	// board is current until they end.
+	pending map[string]int
+	// allPending counts the writes between BeginChangeAll and
+	// EndChangeAll, which may change every board.
+	allPending int
 }
 
 type cacheKey struct {
@@ -50,6 +55,10 @@ type flight[V any] struct {
 	done  chan struct{}
 	value V
 	err   error
+	// The generations the computation began at: a request that starts
+	// after a later change does not wait for it, as it may show the
+	// board before that change.
+	gen, allGen uint64
 }
 
 var errComputePanicked = errors.New("leaderboard: computing the board panicked")
@@ -59,6 +68,7 @@ func NewCache() *Cache {
 	return &Cache{
 		boards:  map[cacheKey][]d5list.Entry{},
 		gens:    map[string]uint64{},
+		pending: map[string]int{},
 		flights: map[cacheKey]*flight[[]d5list.Entry]{},
 
 		scored:        map[string]*Scored{},
@@ -103,20 +113,21 @@ func load[K comparable, V any](c *Cache, benchmarkID string, key K, kept map[K]V
 		c.mu.Unlock()
 		return v, nil
 	}
-	if f, ok := flights[key]; ok {
+	if f, ok := flights[key]; ok && c.current(benchmarkID, f.gen, f.allGen) {
 		c.mu.Unlock()
 		<-f.done
 		return f.value, f.err
 	}
-	f := &flight[V]{done: make(chan struct{})}
+	f := &flight[V]{done: make(chan struct{}), gen: c.gens[benchmarkID], allGen: c.allGen}
 	flights[key] = f
-	gen, allGen := c.gens[benchmarkID], c.allGen
 	c.mu.Unlock()
 
 	defer func() {
 		c.mu.Lock()
-		delete(flights, key)
-		if f.err == nil && c.gens[benchmarkID] == gen && c.allGen == allGen {
+		if flights[key] == f {
+			delete(flights, key)
+		}
+		if f.err == nil && c.current(benchmarkID, f.gen, f.allGen) {
 			keep(f.value)
 		}
 		c.mu.Unlock()
@@ -129,11 +140,43 @@ func load[K comparable, V any](c *Cache, benchmarkID string, key K, kept map[K]V
 	return f.value, f.err
 }
 
-// Invalidate drops every cached board of one benchmark, and makes every
-// answer rendered from one stale.
+// current reports whether what was computed at generations gen and allGen
+// still shows benchmarkID's board: no change since, and none open; c.mu
+// is held.
+func (c *Cache) current(benchmarkID string, gen, allGen uint64) bool {
+	return gen == c.gens[benchmarkID] && allGen == c.allGen && c.pending[benchmarkID] == 0 && c.allPending == 0
+}
+
+// BeginChange tells the cache that a write changing benchmarkID's board is
+// about to commit. From now until its EndChange nothing of that board is
+// answered from the cache or kept: a request that starts after the commit
+// but before EndChange reads the store as the commit left it.
+func (c *Cache) BeginChange(benchmarkID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pending[benchmarkID]++
+	c.invalidate(benchmarkID)
+}
+
+// EndChange closes a BeginChange, once the write committed or failed.
+func (c *Cache) EndChange(benchmarkID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pending[benchmarkID]--; c.pending[benchmarkID] <= 0 {
+		delete(c.pending, benchmarkID)
+	}
+	c.invalidate(benchmarkID)
+}
+
+// Invalidate drops every cached board of one benchmark, and every answer
+// rendered from one.
 func (c *Cache) Invalidate(benchmarkID string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.invalidate(benchmarkID)
+}
+
+func (c *Cache) invalidate(benchmarkID string) {
 	c.gens[benchmarkID]++
 	delete(c.scored, benchmarkID)
 	for k := range c.boards {
@@ -143,11 +186,32 @@ func (c *Cache) Invalidate(benchmarkID string) {
 	}
 }
 
-// InvalidateAll drops every cached board, and makes every rendered answer
-// stale.
+// BeginChangeAll is BeginChange for a write that may change every board
+// (an edition frozen, an organisation confirmed, a job that does not say
+// its benchmark given up or cancelled).
+func (c *Cache) BeginChangeAll() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.allPending++
+	c.invalidateAll()
+}
+
+// EndChangeAll closes a BeginChangeAll.
+func (c *Cache) EndChangeAll() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.allPending = max(c.allPending-1, 0)
+	c.invalidateAll()
+}
+
+// InvalidateAll drops every cached board and every rendered answer.
 func (c *Cache) InvalidateAll() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.invalidateAll()
+}
+
+func (c *Cache) invalidateAll() {
 	c.allGen++
 	clear(c.boards)
 	clear(c.scored)

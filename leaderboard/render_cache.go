@@ -94,30 +94,25 @@ type Freshness int
 const (
 	// Hit: a kept answer rendered after the board's last change.
 	Hit Freshness = iota
-	// Stale: the kept answer rendered before the board's last change;
-	// a new one is being rendered in the background.
-	Stale
-	// Miss: none was kept; the answer was rendered for the request.
+	// Miss: none current was kept; the answer was rendered for the
+	// request (or for one that began after the board's last change, and
+	// shared).
 	Miss
 )
 
 func (f Freshness) String() string {
-	switch f {
-	case Hit:
+	if f == Hit {
 		return "hit"
-	case Stale:
-		return "stale"
 	}
 	return "miss"
 }
 
 // keptPage is a kept answer, with the generations of its benchmark and of
 // everything when its rendering began: it is current while both still
-// are. Only rebuilding changes once kept, under the cache's lock.
+// are and no change of its board is open.
 type keptPage struct {
 	page        *Rendered
 	gen, allGen uint64
-	rebuilding  bool
 }
 
 // Render returns benchmarkID's answer for variant. variant must name
@@ -127,47 +122,44 @@ type keptPage struct {
 // session's name, its CSRF token) must never be rendered into a cached
 // answer; callers render those pages without the cache.
 //
-// A kept answer is never rendered again on a request: after a change of
-// its board (Invalidate, InvalidateAll) it is still answered, Stale,
-// while render makes the new one in the background, a board at a time on
-// one goroutine, so that a stream of changes costs the readers nothing
-// and the rendering at most a core. Only an answer that is not kept at
-// all is rendered for the request that asks first (Miss), shared with
-// the requests that ask meanwhile; errors are answered and not kept.
-// render must not use the request it came with: its background runs
-// outlive it. Answers larger than a quarter of the bound are not kept.
+// A kept answer is answered only while it is current (Hit): after a change
+// of its board (BeginChange, Invalidate, InvalidateAll) the first request
+// renders it again, and the requests that start meanwhile share that
+// rendering (Miss). A rendering that began before a change is answered to
+// its own request, which began before the change too, and is neither
+// kept nor shared with later ones. Errors are answered and not kept.
+// render must not use the request it came with beyond its values: it
+// serves the requests that share it. Answers larger than a quarter of the
+// bound are not kept.
 func (c *Cache) Render(benchmarkID, variant string, render func() (*Rendered, error)) (*Rendered, Freshness, error) {
 	key := pageKey{benchmarkID, variant}
 	c.mu.RLock()
 	k, ok := c.pages[key]
-	fresh := ok && k.gen == c.gens[benchmarkID] && k.allGen == c.allGen
+	fresh := ok && c.current(benchmarkID, k.gen, k.allGen)
 	c.mu.RUnlock()
 	if fresh {
 		return k.page, Hit, nil
 	}
 	c.mu.Lock()
-	if k, ok := c.pages[key]; ok {
-		// Stale (or kept by another request between the two locks).
-		f := Hit
-		if k.gen != c.gens[benchmarkID] || k.allGen != c.allGen {
-			f = Stale
-			c.rebuildLater(key, k, render)
-		}
+	if k, ok := c.pages[key]; ok && c.current(benchmarkID, k.gen, k.allGen) {
+		// Kept by another request between the two locks.
 		c.mu.Unlock()
-		return k.page, f, nil
+		return k.page, Hit, nil
 	}
-	if f, ok := c.pageFlights[key]; ok {
+	if f, ok := c.pageFlights[key]; ok && c.current(benchmarkID, f.gen, f.allGen) {
 		c.mu.Unlock()
 		<-f.done
 		return f.value.page, Miss, f.err
 	}
-	f := &flight[keptPage]{done: make(chan struct{})}
+	f := &flight[keptPage]{done: make(chan struct{}), gen: c.gens[benchmarkID], allGen: c.allGen}
 	c.pageFlights[key] = f
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
-		delete(c.pageFlights, key)
-		if f.err == nil {
+		if c.pageFlights[key] == f {
+			delete(c.pageFlights, key)
+		}
+		if f.err == nil && c.current(benchmarkID, f.value.gen, f.value.allGen) {
 			c.keepPage(key, f.value)
 		}
 		c.mu.Unlock()
@@ -176,17 +168,14 @@ func (c *Cache) Render(benchmarkID, variant string, render func() (*Rendered, er
 	// If render panics the deferred release still runs; the waiters must
 	// then see a failure, not an empty answer, and nothing is kept.
 	f.err = errComputePanicked
-	f.value, f.err = c.renderKept(key.benchmark, render)
+	f.value, f.err = c.renderKept(f.gen, f.allGen, render)
 	return f.value.page, Miss, f.err
 }
 
 // renderKept renders an answer and notes the generations it was rendered
 // from: those of when it began, so that a change during the rendering
-// leaves it stale.
-func (c *Cache) renderKept(benchmarkID string, render func() (*Rendered, error)) (keptPage, error) {
-	c.mu.RLock()
-	gen, allGen := c.gens[benchmarkID], c.allGen
-	c.mu.RUnlock()
+// leaves it out of date.
+func (c *Cache) renderKept(gen, allGen uint64, render func() (*Rendered, error)) (keptPage, error) {
 	began := time.Now()
 	p, err := render()
 	if err == nil && p == nil {
@@ -202,59 +191,6 @@ func (c *Cache) renderKept(benchmarkID string, render func() (*Rendered, error))
 }
 
 var errNoAnswer = errors.New("leaderboard: rendering gave no answer")
-
-// rebuildLater queues a stale answer's rendering, once; c.mu is held.
-func (c *Cache) rebuildLater(key pageKey, k *keptPage, render func() (*Rendered, error)) {
-	if k.rebuilding {
-		return
-	}
-	k.rebuilding = true
-	c.rebuilds = append(c.rebuilds, rebuild{key, render})
-	if !c.rebuilding {
-		c.rebuilding = true
-		go c.rebuildQueued()
-	}
-}
-
-type rebuild struct {
-	key    pageKey
-	render func() (*Rendered, error)
-}
-
-// rebuildQueued renders the queued answers one after the other, and ends
-// when none is left. A rendering that fails or panics drops the stale
-// answer: the next request renders it, and answers with its error (a
-// page past the board's new last one, an export grown too long to keep).
-func (c *Cache) rebuildQueued() {
-	for {
-		c.mu.Lock()
-		if len(c.rebuilds) == 0 {
-			c.rebuilding = false
-			c.mu.Unlock()
-			return
-		}
-		r := c.rebuilds[0]
-		c.rebuilds = c.rebuilds[1:]
-		c.mu.Unlock()
-		page, err := c.renderRecovered(r)
-		c.mu.Lock()
-		if err == nil {
-			c.keepPage(r.key, page)
-		} else if k, ok := c.pages[r.key]; ok {
-			c.dropPage(r.key, k)
-		}
-		c.mu.Unlock()
-	}
-}
-
-func (c *Cache) renderRecovered(r rebuild) (page keptPage, err error) {
-	defer func() {
-		if recover() != nil {
-			err = errComputePanicked
-		}
-	}()
-	return c.renderKept(r.key.benchmark, r.render)
-}
 
 // keepPage stores p, dropping other answers while the bound would be
 // passed. Map order is random, so what goes is a random pick: no visitor
@@ -296,7 +232,7 @@ func (c *Cache) SetMaxRenderedBytes(n int64) {
 	}
 }
 
-// RenderedLen is the number of kept answers, current or stale, and their
+// RenderedLen is the number of kept answers, current or out of date, and their
 // accounted bytes.
 func (c *Cache) RenderedLen() (n int, bytes int64) {
 	c.mu.RLock()

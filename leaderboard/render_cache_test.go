@@ -21,28 +21,11 @@ func renderOf(n *atomic.Int32, body string) func() (*Rendered, error) {
 	}
 }
 
-// awaitFresh asks for bench's variant until the answer is current, and
-// returns it; a stale answer's rendering runs in the background.
-func awaitFresh(t *testing.T, c *Cache, bench, variant string, render func() (*Rendered, error)) *Rendered {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		p, f, err := c.Render(bench, variant, render)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if f == Hit {
-			return p
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s %s still %v after 10 s", bench, variant, f)
-		}
-	}
-}
-
-// An answer is rendered once and kept; a change of its board leaves it
-// kept but stale: it is still answered, at once, while the new one is
-// rendered in the background, once however many ask; the other boards'
-// answers stay current. InvalidateAll makes every answer stale.
+// An answer is rendered once and kept; after a change of its board the
+// first request renders it again, and the requests that start while that
+// rendering runs share it: none is answered the kept answer from before
+// the change. The other boards' answers stay current; InvalidateAll makes
+// every answer out of date.
 func TestRenderCacheHitsAndInvalidation(t *testing.T) {
 	c := NewCache()
 	var renders atomic.Int32
@@ -60,9 +43,6 @@ func TestRenderCacheHitsAndInvalidation(t *testing.T) {
 	}
 
 	c.Invalidate("a")
-	if n, _ := c.RenderedLen(); n != 3 {
-		t.Fatalf("after Invalidate(a) RenderedLen %d, want the 3 still kept", n)
-	}
 	release := make(chan struct{})
 	var rebuilds atomic.Int32
 	slow := func() (*Rendered, error) {
@@ -70,25 +50,39 @@ func TestRenderCacheHitsAndInvalidation(t *testing.T) {
 		<-release
 		return NewRendered("text/plain", []byte("three")), nil
 	}
-	for range 5 {
-		if p, f, err := c.Render("a", "html", slow); p != a || f != Stale || err != nil {
-			t.Fatalf("after Invalidate(a): %q %v %v, want the kept answer, stale", p.Body, f, err)
-		}
+	var wg sync.WaitGroup
+	answers := make([]*Rendered, 5)
+	for i := range answers {
+		wg.Go(func() {
+			p, f, err := c.Render("a", "html", slow)
+			if f != Miss || err != nil {
+				t.Errorf("after Invalidate(a): %v %v, want the new rendering", f, err)
+			}
+			answers[i] = p
+		})
+	}
+	for rebuilds.Load() == 0 {
+		time.Sleep(time.Millisecond)
 	}
 	if p, f, _ := c.Render("b", "html", renderOf(&renders, "x")); p != other || f != Hit {
 		t.Fatalf("another board's answer after Invalidate(a): %q %v", p.Body, f)
 	}
 	close(release)
-	if p := awaitFresh(t, c, "a", "html", slow); string(p.Body) != "three" || p.ETag == a.ETag || rebuilds.Load() != 1 {
-		t.Fatalf("after the rebuild: %q, ETag %s (was %s), %d renderings for 5 stale answers", p.Body, p.ETag, a.ETag, rebuilds.Load())
+	wg.Wait()
+	for _, p := range answers {
+		if string(p.Body) != "three" {
+			t.Fatalf("a request after the change got %q, want the answer rendered after it", p.Body)
+		}
+	}
+	if p, f, _ := c.Render("a", "html", slow); string(p.Body) != "three" || f != Hit || rebuilds.Load() != 1 {
+		t.Fatalf("after the rebuild: %q %v, %d renderings for 5 requests", p.Body, f, rebuilds.Load())
 	}
 
 	c.InvalidateAll()
 	for _, k := range []pageKey{{"a", "html"}, {"a", "json"}, {"b", "html"}} {
-		if _, f, _ := c.Render(k.benchmark, k.variant, renderOf(&renders, "four")); f != Stale {
-			t.Errorf("%v after InvalidateAll: %v, want stale", k, f)
+		if p, f, _ := c.Render(k.benchmark, k.variant, renderOf(&renders, "four")); f != Miss || string(p.Body) != "four" {
+			t.Errorf("%v after InvalidateAll: %q %v, want a new rendering", k, p.Body, f)
 		}
-		awaitFresh(t, c, k.benchmark, k.variant, renderOf(&renders, "four"))
 	}
 	// Errors are answered and not kept.
 	boom := errors.New("boom")
@@ -101,31 +95,74 @@ func TestRenderCacheHitsAndInvalidation(t *testing.T) {
 }
 
 // An answer rendered for a request while its board changed may show the
-// old verdict: it is answered, and kept as stale, so that the next
-// request has it rendered again.
-func TestRenderDuringInvalidationIsKeptStale(t *testing.T) {
+// old verdict: it is answered to that request, which began before the
+// change, and neither kept nor shared with a request that begins after.
+func TestRenderAcrossAChangeIsNotKept(t *testing.T) {
 	for _, change := range []func(c *Cache){
 		func(c *Cache) { c.Invalidate("a") },
 		func(c *Cache) { c.InvalidateAll() },
+		func(c *Cache) { c.BeginChange("a"); c.EndChange("a") },
 	} {
 		c := NewCache()
-		p, f, _ := c.Render("a", "html", func() (*Rendered, error) {
-			change(c)
-			return NewRendered("text/plain", []byte("old")), nil
-		})
-		if string(p.Body) != "old" || f != Miss {
-			t.Fatalf("the caller got %q %v", p.Body, f)
+		changed, release := make(chan struct{}), make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			p, f, _ := c.Render("a", "html", func() (*Rendered, error) {
+				change(c)
+				close(changed)
+				<-release
+				return NewRendered("text/plain", []byte("old")), nil
+			})
+			if string(p.Body) != "old" || f != Miss {
+				t.Errorf("the caller got %q %v", p.Body, f)
+			}
+		}()
+		<-changed
+		// Begun after the change, while the old rendering still runs.
+		if p, f, _ := c.Render("a", "html", func() (*Rendered, error) { return NewRendered("text/plain", []byte("new")), nil }); f != Miss || string(p.Body) != "new" {
+			t.Fatalf("a request after the change: %q %v, want its own rendering", p.Body, f)
 		}
-		if _, f, _ := c.Render("a", "html", func() (*Rendered, error) { return NewRendered("text/plain", []byte("new")), nil }); f != Stale {
-			t.Fatalf("an answer rendered across a change: %v, want stale", f)
+		close(release)
+		<-done
+		if p, f, _ := c.Render("a", "html", func() (*Rendered, error) { return NewRendered("text/plain", []byte("newer")), nil }); string(p.Body) == "old" {
+			t.Fatalf("the answer rendered across the change was kept: %q %v", p.Body, f)
 		}
 	}
 }
 
-// A stale answer whose rendering fails (or panics) is dropped: the next
-// request renders it and answers with the error, such as a page past the
-// last one of a board that has shrunk.
-func TestFailedRebuildDropsTheAnswer(t *testing.T) {
+// Between a write's BeginChange and its EndChange (its commit happens in
+// between) no answer of its board is kept or answered from the cache: a
+// request that starts after the commit reads the store as it left it.
+func TestNothingIsKeptWhileAChangeIsOpen(t *testing.T) {
+	c := NewCache()
+	var renders atomic.Int32
+	c.Render("a", "html", renderOf(&renders, "before"))
+	c.Render("b", "html", renderOf(&renders, "b"))
+	c.BeginChange("a")
+	for _, body := range []string{"committed", "again"} {
+		if p, f, _ := c.Render("a", "html", renderOf(&renders, body)); f != Miss || string(p.Body) != body {
+			t.Fatalf("while the change is open: %q %v, want a rendering of its own", p.Body, f)
+		}
+	}
+	entries, _ := c.Get("a", Options{}, func() ([]d5list.Entry, error) { return []d5list.Entry{{SubmissionID: 1}}, nil })
+	if got, _ := c.Get("a", Options{}, func() ([]d5list.Entry, error) { return []d5list.Entry{{SubmissionID: 2}}, nil }); len(entries) != 1 || got[0].SubmissionID != 2 {
+		t.Fatalf("a board computed while the change is open was kept: %+v", got)
+	}
+	if _, f, _ := c.Render("b", "html", renderOf(&renders, "x")); f != Hit {
+		t.Fatalf("another board while a's change is open: %v, want a hit", f)
+	}
+	c.EndChange("a")
+	c.Render("a", "html", renderOf(&renders, "after"))
+	if p, f, _ := c.Render("a", "html", renderOf(&renders, "x")); f != Hit || string(p.Body) != "after" {
+		t.Fatalf("after the change ended: %q %v, want the answer rendered since kept", p.Body, f)
+	}
+}
+
+// A rendering that fails (or panics) after a change is answered with its
+// error and keeps nothing, such as a page past the last one of a board
+// that has shrunk.
+func TestFailedRenderingKeepsNothing(t *testing.T) {
 	for _, fail := range []func() (*Rendered, error){
 		func() (*Rendered, error) { return nil, errors.New("page 5 of this board does not exist") },
 		func() (*Rendered, error) { panic("a template broke") },
@@ -134,17 +171,12 @@ func TestFailedRebuildDropsTheAnswer(t *testing.T) {
 		var renders atomic.Int32
 		c.Render("a", "html?page=5", renderOf(&renders, "page 5"))
 		c.Invalidate("a")
-		if _, f, _ := c.Render("a", "html?page=5", fail); f != Stale {
-			t.Fatalf("after the change: %v, want stale", f)
-		}
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-			if n, _ := c.RenderedLen(); n == 0 {
-				break
+		func() {
+			defer func() { _ = recover() }()
+			if _, f, err := c.Render("a", "html?page=5", fail); f != Miss || err == nil {
+				t.Fatalf("after the change: %v %v, want the rendering's error", f, err)
 			}
-			if time.Now().After(deadline) {
-				t.Fatal("the answer whose rendering failed is still kept after 10 s")
-			}
-		}
+		}()
 		if _, f, err := c.Render("a", "html?page=5", func() (*Rendered, error) { return nil, errors.New("not found") }); f != Miss || err == nil {
 			t.Fatalf("the next request: %v %v, want its own rendering's error", f, err)
 		}

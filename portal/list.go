@@ -176,6 +176,12 @@ func (s *Service) FreezeEdition(ctx context.Context, user *d5list.User, name str
 		}
 		boards = append(boards, *board)
 	}
+	// Every live board's rank changes and edition link are against the
+	// latest edition, and every page charts the editions: nothing is kept
+	// or answered from the cache from before the commit until the list
+	// holds the new edition.
+	s.cache.BeginChangeAll()
+	defer s.cache.EndChangeAll()
 	ed, err := es.FreezeEdition(ctx, name, user.Name, boards)
 	if err != nil {
 		return nil, err
@@ -186,9 +192,6 @@ func (s *Service) FreezeEdition(ctx context.Context, user *d5list.User, name str
 		s.list.development = withDevelopment(s.list.development, ed)
 	}
 	s.list.mu.Unlock()
-	// Every live board's rank changes and edition link are against the
-	// latest edition, and every page charts the editions.
-	s.cache.InvalidateAll()
 	s.log.Info("edition frozen", "name", name, "by", user.Name, "boards", len(boards))
 	return ed, nil
 }

@@ -113,7 +113,7 @@ func New(st Store, blobs Blobs, cfg Config, log *slog.Logger) *Service {
 	s := &Service{store: st, blobs: blobs, cfg: cfg, log: log, cache: leaderboard.NewCache(), pool: newDispatcher(),
 		queue: queueSnapshot{now: time.Now}}
 	if n, ok := st.(BoardChangeNotifier); ok {
-		n.NotifyBoardChanges(s.boardChanged)
+		n.NotifyBoardChanges(s.cache.BeginChange, s.boardChanged)
 	}
 	return s
 }
@@ -123,14 +123,15 @@ func New(st Store, blobs Blobs, cfg Config, log *slog.Logger) *Service {
 // changed, whichever write it was (store.DB.NotifyBoardChanges), so that
 // the cached boards follow the store, not a list of the service's calls.
 type BoardChangeNotifier interface {
-	NotifyBoardChanges(fn func(benchmarkID string))
+	NotifyBoardChanges(begin, end func(benchmarkID string))
 }
 
-// boardChanged drops a benchmark's cached boards after a write changed
-// them, and counts the change for the live views.
+// boardChanged drops a benchmark's cached boards once a write that changed
+// them committed (the cache kept none since its BeginChange), and counts
+// the change for the live views.
 func (s *Service) boardChanged(benchmarkID string) {
+	s.cache.EndChange(benchmarkID)
 	s.changed()
-	s.cache.Invalidate(benchmarkID)
 }
 
 // Authenticate returns the user owning an API token.
@@ -313,13 +314,15 @@ func (s *Service) Fail(ctx context.Context, jobID int64, secret, message string)
 			queued = j.CreatedAt
 		}
 	}
-	if err := s.store.FailJob(ctx, jobID, secret, message); err != nil {
+	// A job given up takes its submission off the boards that include
+	// unverified ones; the job does not say which benchmark it was.
+	s.cache.BeginChangeAll()
+	err := s.store.FailJob(ctx, jobID, secret, message)
+	s.cache.EndChangeAll()
+	if err != nil {
 		return err
 	}
 	s.changed()
-	// A job given up takes its submission off the boards that include
-	// unverified ones; the job does not say which benchmark it was.
-	s.cache.InvalidateAll()
 	if s.cfg.OnJobEnd != nil && !queued.IsZero() {
 		s.cfg.OnJobEnd("failed", time.Since(queued))
 	}

@@ -354,11 +354,13 @@ func (s *Service) ConfirmOrganisation(ctx context.Context, user *d5list.User, us
 	if !ok {
 		return d5list.Errorf(d5list.EUNAVAILABLE, "this store keeps no organisations")
 	}
-	if err := orgs.SetOrganisation(ctx, userID, organisation); err != nil {
+	s.cache.BeginChangeAll()
+	err := orgs.SetOrganisation(ctx, userID, organisation)
+	s.cache.EndChangeAll()
+	if err != nil {
 		return err
 	}
 	s.changed()
-	s.cache.InvalidateAll()
 	s.log.Info("organisation confirmed", "user_id", userID, "organisation", d5list.CleanOrganisation(organisation), "by", user.Name)
 	return nil
 }

@@ -232,14 +232,16 @@ func (s *Service) CancelJob(ctx context.Context, user *d5list.User, jobID int64)
 	if err != nil {
 		return err
 	}
-	if err := ps.CancelJob(ctx, jobID); err != nil {
-		return err
-	}
-	s.changed()
 	// The cancelled submission leaves the boards that include unverified
 	// ones; the job id does not say which benchmark it was, and cancels
 	// are rare.
-	s.cache.InvalidateAll()
+	s.cache.BeginChangeAll()
+	err = ps.CancelJob(ctx, jobID)
+	s.cache.EndChangeAll()
+	if err != nil {
+		return err
+	}
+	s.changed()
 	s.log.Info("job cancelled", "job", jobID, "by", user.Name)
 	return nil
 }

@@ -55,18 +55,24 @@ type DB struct {
 	// MaxAttempts is given to new jobs.
 	MaxAttempts int
 
-	// onBoardChange is told, after each commit, of every benchmark whose
+	// onBoardChange is told, around each commit, of every benchmark whose
 	// board rows the transaction changed (NotifyBoardChanges).
-	onBoardChange atomic.Pointer[func(benchmarkID string)]
+	onBoardChange atomic.Pointer[boardListener]
 }
 
-// NotifyBoardChanges has fn told, after every commit of this process that
-// changed a benchmark's board rows, that benchmark's id: the one place
-// where every such write (upload, lease, an expired lease settled,
-// verdict, review, rebuild) is seen, so that whoever keeps boards drops
-// them without knowing which store method changed what. There is one
+type boardListener struct{ begin, end func(benchmarkID string) }
+
+// NotifyBoardChanges has begin told, just before every commit of this
+// process that changed a benchmark's board rows, that benchmark's id, and
+// end told after the commit (or its failure): the one place where every
+// such write (upload, lease, an expired lease settled, verdict, review,
+// rebuild) is seen, so that whoever keeps boards drops them without
+// knowing which store method changed what, and keeps nothing between the
+// commit and end, where a reader already sees the write. There is one
 // listener; a second call replaces the first.
-func (db *DB) NotifyBoardChanges(fn func(benchmarkID string)) { db.onBoardChange.Store(&fn) }
+func (db *DB) NotifyBoardChanges(begin, end func(benchmarkID string)) {
+	db.onBoardChange.Store(&boardListener{begin, end})
+}
 
 // Open opens (creating if needed) the data folder dir, applies pending
 // migrations and removes blob uploads a crash left behind.
@@ -185,13 +191,20 @@ func (db *DB) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		tx.Rollback()
 		return noSpace(err)
 	}
-	if err := tx.Commit(); err != nil {
-		return noSpace(fmt.Errorf("store: commit: %w", err))
-	}
-	if notify := db.onBoardChange.Load(); notify != nil {
+	listener := db.onBoardChange.Load()
+	if listener != nil {
 		for id := range boards {
-			(*notify)(id)
+			listener.begin(id)
 		}
+	}
+	err = tx.Commit()
+	if listener != nil {
+		for id := range boards {
+			listener.end(id)
+		}
+	}
+	if err != nil {
+		return noSpace(fmt.Errorf("store: commit: %w", err))
 	}
 	return nil
 }

@@ -73,7 +73,7 @@ func churnBench(bin, data, benchmark, kinds string, rate float64, clients int, d
 		page     int
 		start    int64 // wall clock, ns
 		latency  time.Duration
-		cache    string // X-D5-Board-Cache: hit, stale or miss
+		cache    string // X-D5-Board-Cache: hit or miss
 		rendered int64  // X-D5-Board-Rendered, ns
 	}
 	var mu sync.Mutex

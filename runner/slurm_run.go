@@ -76,7 +76,7 @@ func (s *Slurm) Execute(ctx context.Context, spec d5list.JobSpec) ([]d5list.RunL
 func (s *Slurm) run(ctx context.Context, spec d5list.JobSpec, task *harness.Task, job, entry string, mode os.FileMode, i int, seed int64) ([]byte, *d5list.RunClock, error) {
 	deadline, _ := ctx.Deadline()
 	left := time.Until(deadline)
-	l, err := hostLayout(job, s.opts.DataDir, i)
+	l, err := hostLayout(job, s.opts.DataDir)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -84,7 +84,7 @@ func (s *Slurm) run(ctx context.Context, spec d5list.JobSpec, task *harness.Task
 	// the log is a file there and the gate a file holding the seed from the
 	// start: a Slurm run's window is its log's (docs/SECURITY.md).
 	l.result, l.gate = filepath.Join(l.run, "result.txt"), filepath.Join(l.run, "gate.json")
-	if err := writeGateFile(l.gate, i, seed); err != nil {
+	if err := writeGateFile(l.gate, seed); err != nil {
 		return nil, nil, err
 	}
 	argv, err := entryArgv(filepath.Join(l.bundle, filepath.FromSlash(entry)), mode)
@@ -94,7 +94,7 @@ func (s *Slurm) run(ctx context.Context, spec d5list.JobSpec, task *harness.Task
 	script := filepath.Join(l.run, "batch.sh")
 	output := filepath.Join(l.run, "slurm.out")
 	workers, _ := spec.Benchmark.FixedWorkers()
-	env := runEnv(spec, l, i, gpuShare{}, nil)
+	env := runEnv(spec, l, gpuShare{}, nil)
 	if task != nil {
 		env = append(env, "D5_TASK="+task.JSON())
 	}

@@ -95,7 +95,7 @@ func TestSlurmRunsEachSeed(t *testing.T) {
 		if !found {
 			t.Errorf("log %d does not carry seed %d:\n%s", i, spec.Seeds[i], l.Log)
 		}
-		want := fmt.Sprintf("%d run %d of 2 done", i, i)
+		want := fmt.Sprintf("%d seed %d done", i, spec.Seeds[i])
 		mu.Lock()
 		if !strings.Contains(strings.Join(lines, "\n"), want) {
 			t.Errorf("OnLine never saw %q in %q", want, lines)

@@ -101,7 +101,7 @@ func (s *Slurm) run(ctx context.Context, spec d5list.JobSpec, task *harness.Task
 	if err := os.WriteFile(script, []byte(s.batchScript(env, l.bundle, argv, workers)), 0o755); err != nil {
 		return nil, nil, err
 	}
-	id, err := s.submit(ctx, s.sbatchArgs(spec, i, left, output, l.bundle, script))
+	id, err := s.submit(ctx, s.sbatchArgs(spec, left, output, l.bundle, script))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -133,13 +133,14 @@ func (s *Slurm) run(ctx context.Context, spec d5list.JobSpec, task *harness.Task
 
 // sbatchArgs asks for the benchmark's accelerators and the time left to the
 // job, rounded up to whole minutes as Slurm counts them.
-func (s *Slurm) sbatchArgs(spec d5list.JobSpec, i int, left time.Duration, output, dir, script string) []string {
+func (s *Slurm) sbatchArgs(spec d5list.JobSpec, left time.Duration, output, dir, script string) []string {
 	mins := int((left + time.Minute - 1) / time.Minute)
 	if mins < 1 {
 		mins = 1
 	}
 	a := []string{"--parsable",
-		"--job-name=d5-" + strconv.FormatInt(spec.JobID, 10) + "-" + strconv.Itoa(i),
+		// The run reads its Slurm job's name ($SLURM_JOB_NAME): no run index.
+		"--job-name=d5-" + strconv.FormatInt(spec.JobID, 10),
 		"--output=" + output,
 		"--time=" + strconv.Itoa(mins),
 		"--chdir=" + dir,

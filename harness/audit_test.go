@@ -71,7 +71,7 @@ func runPythonHarness(t *testing.T, task *Task, seed int64, code, call string, c
 	py := python(t)
 	dir := t.TempDir()
 	logPath, gate, audit, revealed := filepath.Join(dir, "log"), filepath.Join(dir, "gate"), filepath.Join(dir, "audit"), filepath.Join(dir, "revealed")
-	if err := os.WriteFile(gate, []byte(fmt.Sprintf("{\"seed\": %d, \"run\": 0}\n", seed)), 0o644); err != nil {
+	if err := os.WriteFile(gate, []byte(fmt.Sprintf("{\"seed\": %d}\n", seed)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// The challenge must exist before the run reads it; a file cannot wait

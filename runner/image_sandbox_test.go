@@ -348,7 +348,7 @@ func TestImageSandboxMountsGPUPathsOnItsReadOnlyRoot(t *testing.T) {
 	if _, err := unpackImage(context.Background(), archive, rootfs, DefaultImageLimits()); err != nil {
 		t.Fatal(err)
 	}
-	host, err := hostLayout(job, "", 0)
+	host, err := hostLayout(job, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,7 +371,13 @@ func TestImageSandboxMountsGPUPathsOnItsReadOnlyRoot(t *testing.T) {
 	if !strings.Contains(strings.Join(args, " "), "--ro-bind-try /sys/bus/pci /sys/bus/pci") {
 		t.Fatalf("the sandbox's arguments leave /sys/bus/pci out: %q", args)
 	}
-	cmd := exec.Command(args[0], append(args[1:], "/usr/lib/probe/probe")...)
+	argv, opts, err := p.sandboxCommand(args, []string{"/usr/lib/probe/probe"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer opts.Close()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.ExtraFiles = []*os.File{opts}
 	cmd.Env = hostEnv
 	out, err := cmd.CombinedOutput()
 	b, logErr := win.close(&d5list.RunClock{})

@@ -150,12 +150,14 @@ func checkEntrypoint(e string) (string, error) {
 
 // prepareJob makes <work>/d5job-*/bundle with the extracted bundle. The job
 // folder is world-traversable so that the sandbox user can reach the bind
-// sources.
+// sources. Its name is random only: a run sees it (its bind mounts'
+// sources, in /proc/self/mountinfo), and the job's id is not the run's to
+// know.
 func prepareJob(ctx context.Context, fetch FetchFunc, spec d5list.JobSpec, work string, lim bundle.Limits) (string, error) {
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return "", err
 	}
-	job, err := os.MkdirTemp(work, fmt.Sprintf("d5job-%d-", spec.JobID))
+	job, err := os.MkdirTemp(work, "d5job-")
 	if err != nil {
 		return "", err
 	}

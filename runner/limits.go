@@ -47,8 +47,9 @@ func (p *Process) rlimits(spec d5list.JobSpec) ResourceLimits {
 	return l
 }
 
-// prlimitArgs sets the rlimits inside the sandbox, after bwrap has set it
-// up (bwrap itself needs to fork). Memory is RLIMIT_DATA rather than
+// prlimitArgs sets the rlimits on the sandbox from outside, bwrap and all,
+// which they leave room for (bwrap's setup forks twice and uses little
+// memory): see startArgv. Memory is RLIMIT_DATA rather than
 // RLIMIT_AS: CUDA reserves terabytes of address space it never touches, so
 // an address-space limit would break every GPU run, while RLIMIT_DATA
 // counts only private writable memory. Where the job has a cgroup, its

@@ -11,7 +11,6 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -199,10 +198,20 @@ type layout struct {
 	devices []string
 }
 
-// hostLayout is run i's folders on the host, with its scratch folder made.
-func hostLayout(job, dataDir string, i int) (layout, error) {
-	run := filepath.Join(job, fmt.Sprintf("run-%d", i))
-	ctl := filepath.Join(job, fmt.Sprintf("ctl-%d", i))
+// hostLayout is a run's folders on the host, with its scratch folder made.
+// Every run of a job has the same ones, emptied of the run before's: a
+// run sees its folders' host paths (a bind mount's source is in
+// /proc/self/mountinfo; unsandboxed, they are its paths), which must not
+// tell it which of the job's runs it is. The control folder is made by
+// openWindow.
+func hostLayout(job, dataDir string) (layout, error) {
+	run := filepath.Join(job, "run")
+	ctl := filepath.Join(job, "ctl")
+	for _, d := range []string{run, ctl} {
+		if err := os.RemoveAll(d); err != nil {
+			return layout{}, err
+		}
+	}
 	l := layout{
 		bundle:  filepath.Join(job, "bundle"),
 		run:     run,
@@ -218,7 +227,7 @@ func hostLayout(job, dataDir string, i int) (layout, error) {
 
 func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry string, mode os.FileMode, i int, seed int64, pj *processJob) ([]byte, *d5list.RunClock, error) {
 	gpus, img, dropUID := pj.gpus, pj.img, pj.dropUID
-	host, err := hostLayout(job, p.opts.DataDir, i)
+	host, err := hostLayout(job, p.opts.DataDir)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -241,11 +250,11 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	if err != nil {
 		return nil, nil, err
 	}
-	entryArgs := len(argv)
-	env := runEnv(spec, in, i, gpus, pj.task)
+	env := runEnv(spec, in, gpus, pj.task)
 	if len(p.opts.ExtraPath) > 0 {
 		env[0] = "PATH=" + strings.Join(p.opts.ExtraPath, ":") + ":" + strings.TrimPrefix(env[0], "PATH=")
 	}
+	var sandbox []string // bwrap's options; none unsandboxed
 	switch {
 	case img.rootfs != "":
 		// The image's own environment (its PATH, its library paths), then
@@ -258,28 +267,36 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 			env = env[1:]
 		}
 		env = append(slices.Clone(img.env), env...)
-		// The image has no prlimit of its own: the limits are set on the
-		// sandbox from outside, bwrap and all, which they leave room for.
-		argv = append(p.prlimitArgs(spec), append(p.bwrapImageArgs(img.rootfs, host, in, env, spec), argv...)...)
+		sandbox = p.bwrapImageArgs(img.rootfs, host, in, env, spec)
 	case p.bwrap != "":
-		argv = append(p.bwrapArgs(host, in, env, spec), append(p.prlimitArgs(spec), argv...)...)
+		sandbox = p.bwrapArgs(host, in, env, spec)
+	}
+	argv, opts, err := p.startArgv(spec, sandbox, argv)
+	if err != nil {
+		return nil, nil, err
+	}
+	if opts != nil {
+		defer opts.Close()
 	}
 	cmd, admission := pj.cgroup.hold(argv)
+	if opts != nil {
+		cmd.ExtraFiles = []*os.File{opts}
+	}
 	if p.bwrap == "" {
 		cmd.Dir = host.bundle
 	}
 	cmd.Env = env
 	if p.bwrap != "" {
-		// bwrap, and prlimit around it for an image, run on the host: they
-		// get the runner's minimal environment, never the run's or the
-		// image's (an image's LD_PRELOAD or LD_LIBRARY_PATH would load
-		// into them). The run's reaches the sandbox through --setenv only.
+		// bwrap, and prlimit around it, run on the host: they get the
+		// runner's minimal environment, never the run's or the image's (an
+		// image's LD_PRELOAD or LD_LIBRARY_PATH would load into them). The
+		// run's reaches the sandbox through --setenv only.
 		cmd.Env = hostEnv
 	}
 	if i == 0 {
 		// The sandbox (or, unsandboxed, the plain start) of the job's runs,
 		// for probeEnvironment.
-		pj.launch = sandboxLaunch{started: true, argv: slices.Clone(argv[:len(argv)-entryArgs]), env: cmd.Env, dir: cmd.Dir, dropUID: dropUID, cgroup: pj.cgroup}
+		pj.launch = sandboxLaunch{started: true, sandbox: sandbox, env: cmd.Env, dir: cmd.Dir, dropUID: dropUID, cgroup: pj.cgroup}
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if dropUID {
@@ -345,6 +362,23 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	return log, clock, nil
 }
 
+// startArgv is the command line that runs argv in the sandbox bwrap's
+// options make (sandboxCommand), under the job's rlimits, and the file
+// that hands bwrap its options; argv itself, and no file, unsandboxed.
+// prlimit sets the rlimits on bwrap, which passes them on to the run:
+// inside the sandbox, prlimit's options (the job's caps) would be on the
+// command line of bwrap's init, which the run reads.
+func (p *Process) startArgv(spec d5list.JobSpec, sandbox, argv []string) ([]string, *os.File, error) {
+	if sandbox == nil {
+		return argv, nil, nil
+	}
+	start, opts, err := p.sandboxCommand(sandbox, argv)
+	if err != nil {
+		return nil, nil, err
+	}
+	return append(p.prlimitArgs(spec), start...), opts, nil
+}
+
 // sandboxLayout is where a sandboxed run sees its folders.
 var sandboxLayout = layout{bundle: "/d5/bundle", run: "/d5/run", ctl: "/d5/ctl", lib: "/d5/lib",
 	result: "/d5/ctl/" + windowLogName, gate: "/d5/ctl/" + windowGateName, scratch: "/d5/run/scratch"}
@@ -382,13 +416,12 @@ func (c *VersionCache) get(probe func() map[string]string) map[string]string {
 	return v
 }
 
-// sandboxLaunch is how a job's first run was started on the host: the
-// command line up to its entrypoint (prlimit, bwrap and their options;
-// nothing unsandboxed), the environment and folder it started in, and the
-// job's cgroup.
+// sandboxLaunch is how a job's first run was started on the host: bwrap's
+// options (none unsandboxed), the environment and folder it started in,
+// and the job's cgroup.
 type sandboxLaunch struct {
 	started bool
-	argv    []string
+	sandbox []string
 	env     []string
 	dir     string
 	dropUID bool
@@ -406,8 +439,18 @@ func (p *Process) probeEnvironment(ctx context.Context, spec d5list.JobSpec, l s
 	}
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	argv := append(slices.Clone(l.argv), "python3", probeFlag, "-c", environmentProbe)
+	argv, opts, err := p.startArgv(spec, l.sandbox, []string{"python3", probeFlag, "-c", environmentProbe})
+	if err != nil {
+		p.opts.Log.Info("the versions the job ran with were not recorded", "job", spec.JobID, "err", err)
+		return nil
+	}
+	if opts != nil {
+		defer opts.Close()
+	}
 	cmd, admission := l.cgroup.hold(argv)
+	if opts != nil {
+		cmd.ExtraFiles = []*os.File{opts}
+	}
 	cmd.Dir = l.dir
 	cmd.Env = l.env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -512,8 +555,10 @@ const (
 )
 
 // runEnv is the whole environment of a run: nothing leaks from the runner
-// except the GPU selection.
-func runEnv(spec d5list.JobSpec, l layout, i int, gpus gpuShare, task *harness.Task) []string {
+// except the GPU selection, and it is the same for every run of the job
+// (the seed comes through the gate), so that no run can tell a fresh,
+// audited one from a claimed one by anything but its seed.
+func runEnv(spec d5list.JobSpec, l layout, gpus gpuShare, task *harness.Task) []string {
 	env := []string{
 		sandboxPath,
 		"HOME=" + l.scratch,
@@ -522,8 +567,6 @@ func runEnv(spec d5list.JobSpec, l layout, i int, gpus gpuShare, task *harness.T
 		"D5_RESULT_LOG=" + l.result,
 		"D5_GATE=" + l.gate,
 		"PYTHONPATH=" + l.lib,
-		"D5_RUN_INDEX=" + strconv.Itoa(i),
-		"D5_RUNS=" + strconv.Itoa(len(spec.Seeds)+len(spec.FreshSeeds)),
 		"D5_DATA_DIR=" + l.data,
 		"D5_BENCHMARK=" + spec.Benchmark.ID,
 		"D5_SCRATCH=" + l.scratch,

@@ -135,8 +135,8 @@ func TestProcessRunsEntrypointPerSeed(t *testing.T) {
 			t.Errorf("log %d: the run logged seed %d, want the gate's %d", i, logged, seeds[i])
 		}
 	}
-	for i := range seeds {
-		want := fmt.Sprintf("%d stdout run %d of 3 done", i, i)
+	for i, seed := range seeds {
+		want := fmt.Sprintf("%d stdout seed %d done", i, seed)
 		found := false
 		for _, l := range lines {
 			found = found || l == want

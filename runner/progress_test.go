@@ -190,7 +190,7 @@ func TestProcessStreamsOutputAndMLLOG(t *testing.T) {
 	if want := strings.Split(strings.TrimSpace(string(logs[0].Log)), "\n"); fmt.Sprint(mllogLines) != fmt.Sprint(want) {
 		t.Errorf("streamed MLLOG lines %q, want the result log's %q", mllogLines, want)
 	}
-	if !strings.Contains(strings.Join(lines, "\n"), "0 stdout run 0 of 1 done") {
+	if !strings.Contains(strings.Join(lines, "\n"), "0 stdout seed 11 done") {
 		t.Errorf("stdout not streamed: %q", lines)
 	}
 }

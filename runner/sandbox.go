@@ -8,16 +8,19 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	d5list "github.com/deep500/d5list"
 )
 
-// bwrapArgs builds the bubblewrap command line of one run: every namespace
+// bwrapArgs builds bubblewrap's options for one run: every namespace
 // unshared (no network: only a private loopback), a read-only root made of
 // /usr and a few files of /etc, the job's folders read-only and the run's
 // work areas the only writable places (runMounts). The root tmpfs is
 // remounted read-only last, so nothing else is writable even in memory.
+// They reach bwrap in a file (sandboxCommand), not on its command line.
 func (p *Process) bwrapArgs(host, in layout, env []string, spec d5list.JobSpec) []string {
-	a := []string{p.bwrap,
+	a := []string{
 		"--unshare-all", "--die-with-parent", "--new-session",
 		"--clearenv",
 		"--ro-bind", "/usr", "/usr",
@@ -54,7 +57,7 @@ func (p *Process) bwrapArgs(host, in layout, env []string, spec d5list.JobSpec) 
 // (imageMountpoints): the image is mounted read-only, so bwrap could not
 // make one.
 func (p *Process) bwrapImageArgs(rootfs string, host, in layout, env []string, spec d5list.JobSpec) []string {
-	a := []string{p.bwrap,
+	a := []string{
 		"--unshare-all", "--die-with-parent", "--new-session",
 		"--clearenv",
 		"--ro-bind", rootfs, "/",
@@ -80,15 +83,50 @@ func runMounts(size int64, host, in layout, extra ...string) []string {
 	return append(a, workAreas(size, in, extra...)...)
 }
 
-// bwrapStart ends a bwrap command line: the run starts in its bundle with
-// env as its whole environment.
+// bwrapStart ends bwrap's options: the run starts in its bundle with env
+// as its whole environment.
 func bwrapStart(in layout, env []string) []string {
 	a := []string{"--chdir", in.bundle}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		a = append(a, "--setenv", k, v)
 	}
-	return append(a, "--")
+	return a
+}
+
+// bwrapArgsFD is the descriptor bwrap reads its options from: the first of
+// a command's ExtraFiles.
+const bwrapArgsFD = 3
+
+// sandboxCommand is the command line that starts cmd in a sandbox made by
+// opts (bwrapArgs or bwrapImageArgs), and the file that hands bwrap opts.
+// In its PID namespace the sandbox's pid 1 is bwrap's own init, a fork
+// that keeps bwrap's command line, which every process of the run reads
+// as /proc/1/cmdline: on it, the options would show the runner's work
+// path, the job's caps and the run's environment. Given through --args
+// they leave bwrap and the entrypoint only, the same for every run. The
+// file is in memory, readable once, and bwrap closes it before the run
+// starts; the caller closes its own copy once the command has started.
+func (p *Process) sandboxCommand(opts, cmd []string) ([]string, *os.File, error) {
+	fd, err := unix.MemfdCreate("bwrap-args", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, nil, fmt.Errorf("making the sandbox's options file: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "bwrap-args")
+	var b strings.Builder
+	for _, o := range opts {
+		b.WriteString(o)
+		b.WriteByte(0)
+	}
+	if _, err := f.WriteString(b.String()); err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("writing the sandbox's options: %w", err)
+	}
+	if _, err := f.Seek(0, 0); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return append([]string{p.bwrap, "--args", strconv.Itoa(bwrapArgsFD), "--"}, cmd...), f, nil
 }
 
 // workAreas mounts the places a run may write, each a tmpfs of size bytes

@@ -76,7 +76,7 @@ func (s *Slurm) Execute(ctx context.Context, spec d5list.JobSpec) ([]d5list.RunL
 func (s *Slurm) run(ctx context.Context, spec d5list.JobSpec, task *harness.Task, job, entry string, mode os.FileMode, i int, seed int64) ([]byte, *d5list.RunClock, error) {
 	deadline, _ := ctx.Deadline()
 	left := time.Until(deadline)
-	l, err := hostLayout(job, s.opts.DataDir, i)
+	l, err := hostLayout(job, s.opts.DataDir)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -84,7 +84,7 @@ func (s *Slurm) run(ctx context.Context, spec d5list.JobSpec, task *harness.Task
 	// the log is a file there and the gate a file holding the seed from the
 	// start: a Slurm run's window is its log's (docs/SECURITY.md).
 	l.result, l.gate = filepath.Join(l.run, "result.txt"), filepath.Join(l.run, "gate.json")
-	if err := writeGateFile(l.gate, i, seed); err != nil {
+	if err := writeGateFile(l.gate, seed); err != nil {
 		return nil, nil, err
 	}
 	argv, err := entryArgv(filepath.Join(l.bundle, filepath.FromSlash(entry)), mode)
@@ -94,14 +94,14 @@ func (s *Slurm) run(ctx context.Context, spec d5list.JobSpec, task *harness.Task
 	script := filepath.Join(l.run, "batch.sh")
 	output := filepath.Join(l.run, "slurm.out")
 	workers, _ := spec.Benchmark.FixedWorkers()
-	env := runEnv(spec, l, i, gpuShare{}, nil)
+	env := runEnv(spec, l, gpuShare{}, nil)
 	if task != nil {
 		env = append(env, "D5_TASK="+task.JSON())
 	}
 	if err := os.WriteFile(script, []byte(s.batchScript(env, l.bundle, argv, workers)), 0o755); err != nil {
 		return nil, nil, err
 	}
-	id, err := s.submit(ctx, s.sbatchArgs(spec, i, left, output, l.bundle, script))
+	id, err := s.submit(ctx, s.sbatchArgs(spec, left, output, l.bundle, script))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -133,13 +133,14 @@ func (s *Slurm) run(ctx context.Context, spec d5list.JobSpec, task *harness.Task
 
 // sbatchArgs asks for the benchmark's accelerators and the time left to the
 // job, rounded up to whole minutes as Slurm counts them.
-func (s *Slurm) sbatchArgs(spec d5list.JobSpec, i int, left time.Duration, output, dir, script string) []string {
+func (s *Slurm) sbatchArgs(spec d5list.JobSpec, left time.Duration, output, dir, script string) []string {
 	mins := int((left + time.Minute - 1) / time.Minute)
 	if mins < 1 {
 		mins = 1
 	}
 	a := []string{"--parsable",
-		"--job-name=d5-" + strconv.FormatInt(spec.JobID, 10) + "-" + strconv.Itoa(i),
+		// The run reads its Slurm job's name ($SLURM_JOB_NAME): no run index.
+		"--job-name=d5-" + strconv.FormatInt(spec.JobID, 10),
 		"--output=" + output,
 		"--time=" + strconv.Itoa(mins),
 		"--chdir=" + dir,

@@ -95,7 +95,7 @@ func TestSlurmRunsEachSeed(t *testing.T) {
 		if !found {
 			t.Errorf("log %d does not carry seed %d:\n%s", i, spec.Seeds[i], l.Log)
 		}
-		want := fmt.Sprintf("%d run %d of 2 done", i, i)
+		want := fmt.Sprintf("%d seed %d done", i, spec.Seeds[i])
 		mu.Lock()
 		if !strings.Contains(strings.Join(lines, "\n"), want) {
 			t.Errorf("OnLine never saw %q in %q", want, lines)
@@ -135,7 +135,7 @@ func TestSlurmCancelAndTimeLimit(t *testing.T) {
 			spec := testSpec(1)
 			spec.JobID = time.Now().UnixNano() % 1e9
 			spec.Benchmark.Verify.TimeLimitSeconds = tc.limit
-			name := fmt.Sprintf("d5-%d-0", spec.JobID)
+			name := fmt.Sprintf("d5-%d", spec.JobID)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			errc := make(chan error, 1)
@@ -180,7 +180,7 @@ func TestSlurmAsksForGPUs(t *testing.T) {
 		spec := testSpec(1)
 		spec.Benchmark.Requires = requires
 		var out []string
-		for _, a := range s.sbatchArgs(spec, 0, time.Minute, "out", "dir", "batch.sh") {
+		for _, a := range s.sbatchArgs(spec, time.Minute, "out", "dir", "batch.sh") {
 			if strings.HasPrefix(a, "--gres") {
 				out = append(out, a)
 			}

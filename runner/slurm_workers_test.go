@@ -32,7 +32,7 @@ while [ "$(ls "$D5_SCRATCH" | grep -c '^worker-')" -lt "$WORLD_SIZE" ]; do
 done
 read -r gate < "$D5_GATE"
 seed=${gate#*\"seed\":}
-seed=${seed%%,*}
+seed=${seed%%[,\}]*}
 {
   echo ":::MLLOG {\"namespace\": \"\", \"time_ms\": 1, \"event_type\": \"POINT\", \"key\": \"seed\", \"value\": $seed, \"metadata\": {}}"
   cat "$D5_SCRATCH"/worker-*

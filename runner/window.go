@@ -50,16 +50,16 @@ const (
 	windowRevealName = "reveal"
 )
 
-// gatePayload is what the gate hands a run: one JSON line.
+// gatePayload is what the gate hands a run: one JSON line, with its seed
+// only (not which of the job's runs it is: see runEnv).
 type gatePayload struct {
 	Seed int64 `json:"seed"`
-	Run  int   `json:"run"`
 }
 
 // writeGateFile is the gate of a run that cannot reach the runner's FIFOs
 // (a Slurm compute node): a file holding what the gate would hand it.
-func writeGateFile(path string, run int, seed int64) error {
-	payload, err := json.Marshal(gatePayload{Seed: seed, Run: run})
+func writeGateFile(path string, seed int64) error {
+	payload, err := json.Marshal(gatePayload{Seed: seed})
 	if err != nil {
 		return err
 	}
@@ -154,7 +154,7 @@ func openWindow(dir string, run windowRun) (*window, error) {
 	}
 	w.log.max = run.maxBytes
 	w.lw = &lineWriter{w: &w.log, run: run.index, stream: d5list.StreamMLLOG, onLine: bothLines(w.arrived, run.onLine)}
-	payload, err := json.Marshal(gatePayload{Seed: run.seed, Run: run.index})
+	payload, err := json.Marshal(gatePayload{Seed: run.seed})
 	if err != nil {
 		return nil, err
 	}

@@ -37,7 +37,7 @@ const (
 // gate under a runner (opening it starts the runner's clock), from
 // $D5_SEED when the test makes a claim by running the script itself.
 const shellTakeSeed = `if [ -n "${D5_GATE:-}" ]; then
-  read -r gate < "$D5_GATE"; seed=${gate#*\"seed\":}; seed=${seed%%,*}
+  read -r gate < "$D5_GATE"; seed=${gate#*\"seed\":}; seed=${seed%%[,\}]*}
 else
   seed=$D5_SEED
 fi`
@@ -132,7 +132,7 @@ func TestHostileEntrypoints(t *testing.T) {
 		{"a forged clock", strings.Replace(honestEntrypoint, "$(date +%s%3N)", "$(( $(date +%s%3N) * 3 / 5 ))", 1),
 			d5list.StatusDiscrepancy, "timing_mismatch", "the re-run's", true},
 		// The claim's own logs written back at once, without taking a seed.
-		{"a copied claim", "#!/bin/sh\ncat \"$D5_BUNDLE/results/result_$((D5_RUN_INDEX % 3)).txt\" >> \"$D5_RESULT_LOG\"\n",
+		{"a copied claim", "#!/bin/sh\ncat \"$D5_BUNDLE/results/result_0.txt\" >> \"$D5_RESULT_LOG\"\n",
 			d5list.StatusDiscrepancy, d5list.BreachGateNotOpened, "never opened", false},
 		// A fast run_start/run_stop pair first, then the real log: both
 		// pairs arrive, in order.
@@ -144,13 +144,10 @@ func TestHostileEntrypoints(t *testing.T) {
 			"log INTERVAL_START run_start null ''\nlog POINT_IN_TIME eval_accuracy 0.99 '\"epoch_num\": 3'\nlog INTERVAL_END run_stop null '\"status\": \"success\"'\n",
 			d5list.StatusDiscrepancy, d5list.BreachWindowRepeated, "what it logged first stays logged", false},
 		// The claimed seeds' runs worked out before the gate and replayed in
-		// no time; a seed the portal drew is worked honestly (or the code
-		// tells the runner's fresh runs by their index, as code that
-		// detects where it runs would): the board ranks the fresh runs,
-		// so the cheat gains nothing.
+		// no time; a seed the portal drew is worked honestly (the seed is
+		// all that tells a run which runs are the runner's fresh ones): the
+		// board ranks the fresh runs, so the cheat gains nothing.
 		{"work done before the window", precomputingEntrypoint("case \" 11 12 13 \" in *\" $seed \"*) replay;; esac"),
-			d5list.StatusVerified, "", "", false},
-		{"code that behaves differently on the runner's fresh runs", precomputingEntrypoint("[ \"$D5_RUN_INDEX\" -lt 3 ] && replay"),
 			d5list.StatusVerified, "", "", false},
 	}
 	type outcome struct {
@@ -307,7 +304,7 @@ func hostileBundle(t *testing.T, entrypoint string) string {
 	}
 	for i, seed := range []int{11, 12, 13} {
 		cmd := exec.Command("/bin/sh", filepath.Join(dir, "code", "run.sh"))
-		cmd.Env = []string{"PATH=/usr/bin:/bin", "D5_SEED=" + strconv.Itoa(seed), "D5_RUN_INDEX=" + strconv.Itoa(i),
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "D5_SEED=" + strconv.Itoa(seed),
 			"D5_RESULT_LOG=" + filepath.Join(dir, "results", fmt.Sprintf("result_%d.txt", i))}
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("the honest entrypoint, seed %d: %v\n%s", seed, err, out)

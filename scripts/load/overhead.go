@@ -353,7 +353,7 @@ func runEntrypointDirectly(dir string, bench *d5list.Benchmark, recipe *d5list.R
 		cmd.Dir = dir
 		cmd.Env = []string{path, "HOME=" + scratch, "TMPDIR=" + scratch, "LANG=C.UTF-8",
 			"D5_RESULT_LOG=" + filepath.Join(runs, strconv.Itoa(i), "result.txt"), "D5_SEED=" + strconv.FormatInt(seed, 10), "PYTHONPATH=" + lib,
-			"D5_RUN_INDEX=" + strconv.Itoa(i), "D5_RUNS=" + strconv.Itoa(len(seeds)), "D5_DATA_DIR=",
+			"D5_DATA_DIR=",
 			"D5_BENCHMARK=" + bench.ID, "D5_SCRATCH=" + scratch, "D5_BUNDLE=" + dir}
 		if task != nil {
 			// No audit: a direct run has no runner to answer it.

@@ -3,8 +3,8 @@
 # seed: `d5list run` to make the claim, a runner to re-run it. The executor
 # sets D5_GATE (which hands over the seed) and D5_RESULT_LOG (which takes
 # the log), D5_TASK (the benchmark's and the recipe's settings, which
-# d5harness reads), PYTHONPATH (for d5harness), and D5_RUN_INDEX, D5_RUNS,
-# D5_DATA_DIR, D5_BENCHMARK, D5_SCRATCH, D5_BUNDLE.
+# d5harness reads), PYTHONPATH (for d5harness), and D5_DATA_DIR,
+# D5_BENCHMARK, D5_SCRATCH, D5_BUNDLE, the same for every run of a job.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 # Debian's PyTorch does its matrix products in OpenBLAS, whose own thread

@@ -4,7 +4,7 @@
 set -e
 read -r gate < "$D5_GATE"
 seed=${gate#*\"seed\":}
-seed=${seed%%,*}
+seed=${seed%%[,\}]*}
 t=$(date +%s%3N)
 {
   echo ":::MLLOG {\"namespace\": \"\", \"time_ms\": $t, \"event_type\": \"POINT_IN_TIME\", \"key\": \"seed\", \"value\": $seed, \"metadata\": {}}"
@@ -12,4 +12,4 @@ t=$(date +%s%3N)
   echo ":::MLLOG {\"namespace\": \"\", \"time_ms\": $t, \"event_type\": \"POINT_IN_TIME\", \"key\": \"eval_accuracy\", \"value\": 0.5, \"metadata\": {\"epoch_num\": 1}}"
   echo ":::MLLOG {\"namespace\": \"\", \"time_ms\": $t, \"event_type\": \"INTERVAL_END\", \"key\": \"run_stop\", \"value\": null, \"metadata\": {\"status\": \"success\"}}"
 } > "$D5_RESULT_LOG"
-echo "run $D5_RUN_INDEX of $D5_RUNS done"
+echo "seed $seed done"

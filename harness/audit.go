@@ -48,15 +48,20 @@ func (c Challenge) JSON() []byte {
 // what the section's own rule picks (a training run: its last state,
 // whose accuracy the runner evaluates, and for a fresh seed its start and
 // two epochs at random, the second recomputed only where the first is in
-// doubt).
-func (t *Task) Challenge(committed map[string]string, fresh bool) Challenge {
+// doubt). A full audit (JobSpec.FullAudit, whatever the seed) picks every
+// call of every section.
+func (t *Task) Challenge(committed map[string]string, fresh, full bool) Challenge {
 	c := Challenge{}
 	for _, s := range t.sections {
 		if _, ok := committed[s.name]; !ok {
 			continue
 		}
 		picked := map[int]bool{}
-		if s.challenge != nil {
+		if full {
+			for i := range s.calls {
+				picked[i] = true
+			}
+		} else if s.challenge != nil {
 			for _, i := range s.challenge(fresh) {
 				picked[i] = true
 			}

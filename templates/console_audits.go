@@ -26,6 +26,15 @@ type auditHold struct {
 	Uncleared int
 }
 
+// heldOf is what a group's account may be cleared of: nothing where the
+// entries have no account.
+func heldOf(g auditGroup) []auditHold {
+	if g.OwnerID == 0 {
+		return nil
+	}
+	return g.Holds
+}
+
 func (h auditHold) Held() bool { return h.Uncleared >= d5list.HoldAfterAuditFailures }
 
 // auditGroups groups failures (newest first) by account and organisation,

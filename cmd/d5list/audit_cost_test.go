@@ -135,6 +135,15 @@ func TestAFailedAuditCostsSomething(t *testing.T) {
 			t.Errorf("a visitor's GET %s: %d, want 404 while failed audits are not public", path, c)
 		}
 	}
+	for _, path := range []string{"/api/v1/leaderboards/l0-gemm-cpu", "/benchmarks/l0-gemm-cpu", "/feed.atom", "/api/v1/queue"} {
+		req, _ := http.NewRequest(http.MethodGet, p.url+path, nil)
+		resp := doCurrent(t, req)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if bytes.Contains(body, []byte("call 117")) || bytes.Contains(body, []byte(entry+`"`)) || bytes.Contains(body, []byte(`"submission_id":`+strconv.FormatInt(first, 10)+`,`)) {
+			t.Errorf("a visitor's GET %s shows the failed entry: %.300q", path, body)
+		}
+	}
 	// The organisation has no entry a visitor may see: no page either.
 	if c := status("/submitters/Rita%20Lab", ""); c != http.StatusNotFound {
 		t.Errorf("a visitor's GET of the organisation's page: %d, want 404 while its only entry is a hidden failed audit", c)

@@ -92,6 +92,12 @@ type JobSpec struct {
 	// judged against the claim's distribution rather than run by run.
 	FreshSeeds   []int64 `json:"fresh_seeds,omitempty"`
 	BundleSHA256 string  `json:"bundle_sha256"`
+	// FullAudit asks the runner to check every call of every section of
+	// every run (harness.Task.Challenge), not a sample: the portal sets it
+	// where the submission's account failed an audit of the benchmark that
+	// no organiser has cleared (AuditFailure), so a failed audit makes the
+	// next one certain rather than a draw.
+	FullAudit bool `json:"full_audit,omitempty"`
 }
 
 // SeededRun is one run a job asks for: its index in the re-run, its seed,
@@ -285,6 +291,19 @@ const (
 	// reported, which no tolerance can judge: never excused as in doubt.
 	AuditNonFinite = "audit_nonfinite"
 )
+
+// IsAuditFailure reports whether a reason's code is a failure of the
+// runner's audit of the run's work (AuditMissing, AuditMismatch and any
+// later audit_* code the runner reports). AuditNotRun is not one: the
+// runner did not audit, which is not the competitor's doing.
+func IsAuditFailure(code string) bool {
+	return strings.HasPrefix(code, "audit_") && code != AuditNotRun
+}
+
+// AuditNotRun is a harness benchmark's re-run that came back without the
+// runner's audit (verifier.CodeAuditNotRun): a runner older than the
+// harness.
+const AuditNotRun = "audit_not_run"
 
 // IsBreach reports whether code is one of the Breach codes.
 func IsBreach(code string) bool {

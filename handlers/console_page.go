@@ -66,6 +66,13 @@ func (h *Handler) renderConsole(w http.ResponseWriter, r *http.Request, status i
 			return
 		}
 	}
+	if as, ok := h.svc.(AuditFailureService); ok {
+		c.HasAuditFailures = true
+		if c.AuditFailures, c.ShowFailedAudits, err = as.AuditFailures(ctx, user); err != nil {
+			h.Error(w, r, err)
+			return
+		}
+	}
 	c.Roles = grantableRoles(user.Role)
 	if c.YAML == "" {
 		if c.YAML, err = editorStart(c.Benchmarks, c.From); err != nil {

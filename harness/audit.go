@@ -18,6 +18,11 @@ import (
 // the section. Only commitments that arrive before run_stop count.
 const CommitmentKey = "d5_commitment"
 
+// MaxFullChecks bounds a full audit's checks of one section (an inference
+// run's 100,000 batches): a section that skipped 1 % of its calls passes
+// that many with probability e^-10.
+const MaxFullChecks = 1024
+
 // Challenge is which calls of each section the runner checks, drawn only
 // after the run's window closed.
 type Challenge map[string][]int
@@ -38,15 +43,24 @@ func (c Challenge) JSON() []byte {
 // what the section's own rule picks (a training run: its last state,
 // whose accuracy the runner evaluates, and for a fresh seed its start and
 // two epochs at random, the second recomputed only where the first is in
-// doubt).
-func (t *Task) Challenge(committed map[string]string, fresh bool) Challenge {
+// doubt). A full audit (JobSpec.FullAudit, whatever the seed) picks every
+// call of every section, or MaxFullChecks of a longer one.
+func (t *Task) Challenge(committed map[string]string, fresh, full bool) Challenge {
 	c := Challenge{}
 	for _, s := range t.sections {
 		if _, ok := committed[s.name]; !ok {
 			continue
 		}
 		picked := map[int]bool{}
-		if s.challenge != nil {
+		if full {
+			for len(picked) < min(MaxFullChecks, s.calls) {
+				if s.calls <= MaxFullChecks {
+					picked[len(picked)] = true
+				} else {
+					picked[randomInt(s.calls)] = true
+				}
+			}
+		} else if s.challenge != nil {
 			for _, i := range s.challenge(fresh) {
 				picked[i] = true
 			}

@@ -195,7 +195,7 @@ func TestEscapeProbabilityAgreesWithTheDraws(t *testing.T) {
 		escaped := 0
 		for range trials {
 			caught := false
-			for _, i := range task.Challenge(committed, true)[s.name] {
+			for _, i := range task.Challenge(committed, true, false)[s.name] {
 				caught = caught || i < skipped // which calls were skipped does not matter to a draw the run cannot know
 			}
 			if !caught {
@@ -223,5 +223,24 @@ func TestEscapeProbabilityAgreesWithTheDraws(t *testing.T) {
 	}
 	if p := task.EscapeProbability(CoverageSkipShare); p > CoverageEscapeTarget {
 		t.Fatalf("stated escape at 5 %%: %.3g, over the target %.3g", p, CoverageEscapeTarget)
+	}
+}
+
+// A full audit (an account's upload after a failed audit) checks every
+// call of a section, or MaxFullChecks distinct ones of a longer section.
+func TestFullAuditChecksEveryCallOrTheBound(t *testing.T) {
+	for _, calls := range []int{9, MaxFullChecks, 100_000} {
+		task := &Task{sections: []section{{name: "s", calls: calls}}, freshRuns: 5}
+		picked := task.Challenge(map[string]string{"s": ""}, false, true)["s"]
+		seen := map[int]bool{}
+		for _, i := range picked {
+			if i < 0 || i >= calls || seen[i] {
+				t.Fatalf("%d calls: picked %d twice or out of range", calls, i)
+			}
+			seen[i] = true
+		}
+		if want := min(calls, MaxFullChecks); len(picked) != want {
+			t.Fatalf("%d calls: a full audit picked %d, want %d", calls, len(picked), want)
+		}
 	}
 }

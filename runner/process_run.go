@@ -311,7 +311,7 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	// run takes its seed and its lines arrive, and live progress shows its
 	// events as they do, so an entrypoint need not print them.
 	var beforeWindow time.Duration
-	win, err := openWindow(host.ctl, windowRun{index: i, seed: seed, fresh: i >= len(spec.Seeds), task: pj.task, audits: pj.audits,
+	win, err := openWindow(host.ctl, windowRun{index: i, seed: seed, fresh: i >= len(spec.Seeds), full: spec.FullAudit, task: pj.task, audits: pj.audits,
 		maxBytes: p.opts.Limits.MaxResultBytes, onLine: LinesFrom(ctx), onGate: func() { beforeWindow = tree.cpuNow() }})
 	if err != nil {
 		return nil, nil, err

@@ -78,7 +78,7 @@ type window struct {
 	readDone   chan struct{} // read has returned
 
 	task             *harness.Task // nil: no audit
-	fresh            bool
+	fresh, full      bool
 	auditDone        chan struct{} // serveAudit has returned
 	revealR, revealW *os.File
 	revealDone       chan struct{} // readReveal has returned, or was never started
@@ -104,6 +104,7 @@ type windowRun struct {
 	index int
 	seed  int64
 	fresh bool          // a seed the portal drew: the audit checks more of it
+	full  bool          // the job's audit checks every call (JobSpec.FullAudit)
 	task  *harness.Task // nil: a benchmark without the harness, no audit
 	// maxBytes bounds the log; onLine gets each complete line as it
 	// arrives, onGate is called when the gate opens (either may be nil).
@@ -138,7 +139,7 @@ func openWindow(dir string, run windowRun) (*window, error) {
 			return nil, err
 		}
 	}
-	w := &window{dir: dir, maxBytes: run.maxBytes, onGate: run.onGate, audits: run.audits, task: run.task, fresh: run.fresh,
+	w := &window{dir: dir, maxBytes: run.maxBytes, onGate: run.onGate, audits: run.audits, task: run.task, fresh: run.fresh, full: run.full,
 		gateDone: make(chan struct{}), readDone: make(chan struct{}), auditDone: make(chan struct{}),
 		revealDone: make(chan struct{}), stopped: make(chan struct{}), over: make(chan struct{}), committed: map[string]string{}}
 	var err error
@@ -204,7 +205,7 @@ func (w *window) serveAudit(path string) {
 		w.mu.Unlock()
 		return
 	}
-	w.challenge = w.task.Challenge(w.committed, w.fresh)
+	w.challenge = w.task.Challenge(w.committed, w.fresh, w.full)
 	challenge := w.challenge
 	w.mu.Unlock()
 	go w.readReveal(challenge)

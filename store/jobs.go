@@ -252,6 +252,13 @@ func (db *DB) LeaseJob(ctx context.Context, runnerID string, labels map[string]s
 			if sub.Recipe != nil {
 				spec.Recipe = *sub.Recipe
 			}
+			// An account that failed an audit of the benchmark, uncleared,
+			// has every call of its next runs checked.
+			failed, err := unclearedAuditFailuresTx(ctx, tx, sub.OwnerID, bench.ID)
+			if err != nil {
+				return err
+			}
+			spec.FullAudit = failed > 0
 			lease = &d5list.Lease{Job: leased.Job, Secret: secret, Spec: spec}
 			return nil
 		}
@@ -400,6 +407,9 @@ func (db *DB) endJob(ctx context.Context, jobID int64, secret string, measured *
 			return err
 		}
 		if err := rerunLogsTx(ctx, tx, j, measured); err != nil {
+			return err
+		}
+		if err := recordAuditFailureTx(ctx, tx, j, reasons, now); err != nil {
 			return err
 		}
 		return record(tx, j, v, now)

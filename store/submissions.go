@@ -63,6 +63,9 @@ func (db *DB) CreateSubmission(ctx context.Context, s *d5list.Submission) error 
 		if _, err := benchmarkTx(ctx, tx, s.BenchmarkID); err != nil {
 			return err
 		}
+		if err := heldUploadTx(ctx, tx, s.OwnerID, s.BenchmarkID); err != nil {
+			return err
+		}
 		if err := repeatedUploadTx(ctx, tx, s); err != nil {
 			return err
 		}
@@ -187,11 +190,19 @@ func submitterError(code, msg string) error {
 		Reasons: []d5list.Reason{{Code: code, File: "submission.json", Message: msg}}}
 }
 
+// publishedColumn is whether the entry's verdict is public: an organiser
+// published it, or it is a failed audit (of the entry's latest job) and
+// the organisers show those (d5list.SettingShowFailedAudits). The setting
+// is read first, so that while it is off no row looks further.
+const publishedColumn = `(s.published OR (EXISTS (SELECT 1 FROM settings WHERE name = '` + d5list.SettingShowFailedAudits + `' AND value = 'on')
+	AND EXISTS (SELECT 1 FROM audit_failures af WHERE af.submission_id = s.id
+		AND af.job_id = (SELECT max(id) FROM jobs WHERE submission_id = s.id))))`
+
 const submissionColumns = `s.id, s.benchmark_id, coalesce(s.owner_id, 0), coalesce(u.name, ''), s.division,
 	s.availability, s.submitter, s.system_name, s.framework, s.accelerator, s.accelerators, s.host_cpu,
 	s.status, s.bundle_sha256, s.bundle_size, s.recipe, s.claimed, s.measured, s.reasons, s.flag,
 	s.created_at, s.updated_at, s.code_url, s.cost_per_hour,
-	coalesce(u.organisation_confirmed AND u.organisation_key = s.submitter_key, 0), s.published,
+	coalesce(u.organisation_confirmed AND u.organisation_key = s.submitter_key, 0), ` + publishedColumn + `,
 	s.paper_url, s.content_sha256
 	FROM submissions s LEFT JOIN users u ON u.id = s.owner_id`
 

@@ -33,6 +33,12 @@ type Console struct {
 	HasEdition bool
 	// Roles an organiser may give; an admin may also give admin.
 	Roles []d5list.Role
+	// AuditFailures are the failed audits, newest first; ShowFailedAudits
+	// is whether everyone sees the entries that failed one.
+	HasAuditFailures bool
+	AuditFailures    []d5list.AuditFailure
+	ShowFailedAudits bool
+	AuditError       string
 }
 
 // benchmark is the console's benchmark of id, nil if it has none.

@@ -10,7 +10,7 @@ import (
 // CodeAuditNotRun is a harness benchmark's re-run that came back without
 // the runner's audit: a runner older than the harness, not the
 // competitor's doing, so an organiser looks.
-const CodeAuditNotRun = "audit_not_run"
+const CodeAuditNotRun = d5list.AuditNotRun
 
 // judgeAudits makes each failure of the runner's audit of a re-run's
 // outputs (harness package: a commitment missing from the window, outputs

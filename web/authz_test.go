@@ -162,6 +162,8 @@ var minRole = map[string]string{
 	"POST /console/runner-tokens":                 "admin",
 	"POST /console/editions":                      "organiser",
 	"POST /console/review/{id}":                   "organiser",
+	"POST /console/audit-failures/clear":          "organiser",
+	"POST /console/settings/show-failed-audits":   "organiser",
 	"POST /api/v1/submissions":                    "competitor",
 	"GET /api/v1/submissions/{id}":                "anyone",
 	"GET /api/v1/account":                         "public",

@@ -50,6 +50,8 @@ func routes(r chi.Router, h *handlers.Handler, assets http.Handler) {
 		r.With(h.RequireRole(d5list.RoleAdmin)).Post("/runner-tokens", h.ConsoleRunnerTokens)
 		r.Post("/review/{id}", h.ConsoleReview)
 		r.Post("/editions", h.ConsoleFreezeEdition)
+		r.Post("/audit-failures/clear", h.ConsoleClearAuditFailures)
+		r.Post("/settings/show-failed-audits", h.ConsoleShowFailedAudits)
 	})
 	// End of accounts.
 

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"io"
 	"mime"
 	"net/http"
@@ -25,7 +26,9 @@ var roundParam = regexp.MustCompile(`^[0-9]+\.[0-9]+$`)
 // (the raw body, or the multipart field "bundle"), answered with the
 // report `d5list check --mlperf --json` prints. A submission MLPerf would
 // refuse is still a 200: "accepted" says the verdict; 400 is for an
-// upload that cannot be read.
+// upload that cannot be read, and for one whose round neither ?round=
+// nor its folder's name nor its benchmarks tell (the reasons, code
+// mlperf_round, list the rounds to choose from).
 func (h *Handler) CheckMLPerf(w http.ResponseWriter, r *http.Request) {
 	checker, ok := h.svc.(MLPerfChecker)
 	if !ok {
@@ -49,10 +52,20 @@ func (h *Handler) CheckMLPerf(w http.ResponseWriter, r *http.Request) {
 	}
 	rep, err := checker.CheckMLPerf(r.Context(), body, round)
 	if err != nil {
-		h.Error(w, r, err)
+		h.Error(w, r, howToGiveTheRound(err, "?round=X.Y"))
 		return
 	}
 	h.writeJSON(w, r, http.StatusOK, rep)
+}
+
+// howToGiveTheRound completes the refusal of a submission whose round
+// cannot be told (its reasons list the rounds) with how to give it.
+func howToGiveTheRound(err error, how string) error {
+	var de *d5list.Error
+	if !verifier.RoundUnknown(err) || !errors.As(err, &de) {
+		return err
+	}
+	return &d5list.Error{Code: de.Code, Message: de.Message + " with " + how, Reasons: de.Reasons}
 }
 
 // archiveBody is the uploaded archive: the raw body, or the multipart

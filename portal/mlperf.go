@@ -2,8 +2,11 @@ package portal
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/bundle"
@@ -31,7 +34,7 @@ func (s *Service) CheckMLPerf(ctx context.Context, body io.Reader, round string)
 	}
 	rep, _, err := verifier.CheckMLPerfPath(root, round)
 	if err != nil {
-		return nil, err
+		return nil, uploadError(err, dir)
 	}
 	var warnings *[]d5list.Reason
 	switch r := rep.(type) {
@@ -57,4 +60,23 @@ func nameUpload(list []d5list.Reason, root string) {
 			list[i].File = "(the folder)"
 		}
 	}
+}
+
+// uploadError names the upload's files as its archive does where err
+// names them by the scratch folder they were unpacked into: the server's
+// own paths are no business of the client's.
+func uploadError(err error, dir string) error {
+	var de *d5list.Error
+	if !errors.As(err, &de) {
+		return err
+	}
+	scrub := func(s string) string {
+		return strings.ReplaceAll(strings.ReplaceAll(s, dir+string(filepath.Separator), ""), dir, "the upload")
+	}
+	out := &d5list.Error{Code: de.Code, Message: scrub(de.Message)}
+	for _, r := range de.Reasons {
+		r.File, r.Message = scrub(r.File), scrub(r.Message)
+		out.Reasons = append(out.Reasons, r)
+	}
+	return out
 }

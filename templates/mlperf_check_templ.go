@@ -60,7 +60,7 @@ func MLPerfCheckPage(rounds []string, maxBytes int64) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "\" data-testid=\"mlperf-form\"><label>Round <select id=\"mlperf-round\" name=\"round\" data-testid=\"mlperf-round\"><option value=\"\">from the folder's name, else the newest with its benchmark</option> ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "\" data-testid=\"mlperf-form\"><label>Round <select id=\"mlperf-round\" name=\"round\" data-testid=\"mlperf-round\"><option value=\"\">from the folder's name or its benchmarks; asked for where they do not tell</option> ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

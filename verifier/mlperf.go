@@ -95,8 +95,9 @@ const (
 // rules, the folder against the package checker's (file count, failed
 // files, seeds and RCP in the closed division), and the score as the
 // result summarizer computes it. The round is the one a folder name such
-// as "v3.1-dell-resnet" starts with, else the newest round that has the
-// folder's benchmark.
+// as "v3.1-dell-resnet" starts with, else the one its parent folder
+// names, else the only round that has the folder's benchmark; where
+// several do, the check refuses to guess.
 func CheckMLPerf(dir string) (*MLPerfReport, error) {
 	return CheckMLPerfRound(dir, "")
 }
@@ -105,6 +106,9 @@ var reRoundPrefix = regexp.MustCompile(`^v(\d+\.\d+)[-_]`)
 
 // CheckMLPerfRound is CheckMLPerf for a given round ("3.1"; "" to infer it).
 func CheckMLPerfRound(dir, round string) (*MLPerfReport, error) {
+	if err := checkMLPerfInput(dir); err != nil {
+		return nil, err
+	}
 	rules, err := namedRound(dir, round)
 	if err != nil {
 		return nil, err
@@ -139,11 +143,8 @@ func CheckMLPerfRound(dir, round string) (*MLPerfReport, error) {
 		return nil, d5list.Errorf(d5list.EINVALID, "%s: no result file logs submission_benchmark", dir)
 	}
 	if rules == nil {
-		if rules, err = newestRound(func(r *MLPerfRound) bool { _, ok := r.Benchmarks[benchmark]; return ok }); err != nil {
+		if rules, err = roundOfBenchmarks(dir, []string{benchmark}); err != nil {
 			return nil, err
-		}
-		if rules == nil {
-			return nil, d5list.Errorf(d5list.EINVALID, "%s: submission_benchmark %q is in no MLPerf Training round d5list knows (%s)", dir, benchmark, knownRounds())
 		}
 	}
 	if _, ok := rules.Benchmarks[benchmark]; !ok {
@@ -188,24 +189,13 @@ func namedRound(dir, round string) (*MLPerfRound, error) {
 		return nil, nil
 	}
 	if !slices.Contains(MLPerfRoundNames(), round) {
-		return nil, d5list.Errorf(d5list.EINVALID, "%s: MLPerf Training round %s is not one d5list knows (%s)", dir, round, knownRounds())
+		e := d5list.Errorf(d5list.EINVALID, "%s: MLPerf Training round %s is not one d5list knows: give one of %s", dir, round, knownRounds())
+		for _, r := range MLPerfRoundNames() {
+			e.Reasons = append(e.Reasons, d5list.Reason{Code: CodeMLPerfRound, Message: r})
+		}
+		return nil, e
 	}
 	return loadMLPerfRound(round)
-}
-
-// newestRound is the newest round that satisfies ok, or nil.
-func newestRound(ok func(*MLPerfRound) bool) (*MLPerfRound, error) {
-	names := MLPerfRoundNames()
-	for i := len(names) - 1; i >= 0; i-- {
-		r, err := loadMLPerfRound(names[i])
-		if err != nil {
-			return nil, err
-		}
-		if ok(r) {
-			return r, nil
-		}
-	}
-	return nil, nil
 }
 
 // mlperfFolder is one benchmark folder as the package checker meets it.

@@ -80,8 +80,9 @@ func IsMLPerfTree(dir string) bool {
 
 // CheckMLPerfTree checks a submission tree as MLCommons' package checker
 // and result summarizer do, for a round ("5.0"; "" to infer it from the
-// folder's vX.Y- prefix, else the newest round that has every benchmark
-// folder of the tree). What cannot be read at all (no systems/ or
+// folder's vX.Y- prefix or its parent's vX.Y, else the only round that
+// has every benchmark folder of the tree; where several do, it refuses
+// to guess). What cannot be read at all (no systems/ or
 // results/, an unknown round) is an error; everything else is a verdict.
 func CheckMLPerfTree(dir, round string) (*MLPerfTreeReport, error) {
 	if !IsMLPerfTree(dir) {
@@ -123,8 +124,8 @@ func CheckMLPerfTree(dir, round string) (*MLPerfTreeReport, error) {
 	return rep, nil
 }
 
-// roundOfTree is the newest round that has every benchmark folder of the
-// tree.
+// roundOfTree is the only round that has every benchmark folder of the
+// tree; where several or none do, the round cannot be told.
 func roundOfTree(dir string, systems []string) (*MLPerfRound, error) {
 	var benchmarks []string
 	for _, s := range systems {
@@ -132,15 +133,14 @@ func roundOfTree(dir string, systems []string) (*MLPerfRound, error) {
 		if err != nil {
 			return nil, err
 		}
-		benchmarks = append(benchmarks, bs...)
+		for _, b := range bs {
+			if !slices.Contains(benchmarks, b) {
+				benchmarks = append(benchmarks, b)
+			}
+		}
 	}
-	r, err := newestRound(func(r *MLPerfRound) bool {
-		return len(benchmarks) > 0 && !slices.ContainsFunc(benchmarks, func(b string) bool { _, ok := r.Benchmarks[b]; return !ok })
-	})
-	if err == nil && r == nil {
-		err = d5list.Errorf(d5list.EINVALID, "%s: no MLPerf Training round d5list knows (%s) has all of this tree's benchmarks (%s); give the round with --round", dir, knownRounds(), strings.Join(benchmarks, ", "))
-	}
-	return r, err
+	sort.Strings(benchmarks)
+	return roundOfBenchmarks(dir, benchmarks)
 }
 
 func subfolders(dir string) ([]string, error) {
@@ -165,7 +165,7 @@ func (r *MLPerfRound) checkSystemFile(dir, path string) (MLPerfSystemReport, bun
 	sr := MLPerfSystemReport{File: rel, System: strings.TrimSuffix(filepath.Base(path), ".json"), Reasons: []d5list.Reason{}, Warnings: []d5list.Reason{}}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		sr.Reasons = append(sr.Reasons, d5list.Reason{Code: bundle.CodeSystem, File: rel, Message: err.Error()})
+		sr.Reasons = append(sr.Reasons, d5list.Reason{Code: bundle.CodeSystem, File: rel, Message: "cannot be read: " + ioReason(err)})
 		return sr, bundle.System{}
 	}
 	sys, err := bundle.CheckMLPerfSystem(rel, data, r.SystemStatus)
@@ -373,6 +373,9 @@ func (rep *MLPerfTreeReport) summarize(r *MLPerfRound, dir string, systems []str
 // as one benchmark's result folder. The report is a *MLPerfTreeReport or
 // a *MLPerfReport; accepted is its verdict.
 func CheckMLPerfPath(dir, round string) (report any, accepted bool, err error) {
+	if err := checkMLPerfInput(dir); err != nil {
+		return nil, false, err
+	}
 	if IsMLPerfTree(dir) {
 		t, err := CheckMLPerfTree(dir, round)
 		if err != nil {

@@ -22,7 +22,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("check", stderr)
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	mlperf := fs.Bool("mlperf", false, "check and score an MLPerf Training submission the way MLCommons' tools do: a benchmark's results folder (result_*.txt), or a whole submission tree (systems/ and results/)")
-	round := fs.String("round", "", "with --mlperf: the MLPerf Training round (0.6 ... 6.1); default: the folder name's vX.Y- prefix, else the newest round with the benchmark(s)")
+	round := fs.String("round", "", "with --mlperf: the MLPerf Training round (0.6 ... 6.1); default: the folder name's vX.Y- prefix or a parent folder's vX.Y, else the one round that has all the benchmarks; where several do, check refuses and lists them")
 	server := fs.String("server", "", serverFlagHelp)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {

@@ -18,6 +18,12 @@ import (
 // cannot be read as either.
 func checkMLPerf(path, round string, asJSON bool, w io.Writer) error {
 	rep, accepted, err := verifier.CheckMLPerfPath(path, round)
+	if verifier.RoundUnknown(err) {
+		var de *d5list.Error
+		if errors.As(err, &de) {
+			err = &d5list.Error{Code: de.Code, Message: de.Message + " with --round X.Y", Reasons: de.Reasons}
+		}
+	}
 	switch {
 	case err != nil && asJSON:
 		if jerr := printJSON(w, map[string]any{"error": cliError(err)}); jerr != nil {

@@ -94,7 +94,10 @@ func TestCheckMLPerfJSONWithAnInvalidScore(t *testing.T) {
 	if len(files) == 0 {
 		t.Skip("shared/peer-data not beside the repository")
 	}
-	dir := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "v4.0-asustek-resnet") // the round is in the name, as where it was published
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for i, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -479,5 +482,142 @@ func TestServeEmptiesItsScratchFolder(t *testing.T) {
 	ents, err := os.ReadDir(filepath.Join(data, "scratch"))
 	if err != nil || len(ents) != 0 {
 		t.Fatalf("scratch folder after start: %v %v", ents, err)
+	}
+}
+
+// postMLPerf posts archive to the portal's MLPerf check with query and
+// answers the status and the error object, if any.
+func postMLPerf(t *testing.T, p *portalUnderTest, query string, archive []byte) (int, string, []d5list.Reason, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, p.url+"/api/v1/mlperf/check"+query, bytes.NewReader(archive))
+	req.Header.Set("Content-Type", "application/gzip")
+	req.Header.Set("Authorization", "Bearer "+p.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var got struct {
+		Error struct {
+			Message string          `json:"message"`
+			Reasons []d5list.Reason `json:"reasons"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(body, &got)
+	return resp.StatusCode, got.Error.Message, got.Error.Reasons, body
+}
+
+func mlperfRounds(reasons []d5list.Reason) []string {
+	var out []string
+	for _, r := range reasons {
+		if r.Code == verifier.CodeMLPerfRound {
+			out = append(out, r.Message)
+		}
+	}
+	return out
+}
+
+// A published folder whose name and path say no round (resnet, in every
+// round from 0.6 to 4.0) is not judged by a guessed round: check --mlperf
+// and the portal's API refuse it with the rounds to choose from and how to
+// give one, the API without the server's own paths; given the round, both
+// judge it.
+func TestCheckMLPerfAsksForTheRound(t *testing.T) {
+	src := "../../../shared/peer-data/mlperf/v4.0-asustek-resnet"
+	if !dirExists(src) {
+		t.Skip("shared/peer-data not beside the repository")
+	}
+	folder := filepath.Join(t.TempDir(), "resnet")
+	if err := os.MkdirAll(folder, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(src, "result_*.txt"))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(folder, filepath.Base(f)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resnetRounds := []string{"0.6", "0.7", "1.0", "1.1", "2.0", "2.1", "3.0", "3.1", "4.0"}
+
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"check", "--mlperf", "--json", folder}, &out, io.Discard)
+	var got struct {
+		Error struct {
+			Code    string          `json:"code"`
+			Message string          `json:"message"`
+			Reasons []d5list.Reason `json:"reasons"`
+		} `json:"error"`
+	}
+	if jerr := json.Unmarshal(out.Bytes(), &got); jerr != nil || err == nil {
+		t.Fatalf("check --mlperf --json: exit %v, stdout %s", err, out.String())
+	}
+	if got.Error.Code != d5list.EINVALID || !slices.Equal(mlperfRounds(got.Error.Reasons), resnetRounds) ||
+		!strings.HasPrefix(got.Error.Message, folder+": the MLPerf Training round cannot be told") || !strings.HasSuffix(got.Error.Message, "with --round X.Y") {
+		t.Errorf("check --mlperf: %+v", got.Error)
+	}
+	if err := run(context.Background(), []string{"check", "--mlperf", "--round", "4.0", folder}, io.Discard, io.Discard); err != nil {
+		t.Errorf("check --mlperf --round 4.0: %v", err)
+	}
+
+	data := t.TempDir()
+	p := startPortalIn(t, data, 0)
+	archive := tarGzFolder(t, folder, "resnet")
+	status, msg, reasons, body := postMLPerf(t, p, "", archive)
+	if status != http.StatusBadRequest || !slices.Equal(mlperfRounds(reasons), resnetRounds) ||
+		!strings.HasPrefix(msg, "resnet: the MLPerf Training round cannot be told") || !strings.HasSuffix(msg, "with ?round=X.Y") {
+		t.Errorf("the API without ?round=: %d %s", status, body)
+	}
+	status, msg, reasons, body = postMLPerf(t, p, "?round=9.9", archive)
+	if status != http.StatusBadRequest || !slices.Equal(mlperfRounds(reasons), verifier.MLPerfRoundNames()) || !strings.HasPrefix(msg, "resnet: MLPerf Training round 9.9 is not one d5list knows") {
+		t.Errorf("the API with ?round=9.9: %d %s", status, body)
+	}
+	// At the archive's top, the upload is "the upload".
+	status, msg, _, body = postMLPerf(t, p, "", tarGzFolder(t, folder, "."))
+	if status != http.StatusBadRequest || !strings.HasPrefix(msg, "the upload: the MLPerf Training round cannot be told") {
+		t.Errorf("the API on an unwrapped folder: %d %s", status, body)
+	}
+	for _, leak := range []string{data, "scratch", "d5list-mlperf-"} {
+		if bytes.Contains(body, []byte(leak)) {
+			t.Errorf("the answer names the server's folder %q: %s", leak, body)
+		}
+	}
+	if status, _, _, body := postMLPerf(t, p, "?round=4.0", archive); status != http.StatusOK {
+		t.Errorf("the API with ?round=4.0: %d %s", status, body)
+	}
+}
+
+// check --mlperf says what is wrong with a path it cannot check, naming
+// the path as given: it does not exist, it is a file, a part of it is a
+// file; in text and in JSON.
+func TestCheckMLPerfInputErrors(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "results.tar.gz")
+	if err := os.WriteFile(file, []byte("not a folder"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ path, says string }{
+		{filepath.Join(dir, "missing"), ": no such file or folder"},
+		{file, ": not a folder: give a benchmark's result folder"},
+		{filepath.Join(file, "v4.0"), ": no such file or folder (a part of the path is a file, not a folder)"},
+	} {
+		err := run(context.Background(), []string{"check", "--mlperf", c.path}, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), c.path+c.says) {
+			t.Errorf("%s: %v, want %q", c.path, err, c.path+c.says)
+		}
+		var out bytes.Buffer
+		_ = run(context.Background(), []string{"check", "--mlperf", "--json", c.path}, &out, io.Discard)
+		var got struct {
+			Error struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if json.Unmarshal(out.Bytes(), &got) != nil || got.Error.Message == "" || !strings.HasPrefix(got.Error.Message, c.path+c.says) {
+			t.Errorf("%s --json: %s", c.path, out.String())
+		}
 	}
 }

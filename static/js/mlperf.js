@@ -156,6 +156,15 @@
           }
           var e = res.body.error || {};
           result.textContent = '';
+          var offered = (e.reasons || []).filter(function (r) { return r.code === 'mlperf_round'; }).map(function (r) { return r.message; });
+          if (offered.length) {
+            // The round cannot be told from the archive: the select
+            // offers only the rounds that fit it, and asks for one.
+            Array.prototype.forEach.call(round.options, function (o) { o.disabled = o.value !== '' && offered.indexOf(o.value) < 0; });
+            result.appendChild(el('p', { 'class': 'form-error', 'data-testid': 'mlperf-error' }, 'The round cannot be told from the archive: choose it above (' + offered.join(', ') + ') and check again.'));
+            round.focus();
+            return;
+          }
           result.appendChild(el('p', { 'class': 'form-error', 'data-testid': 'mlperf-error' }, e.message || 'The check failed.'));
           result.appendChild(reasonList(e.reasons, 'mlperf-reasons'));
         })

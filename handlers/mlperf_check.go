@@ -16,14 +16,17 @@ import (
 // MLPerfChecker is the part of the service that checks MLPerf
 // submissions; a service without it answers 503.
 type MLPerfChecker interface {
-	CheckMLPerf(ctx context.Context, body io.Reader, round string) (any, error)
+	CheckMLPerf(ctx context.Context, body io.Reader, round, rules string) (any, error)
 }
 
 var roundParam = regexp.MustCompile(`^[0-9]+\.[0-9]+$`)
 
-// CheckMLPerf is POST /api/v1/mlperf/check[?round=X.Y]: an MLPerf Training
+// CheckMLPerf is POST /api/v1/mlperf/check[?round=X.Y][&rules=today]: an
+// MLPerf Training
 // submission tree or one benchmark's result folder as a .tar.gz or .zip
-// (the raw body, or the multipart field "bundle"), answered with the
+// (the raw body, or the multipart field "bundle"), judged by the rules of
+// the round's own release of mlcommons/logging (rules=today: today's
+// rules, which MLCommons later tightened), answered with the
 // report `d5list check --mlperf --json` prints. A submission MLPerf would
 // refuse is still a 200: "accepted" says the verdict; 400 is for an
 // upload that cannot be read, and for one whose round neither ?round=
@@ -40,6 +43,11 @@ func (h *Handler) CheckMLPerf(w http.ResponseWriter, r *http.Request) {
 		h.Error(w, r, d5list.Errorf(d5list.EINVALID, "round %q: give an MLPerf Training round such as 4.1", round))
 		return
 	}
+	rules := r.URL.Query().Get("rules")
+	if rules != "" && rules != verifier.RulesRelease && rules != verifier.RulesToday {
+		h.Error(w, r, d5list.Errorf(d5list.EINVALID, "rules %q: give %s (today's mlcommons/logging), or %s or nothing for the round's own release", rules, verifier.RulesToday, verifier.RulesRelease))
+		return
+	}
 	if r.ContentLength > h.opts.MaxUploadBytes {
 		h.Error(w, r, d5list.Errorf(d5list.ETOOLARGE, "the request body is %d bytes; the limit is %d", r.ContentLength, h.opts.MaxUploadBytes))
 		return
@@ -50,7 +58,7 @@ func (h *Handler) CheckMLPerf(w http.ResponseWriter, r *http.Request) {
 		h.Error(w, r, err)
 		return
 	}
-	rep, err := checker.CheckMLPerf(r.Context(), body, round)
+	rep, err := checker.CheckMLPerf(r.Context(), body, round, rules)
 	if err != nil {
 		h.Error(w, r, howToGiveTheRound(err, "?round=X.Y"))
 		return

@@ -17,9 +17,10 @@ import (
 // .zip of one benchmark's result folder, or of a whole submission tree)
 // with the rules `d5list check --mlperf` applies, so that the browser and
 // the command line give the same answer: a *verifier.MLPerfReport or a
-// *verifier.MLPerfTreeReport. Nothing is stored: the upload is unpacked
+// *verifier.MLPerfTreeReport, judged by rules (verifier.RulesRelease, ""
+// too, or verifier.RulesToday). Nothing is stored: the upload is unpacked
 // into a scratch folder that is removed after.
-func (s *Service) CheckMLPerf(ctx context.Context, body io.Reader, round string) (any, error) {
+func (s *Service) CheckMLPerf(ctx context.Context, body io.Reader, round, rules string) (any, error) {
 	dir, err := os.MkdirTemp(s.cfg.ScratchDir, "d5list-mlperf-")
 	if err != nil {
 		return nil, d5list.Errorf(d5list.EINTERNAL, "scratch folder: %v", err)
@@ -32,7 +33,7 @@ func (s *Service) CheckMLPerf(ctx context.Context, body io.Reader, round string)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	rep, _, err := verifier.CheckMLPerfPath(root, round)
+	rep, _, err := verifier.CheckMLPerfPathRules(root, round, rules)
 	if err != nil {
 		return nil, uploadError(err, dir)
 	}

@@ -43,8 +43,11 @@ type MLPerfRun struct {
 // package checker's verdict and the score the result summarizer
 // publishes.
 type MLPerfReport struct {
-	Round     string `json:"round"`
-	Ruleset   string `json:"ruleset"`
+	Round   string `json:"round"`
+	Ruleset string `json:"ruleset"`
+	// Rules names the rules that judged the folder: the round's own
+	// release of mlcommons/logging, or today's.
+	Rules     string `json:"rules"`
 	Benchmark string `json:"benchmark"`
 	// System and Folder name the folder in a submission tree.
 	System   string      `json:"system,omitempty"`
@@ -106,6 +109,15 @@ var reRoundPrefix = regexp.MustCompile(`^v(\d+\.\d+)[-_]`)
 
 // CheckMLPerfRound is CheckMLPerf for a given round ("3.1"; "" to infer it).
 func CheckMLPerfRound(dir, round string) (*MLPerfReport, error) {
+	return CheckMLPerfRoundRules(dir, round, RulesRelease)
+}
+
+// CheckMLPerfRoundRules is CheckMLPerfRound judged by rules: RulesRelease
+// (the round's own release of mlcommons/logging; also "") or RulesToday.
+func CheckMLPerfRoundRules(dir, round, which string) (*MLPerfReport, error) {
+	if err := validRules(which); err != nil {
+		return nil, err
+	}
 	if err := checkMLPerfInput(dir); err != nil {
 		return nil, err
 	}
@@ -150,11 +162,14 @@ func CheckMLPerfRound(dir, round string) (*MLPerfReport, error) {
 	if _, ok := rules.Benchmarks[benchmark]; !ok {
 		return nil, d5list.Errorf(d5list.EINVALID, "%s: submission_benchmark %q is not a benchmark of MLPerf Training %s (%s)", dir, benchmark, rules.Round, strings.Join(rules.BenchmarkNames(), ", "))
 	}
+	if rules, err = rules.as(which); err != nil {
+		return nil, err
+	}
 	f := mlperfFolder{dir: dir, benchmark: benchmark, logs: logs, division: folderDivision(dir, logs)}
 	var sysWarnings []d5list.Reason
 	var sysReasons []d5list.Reason
 	if data, err := os.ReadFile(filepath.Join(dir, "system.json")); err == nil {
-		sys, err := bundle.CheckMLPerfSystem("system.json", data, rules.SystemStatus)
+		sys, err := bundle.CheckMLPerfSystem("system.json", data, rules.statusesFor(data))
 		sysWarnings = sys.Warnings
 		if err != nil && rules.runs(packageSystems) {
 			sysReasons = d5list.ErrorReasons(err)
@@ -213,7 +228,7 @@ type mlperfFolder struct {
 // benchmark folder whose logs are read.
 func (r *MLPerfRound) checkFolder(f mlperfFolder) *MLPerfReport {
 	bench := r.Benchmarks[f.benchmark]
-	rep := &MLPerfReport{Round: r.Round, Ruleset: r.Ruleset, Benchmark: f.benchmark, System: f.system, Folder: f.rel,
+	rep := &MLPerfReport{Round: r.Round, Ruleset: r.Ruleset, Rules: r.Judge, Benchmark: f.benchmark, System: f.system, Folder: f.rel,
 		Division: f.division, Quality: r.quality(f.benchmark, f.division), ScalingFactor: 1,
 		Runs: []MLPerfRun{}, Reasons: []d5list.Reason{}, Warnings: nonNilReasons(slices.Clone(f.params.warnings))}
 	where := f.rel
@@ -268,7 +283,7 @@ func (r *MLPerfRound) checkFolder(f mlperfFolder) *MLPerfReport {
 		rep.Warnings = append(rep.Warnings, d5list.Reason{Code: CodeMLPerfFailedFiles, File: where, Message: fmt.Sprintf("%d file(s) do not comply, accepting this under olympic scoring", n)})
 	}
 	if closed && r.runs(packageSeeds) && !f.params.seedBypass {
-		if seeds := checkSeeds(f.logs); len(seeds) > 0 {
+		if seeds := checkSeeds(f.logs, r.seedsOptional); len(seeds) > 0 {
 			rep.Reasons = append(rep.Reasons, seeds...)
 			refuse(CodeMissingSeed, "Seed checker failed")
 		}

@@ -305,8 +305,8 @@ func sameMinutes(a, b *float64) bool {
 	return strconv.FormatFloat(*a, 'g', 3, 64) == strconv.FormatFloat(*b, 'g', 3, 64)
 }
 
-// TestCheckMLPerfEveryPublishedFolder runs `d5list check --mlperf --json`
-// over every published folder in shared/peer-data (eight rounds, a dozen
+// TestCheckMLPerfEveryPublishedFolder runs `d5list check --mlperf --rules
+// today --json` over every published folder in shared/peer-data (eight rounds, a dozen
 // benchmarks) and asserts what MLCommons' own tools said of the same
 // files: the package checker's verdict (exit status 0 for accepted), its
 // RCP message, the files the compliance checker fails, and the score the
@@ -330,7 +330,8 @@ func TestCheckMLPerfEveryPublishedFolder(t *testing.T) {
 				want = b
 			}
 			var out bytes.Buffer
-			err := run(context.Background(), []string{"check", "--mlperf", "--json", dir}, &out, io.Discard)
+			// The verdicts were recorded with today's tools (mlcommons/logging at 7bbf792).
+			err := run(context.Background(), []string{"check", "--mlperf", "--rules", "today", "--json", dir}, &out, io.Discard)
 			var rep struct {
 				Accepted bool     `json:"accepted"`
 				Minutes  *float64 `json:"minutes"`
@@ -619,5 +620,48 @@ func TestCheckMLPerfInputErrors(t *testing.T) {
 		if json.Unmarshal(out.Bytes(), &got) != nil || got.Error.Message == "" || !strings.HasPrefix(got.Error.Message, c.path+c.says) {
 			t.Errorf("%s --json: %s", c.path, out.String())
 		}
+	}
+}
+
+// A published tree that round 4.0's own tools accepted (v4.0
+// GigaComputing: its system's status "available", which today's checker
+// refuses) is accepted by default and refused with --rules today, on the
+// command line and in the API, and each answer names the rules that
+// judged it.
+func TestCheckMLPerfRulesToday(t *testing.T) {
+	tree := filepath.Join(mlperfTestdata, "v4.0", "GigaComputing")
+	const release = "mlcommons/logging 4.0.0-rc3-rcp-prunning, the round's own release"
+	const today = "today's mlcommons/logging (7bbf792)"
+	p := startPortal(t, 0)
+	archive := tarGzFolder(t, tree, "v4.0/GigaComputing")
+	for _, c := range []struct {
+		args     []string
+		query    string
+		accepted bool
+		rules    string
+	}{
+		{nil, "", true, release},
+		{[]string{"--rules", "release"}, "?rules=release", true, release},
+		{[]string{"--rules", "today"}, "?rules=today", false, today},
+	} {
+		var text bytes.Buffer
+		err := run(context.Background(), append(append([]string{"check", "--mlperf"}, c.args...), tree), &text, io.Discard)
+		if (err == nil) != c.accepted || !strings.Contains(text.String(), "judged by the rules of "+c.rules+"\n") {
+			t.Errorf("check --mlperf %v: exit %v\n%s", c.args, err, text.String())
+		}
+		status, _, _, body := postMLPerf(t, p, c.query, archive)
+		var rep struct {
+			Accepted bool   `json:"accepted"`
+			Rules    string `json:"rules"`
+		}
+		if status != http.StatusOK || json.Unmarshal(body, &rep) != nil || rep.Accepted != c.accepted || rep.Rules != c.rules {
+			t.Errorf("the API with %q: %d %.300s", c.query, status, body)
+		}
+	}
+	if err := run(context.Background(), []string{"check", "--mlperf", "--rules", "yesterday", tree}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), `rules "yesterday"`) {
+		t.Errorf("--rules yesterday: %v", err)
+	}
+	if status, msg, _, _ := postMLPerf(t, p, "?rules=yesterday", archive); status != http.StatusBadRequest || !strings.Contains(msg, `rules "yesterday"`) {
+		t.Errorf("?rules=yesterday: %d %s", status, msg)
 	}
 }

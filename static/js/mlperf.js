@@ -68,6 +68,7 @@
     result.appendChild(el('p', { 'class': rep.accepted ? 'notice' : 'form-error', 'data-testid': 'mlperf-verdict', 'data-accepted': String(rep.accepted) },
       (rep.accepted ? 'Accepted' : "Refused: MLPerf's package checker would not accept this submission tree") +
       ' (MLPerf Training ' + rep.round + ', ' + rep.organization + ': ' + rep.systems.length + ' system descriptions, ' + rep.benchmarks.length + ' benchmark folders).'));
+    result.appendChild(el('p', { 'class': 'muted', 'data-testid': 'mlperf-judged-by' }, 'Judged by the rules of ' + rep.rules + '.'));
     var systems = table('mlperf-systems', ['system description', 'system', 'division', 'status', 'verdict']);
     rep.systems.forEach(function (s) {
       row(systems, { 'data-testid': 'mlperf-system', 'data-accepted': String(s.accepted) },
@@ -107,6 +108,7 @@
       (rep.accepted ? 'Accepted' : "Refused: MLPerf's package checker would not accept this folder") +
       ' (MLPerf Training ' + rep.round + ', ' + rep.benchmark + ', ' + rep.division + ' division).');
     result.appendChild(verdict);
+    result.appendChild(el('p', { 'class': 'muted', 'data-testid': 'mlperf-judged-by' }, 'Judged by the rules of ' + rep.rules + '.'));
     var score = rep.minutes === null || rep.minutes === undefined
       ? 'No valid score: ' + (rep.score.note || '')
       : 'Score: ' + rep.minutes.toFixed(3) + ' minutes' + (rep.scaling_factor !== 1 ? ' (RCP scaling ' + rep.scaling_factor.toFixed(4) + ')' : '');
@@ -128,6 +130,7 @@
     var input = document.getElementById('mlperf-file');
     var button = document.getElementById('mlperf-submit');
     var round = document.getElementById('mlperf-round');
+    var rules = document.getElementById('mlperf-rules');
     var result = document.getElementById('mlperf-result');
     var meta = document.querySelector('meta[name="csrf-token"]');
     var maxBytes = parseInt(form.getAttribute('data-max-bytes'), 10) || 0;
@@ -144,7 +147,10 @@
       var f = input.files[0];
       if (!f) { return; }
       button.disabled = true;
-      var url = form.getAttribute('data-endpoint') + (round.value ? '?round=' + encodeURIComponent(round.value) : '');
+      var query = [];
+      if (round.value) { query.push('round=' + encodeURIComponent(round.value)); }
+      if (rules.value) { query.push('rules=' + encodeURIComponent(rules.value)); }
+      var url = form.getAttribute('data-endpoint') + (query.length ? '?' + query.join('&') : '');
       var headers = { 'Content-Type': f.name.toLowerCase().endsWith('.zip') ? 'application/zip' : 'application/gzip' };
       if (meta) { headers['X-CSRF-Token'] = meta.getAttribute('content'); }
       fetch(url, { method: 'POST', body: f, headers: headers, credentials: 'same-origin' })

@@ -665,3 +665,22 @@ func TestCheckMLPerfRulesToday(t *testing.T) {
 		t.Errorf("?rules=yesterday: %d %s", status, msg)
 	}
 }
+
+// The dlrm_dcnv2 folders published for rounds 3.0 and 3.1 log no seed:
+// the rounds' own seed checkers passed them, today's refuses them.
+func TestCheckMLPerfSeedlessFoldersByTheirRounds(t *testing.T) {
+	for _, name := range []string{"v3.0-gigabyte-dlrm_dcnv2", "v3.1-gigacomputing-dlrm_dcnv2"} {
+		dir := filepath.Join(sharedRounds, name)
+		if !dirExists(dir) {
+			t.Skip("shared/peer-data not beside the repository")
+		}
+		var own, today bytes.Buffer
+		if err := run(context.Background(), []string{"check", "--mlperf", dir}, &own, io.Discard); err != nil {
+			t.Errorf("%s by its round's rules: %v\n%s", name, err, own.String())
+		}
+		err := run(context.Background(), []string{"check", "--mlperf", "--rules", "today", dir}, &today, io.Discard)
+		if err == nil || !strings.Contains(today.String(), "logs no seed.") || !strings.Contains(today.String(), "(rules: today's mlcommons/logging (7bbf792))") {
+			t.Errorf("%s by today's rules: exit %v\n%s", name, err, today.String())
+		}
+	}
+}

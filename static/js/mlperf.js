@@ -137,6 +137,7 @@
     input.addEventListener('change', function () {
       var f = input.files[0];
       result.textContent = '';
+      Array.prototype.forEach.call(round.options, function (o) { o.disabled = false; });
       button.disabled = !f || (maxBytes > 0 && f.size > maxBytes);
       if (f && maxBytes > 0 && f.size > maxBytes) {
         result.appendChild(el('p', { 'class': 'form-error', 'data-testid': 'mlperf-error' }, 'The archive is larger than the limit of ' + maxBytes + ' bytes.'));

@@ -148,6 +148,7 @@
       var f = input.files[0];
       if (!f) { return; }
       button.disabled = true;
+      result.textContent = '';
       var query = [];
       if (round.value) { query.push('round=' + encodeURIComponent(round.value)); }
       if (rules.value) { query.push('rules=' + encodeURIComponent(rules.value)); }

@@ -167,10 +167,6 @@ func TestMLPerfReleaseRulesData(t *testing.T) {
 // what of the tag is not yet transcribed. The test fails if one agrees,
 // so that the list only shrinks.
 var releaseGaps = map[string]string{
-	"v1.0/NVIDIA":           "the release's RCP checker has a run count for dlrm (5); today's has none and stops",
-	"v1.1/Supermicro":       "the release's RCP checker has a run count for dlrm (5); today's has none and stops",
-	"v2.0/NVIDIA":           "the release's RCP checker has a run count for dlrm (5); today's has none and stops",
-	"v2.1/Intel":            "the release's RCP checker has a run count for dlrm (5); today's has none and stops",
 	"v1.1/Fujitsu":          "1.1.0-rc4's RCP references for unet3d refuse it (RCP Interpolation); today's, which d5list applies, accept it",
 	"v1.1/Intel-HabanaLabs": "1.1.0-rc4's RCP references for resnet refuse it (RCP found); today's, which d5list applies, accept it",
 }

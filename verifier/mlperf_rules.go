@@ -89,6 +89,12 @@ type releaseRules struct {
 	// RCPRuns is the RCP checker's run count for benchmarks whose count
 	// today's table lacks (dlrm in rounds 1.0 to 2.1).
 	RCPRuns map[string]int `yaml:"rcp_runs"`
+	// RCPRefs replace a benchmark's reference convergence points with the
+	// release's, where MLCommons later changed them.
+	RCPRefs map[string][]rcpRef `yaml:"rcp_refs"`
+	// RCPUnpruned: the release's RCP checker compared with every
+	// reference (pruning to the fastest envelope came with 2.0.0).
+	RCPUnpruned bool `yaml:"rcp_unpruned"`
 	// RenameKeys are keys a rules file named otherwise at the release.
 	RenameKeys []struct {
 		Config string `yaml:"config"`
@@ -117,6 +123,20 @@ func (r *MLPerfRound) atRelease(name string) error {
 			return fmt.Errorf("%s: at_release gives an RCP run count for %s, which has no RCP references here, or fewer than 3 runs", name, b)
 		}
 		bench.RCP.Runs = n
+	}
+	if a.RCPUnpruned {
+		for _, bench := range r.Benchmarks {
+			if bench.RCP != nil {
+				bench.RCP.unpruned = true
+			}
+		}
+	}
+	for b, refs := range a.RCPRefs {
+		bench, ok := r.Benchmarks[b]
+		if !ok || bench.RCP == nil || len(refs) == 0 {
+			return fmt.Errorf("%s: at_release gives RCP references for %s, which has no RCP check here", name, b)
+		}
+		bench.RCP.Refs = refs
 	}
 	for _, rn := range a.RenameKeys {
 		cfg := r.Configs[rn.Config]
@@ -205,6 +225,10 @@ type rcpRules struct {
 	// largest speedup is taken (llama31_405b from round 5.0).
 	SpeedupOffset float64  `yaml:"speedup_offset"`
 	Refs          []rcpRef `yaml:"refs"`
+
+	// unpruned: the RCP checker compares with every reference, not only
+	// those on the fastest-converging envelope (round 1.1's release).
+	unpruned bool
 
 	once   sync.Once
 	ref    *rcpReference

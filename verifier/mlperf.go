@@ -185,34 +185,6 @@ func CheckMLPerfRoundRules(dir, round, which string) (*MLPerfReport, error) {
 	return rep, nil
 }
 
-// reRoundFolder matches a folder holding a round's submissions, as
-// MLCommons' repositories name them (training_results_v5.0) or v5.0.
-var reRoundFolder = regexp.MustCompile(`(?:^|[_-])v(\d+\.\d+)$`)
-
-// namedRound is the round given, else the one dir's name starts with
-// (v3.1-...), else the one its parent folder names (v5.0/AMD,
-// training_results_v5.0/AMD); nil when none names one.
-func namedRound(dir, round string) (*MLPerfRound, error) {
-	abs, _ := filepath.Abs(dir)
-	if m := reRoundPrefix.FindStringSubmatch(filepath.Base(abs)); round == "" && m != nil {
-		round = m[1]
-	}
-	if m := reRoundFolder.FindStringSubmatch(filepath.Base(filepath.Dir(abs))); round == "" && m != nil {
-		round = m[1]
-	}
-	if round == "" {
-		return nil, nil
-	}
-	if !slices.Contains(MLPerfRoundNames(), round) {
-		e := d5list.Errorf(d5list.EINVALID, "%s: MLPerf Training round %s is not one d5list knows: give one of %s", dir, round, knownRounds())
-		for _, r := range MLPerfRoundNames() {
-			e.Reasons = append(e.Reasons, d5list.Reason{Code: CodeMLPerfRound, Message: r})
-		}
-		return nil, e
-	}
-	return loadMLPerfRound(round)
-}
-
 // mlperfFolder is one benchmark folder as the package checker meets it.
 type mlperfFolder struct {
 	dir       string

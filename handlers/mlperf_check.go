@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"io"
 	"mime"
 	"net/http"
@@ -15,17 +16,22 @@ import (
 // MLPerfChecker is the part of the service that checks MLPerf
 // submissions; a service without it answers 503.
 type MLPerfChecker interface {
-	CheckMLPerf(ctx context.Context, body io.Reader, round string) (any, error)
+	CheckMLPerf(ctx context.Context, body io.Reader, round, rules string) (any, error)
 }
 
 var roundParam = regexp.MustCompile(`^[0-9]+\.[0-9]+$`)
 
-// CheckMLPerf is POST /api/v1/mlperf/check[?round=X.Y]: an MLPerf Training
+// CheckMLPerf is POST /api/v1/mlperf/check[?round=X.Y][&rules=today]: an
+// MLPerf Training
 // submission tree or one benchmark's result folder as a .tar.gz or .zip
-// (the raw body, or the multipart field "bundle"), answered with the
+// (the raw body, or the multipart field "bundle"), judged by the rules of
+// the round's own release of mlcommons/logging (rules=today: today's
+// rules, which MLCommons later tightened), answered with the
 // report `d5list check --mlperf --json` prints. A submission MLPerf would
 // refuse is still a 200: "accepted" says the verdict; 400 is for an
-// upload that cannot be read.
+// upload that cannot be read, and for one whose round neither ?round=
+// nor its folder's name nor its benchmarks tell (the reasons, code
+// mlperf_round, list the rounds to choose from).
 func (h *Handler) CheckMLPerf(w http.ResponseWriter, r *http.Request) {
 	checker, ok := h.svc.(MLPerfChecker)
 	if !ok {
@@ -35,6 +41,11 @@ func (h *Handler) CheckMLPerf(w http.ResponseWriter, r *http.Request) {
 	round := r.URL.Query().Get("round")
 	if round != "" && !roundParam.MatchString(round) {
 		h.Error(w, r, d5list.Errorf(d5list.EINVALID, "round %q: give an MLPerf Training round such as 4.1", round))
+		return
+	}
+	rules := r.URL.Query().Get("rules")
+	if rules != "" && rules != verifier.RulesRelease && rules != verifier.RulesToday {
+		h.Error(w, r, d5list.Errorf(d5list.EINVALID, "rules %q: give %s (today's mlcommons/logging), or %s or nothing for the round's own release", rules, verifier.RulesToday, verifier.RulesRelease))
 		return
 	}
 	if r.ContentLength > h.opts.MaxUploadBytes {
@@ -47,12 +58,22 @@ func (h *Handler) CheckMLPerf(w http.ResponseWriter, r *http.Request) {
 		h.Error(w, r, err)
 		return
 	}
-	rep, err := checker.CheckMLPerf(r.Context(), body, round)
+	rep, err := checker.CheckMLPerf(r.Context(), body, round, rules)
 	if err != nil {
-		h.Error(w, r, err)
+		h.Error(w, r, howToGiveTheRound(err, "?round=X.Y"))
 		return
 	}
 	h.writeJSON(w, r, http.StatusOK, rep)
+}
+
+// howToGiveTheRound completes the refusal of a submission whose round
+// cannot be told (its reasons list the rounds) with how to give it.
+func howToGiveTheRound(err error, how string) error {
+	var de *d5list.Error
+	if !verifier.RoundUnknown(err) || !errors.As(err, &de) {
+		return err
+	}
+	return &d5list.Error{Code: de.Code, Message: de.Message + " with " + how, Reasons: de.Reasons}
 }
 
 // archiveBody is the uploaded archive: the raw body, or the multipart

@@ -2,8 +2,11 @@ package portal
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/bundle"
@@ -14,9 +17,10 @@ import (
 // .zip of one benchmark's result folder, or of a whole submission tree)
 // with the rules `d5list check --mlperf` applies, so that the browser and
 // the command line give the same answer: a *verifier.MLPerfReport or a
-// *verifier.MLPerfTreeReport. Nothing is stored: the upload is unpacked
+// *verifier.MLPerfTreeReport, judged by rules (verifier.RulesRelease, ""
+// too, or verifier.RulesToday). Nothing is stored: the upload is unpacked
 // into a scratch folder that is removed after.
-func (s *Service) CheckMLPerf(ctx context.Context, body io.Reader, round string) (any, error) {
+func (s *Service) CheckMLPerf(ctx context.Context, body io.Reader, round, rules string) (any, error) {
 	dir, err := os.MkdirTemp(s.cfg.ScratchDir, "d5list-mlperf-")
 	if err != nil {
 		return nil, d5list.Errorf(d5list.EINTERNAL, "scratch folder: %v", err)
@@ -29,9 +33,9 @@ func (s *Service) CheckMLPerf(ctx context.Context, body io.Reader, round string)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	rep, _, err := verifier.CheckMLPerfPath(root, round)
+	rep, _, err := verifier.CheckMLPerfPathRules(root, round, rules)
 	if err != nil {
-		return nil, err
+		return nil, uploadError(err, dir)
 	}
 	var warnings *[]d5list.Reason
 	switch r := rep.(type) {
@@ -57,4 +61,23 @@ func nameUpload(list []d5list.Reason, root string) {
 			list[i].File = "(the folder)"
 		}
 	}
+}
+
+// uploadError names the upload's files as its archive does where err
+// names them by the scratch folder they were unpacked into: the server's
+// own paths are no business of the client's.
+func uploadError(err error, dir string) error {
+	var de *d5list.Error
+	if !errors.As(err, &de) {
+		return err
+	}
+	scrub := func(s string) string {
+		return strings.ReplaceAll(strings.ReplaceAll(s, dir+string(filepath.Separator), ""), dir, "the upload")
+	}
+	out := &d5list.Error{Code: de.Code, Message: scrub(de.Message)}
+	for _, r := range de.Reasons {
+		r.File, r.Message = scrub(r.File), scrub(r.Message)
+		out.Reasons = append(out.Reasons, r)
+	}
+	return out
 }

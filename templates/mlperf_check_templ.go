@@ -60,7 +60,7 @@ func MLPerfCheckPage(rounds []string, maxBytes int64) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "\" data-testid=\"mlperf-form\"><label>Round <select id=\"mlperf-round\" name=\"round\" data-testid=\"mlperf-round\"><option value=\"\">from the folder's name, else the newest with its benchmark</option> ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "\" data-testid=\"mlperf-form\"><label>Round <select id=\"mlperf-round\" name=\"round\" data-testid=\"mlperf-round\"><option value=\"\">from the folder's name or its benchmarks; asked for where they do not tell</option> ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -96,14 +96,14 @@ func MLPerfCheckPage(rounds []string, maxBytes int64) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "</select></label> <label class=\"button\">Choose the archive <input type=\"file\" id=\"mlperf-file\" name=\"bundle\" accept=\".tar.gz,.tgz,.zip,application/gzip,application/zip\" data-testid=\"mlperf-file\"></label> <button type=\"submit\" id=\"mlperf-submit\" disabled data-testid=\"mlperf-submit\">Check</button></form><div id=\"mlperf-result\" aria-live=\"polite\" data-testid=\"mlperf-result\"></div><p class=\"muted\" data-testid=\"mlperf-rounds\">Rounds: ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "</select></label> <label>Rules <select id=\"mlperf-rules\" name=\"rules\" data-testid=\"mlperf-rules-choice\"><option value=\"release\">the round's own release of mlcommons/logging, which judged its published results</option> <option value=\"today\">today's mlcommons/logging, which later tightened some</option></select></label> <label class=\"button\">Choose the archive <input type=\"file\" id=\"mlperf-file\" name=\"bundle\" accept=\".tar.gz,.tgz,.zip,application/gzip,application/zip\" data-testid=\"mlperf-file\"></label> <button type=\"submit\" id=\"mlperf-submit\" disabled data-testid=\"mlperf-submit\">Check</button></form><div id=\"mlperf-result\" aria-live=\"polite\" data-testid=\"mlperf-result\"></div><p class=\"muted\" data-testid=\"mlperf-rounds\">Rounds: ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var6 string
 			templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(strings.Join(rounds, ", "))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/mlperf_check.templ`, Line: 27, Col: 84}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/mlperf_check.templ`, Line: 33, Col: 84}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
 			if templ_7745c5c3_Err != nil {

@@ -43,8 +43,11 @@ type MLPerfRun struct {
 // package checker's verdict and the score the result summarizer
 // publishes.
 type MLPerfReport struct {
-	Round     string `json:"round"`
-	Ruleset   string `json:"ruleset"`
+	Round   string `json:"round"`
+	Ruleset string `json:"ruleset"`
+	// Rules names the rules that judged the folder: the round's own
+	// release of mlcommons/logging, or today's.
+	Rules     string `json:"rules"`
 	Benchmark string `json:"benchmark"`
 	// System and Folder name the folder in a submission tree.
 	System   string      `json:"system,omitempty"`
@@ -95,8 +98,9 @@ const (
 // rules, the folder against the package checker's (file count, failed
 // files, seeds and RCP in the closed division), and the score as the
 // result summarizer computes it. The round is the one a folder name such
-// as "v3.1-dell-resnet" starts with, else the newest round that has the
-// folder's benchmark.
+// as "v3.1-dell-resnet" starts with, else the one its parent folder
+// names, else the only round that has the folder's benchmark; where
+// several do, the check refuses to guess.
 func CheckMLPerf(dir string) (*MLPerfReport, error) {
 	return CheckMLPerfRound(dir, "")
 }
@@ -105,6 +109,18 @@ var reRoundPrefix = regexp.MustCompile(`^v(\d+\.\d+)[-_]`)
 
 // CheckMLPerfRound is CheckMLPerf for a given round ("3.1"; "" to infer it).
 func CheckMLPerfRound(dir, round string) (*MLPerfReport, error) {
+	return CheckMLPerfRoundRules(dir, round, RulesRelease)
+}
+
+// CheckMLPerfRoundRules is CheckMLPerfRound judged by rules: RulesRelease
+// (the round's own release of mlcommons/logging; also "") or RulesToday.
+func CheckMLPerfRoundRules(dir, round, which string) (*MLPerfReport, error) {
+	if err := validRules(which); err != nil {
+		return nil, err
+	}
+	if err := checkMLPerfInput(dir); err != nil {
+		return nil, err
+	}
 	rules, err := namedRound(dir, round)
 	if err != nil {
 		return nil, err
@@ -139,21 +155,21 @@ func CheckMLPerfRound(dir, round string) (*MLPerfReport, error) {
 		return nil, d5list.Errorf(d5list.EINVALID, "%s: no result file logs submission_benchmark", dir)
 	}
 	if rules == nil {
-		if rules, err = newestRound(func(r *MLPerfRound) bool { _, ok := r.Benchmarks[benchmark]; return ok }); err != nil {
+		if rules, err = roundOfBenchmarks(dir, []string{benchmark}); err != nil {
 			return nil, err
-		}
-		if rules == nil {
-			return nil, d5list.Errorf(d5list.EINVALID, "%s: submission_benchmark %q is in no MLPerf Training round d5list knows (%s)", dir, benchmark, knownRounds())
 		}
 	}
 	if _, ok := rules.Benchmarks[benchmark]; !ok {
 		return nil, d5list.Errorf(d5list.EINVALID, "%s: submission_benchmark %q is not a benchmark of MLPerf Training %s (%s)", dir, benchmark, rules.Round, strings.Join(rules.BenchmarkNames(), ", "))
 	}
+	if rules, err = rules.as(which); err != nil {
+		return nil, err
+	}
 	f := mlperfFolder{dir: dir, benchmark: benchmark, logs: logs, division: folderDivision(dir, logs)}
 	var sysWarnings []d5list.Reason
 	var sysReasons []d5list.Reason
 	if data, err := os.ReadFile(filepath.Join(dir, "system.json")); err == nil {
-		sys, err := bundle.CheckMLPerfSystem("system.json", data, rules.SystemStatus)
+		sys, err := bundle.CheckMLPerfSystem("system.json", data, rules.statusesFor(data))
 		sysWarnings = sys.Warnings
 		if err != nil && rules.runs(packageSystems) {
 			sysReasons = d5list.ErrorReasons(err)
@@ -167,45 +183,6 @@ func CheckMLPerfRound(dir, round string) (*MLPerfReport, error) {
 	rep.Warnings = append(rep.Warnings, sysWarnings...)
 	rep.Accepted = len(rep.Reasons) == 0
 	return rep, nil
-}
-
-// reRoundFolder matches a folder holding a round's submissions, as
-// MLCommons' repositories name them (training_results_v5.0) or v5.0.
-var reRoundFolder = regexp.MustCompile(`(?:^|[_-])v(\d+\.\d+)$`)
-
-// namedRound is the round given, else the one dir's name starts with
-// (v3.1-...), else the one its parent folder names (v5.0/AMD,
-// training_results_v5.0/AMD); nil when none names one.
-func namedRound(dir, round string) (*MLPerfRound, error) {
-	abs, _ := filepath.Abs(dir)
-	if m := reRoundPrefix.FindStringSubmatch(filepath.Base(abs)); round == "" && m != nil {
-		round = m[1]
-	}
-	if m := reRoundFolder.FindStringSubmatch(filepath.Base(filepath.Dir(abs))); round == "" && m != nil {
-		round = m[1]
-	}
-	if round == "" {
-		return nil, nil
-	}
-	if !slices.Contains(MLPerfRoundNames(), round) {
-		return nil, d5list.Errorf(d5list.EINVALID, "%s: MLPerf Training round %s is not one d5list knows (%s)", dir, round, knownRounds())
-	}
-	return loadMLPerfRound(round)
-}
-
-// newestRound is the newest round that satisfies ok, or nil.
-func newestRound(ok func(*MLPerfRound) bool) (*MLPerfRound, error) {
-	names := MLPerfRoundNames()
-	for i := len(names) - 1; i >= 0; i-- {
-		r, err := loadMLPerfRound(names[i])
-		if err != nil {
-			return nil, err
-		}
-		if ok(r) {
-			return r, nil
-		}
-	}
-	return nil, nil
 }
 
 // mlperfFolder is one benchmark folder as the package checker meets it.
@@ -223,7 +200,7 @@ type mlperfFolder struct {
 // benchmark folder whose logs are read.
 func (r *MLPerfRound) checkFolder(f mlperfFolder) *MLPerfReport {
 	bench := r.Benchmarks[f.benchmark]
-	rep := &MLPerfReport{Round: r.Round, Ruleset: r.Ruleset, Benchmark: f.benchmark, System: f.system, Folder: f.rel,
+	rep := &MLPerfReport{Round: r.Round, Ruleset: r.Ruleset, Rules: r.Judge, Benchmark: f.benchmark, System: f.system, Folder: f.rel,
 		Division: f.division, Quality: r.quality(f.benchmark, f.division), ScalingFactor: 1,
 		Runs: []MLPerfRun{}, Reasons: []d5list.Reason{}, Warnings: nonNilReasons(slices.Clone(f.params.warnings))}
 	where := f.rel
@@ -278,7 +255,7 @@ func (r *MLPerfRound) checkFolder(f mlperfFolder) *MLPerfReport {
 		rep.Warnings = append(rep.Warnings, d5list.Reason{Code: CodeMLPerfFailedFiles, File: where, Message: fmt.Sprintf("%d file(s) do not comply, accepting this under olympic scoring", n)})
 	}
 	if closed && r.runs(packageSeeds) && !f.params.seedBypass {
-		if seeds := checkSeeds(f.logs); len(seeds) > 0 {
+		if seeds := checkSeeds(f.logs, r.seedsOptional); len(seeds) > 0 {
 			rep.Reasons = append(rep.Reasons, seeds...)
 			refuse(CodeMissingSeed, "Seed checker failed")
 		}

@@ -32,7 +32,7 @@ type mlperfLog struct {
 func readMLPerfLog(path, format string) (*mlperfLog, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, fileError(path, err)
 	}
 	defer f.Close()
 	log := &mlperfLog{path: path, name: filepath.Base(path)}

@@ -88,6 +88,9 @@ func (rc *rcpRules) reference(trim int) *rcpReference {
 		}
 		sort.SliceStable(ref.records, func(i, j int) bool { return ref.records[i].bs < ref.records[j].bs })
 		ref.pruned = rc.prune(ref.records)
+		if rc.unpruned {
+			ref.pruned = ref.records
+		}
 		rc.ref = ref
 	})
 	return rc.ref

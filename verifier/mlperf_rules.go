@@ -3,6 +3,7 @@ package verifier
 import (
 	"bytes"
 	"embed"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"path"
@@ -14,6 +15,8 @@ import (
 	"sync"
 
 	"gopkg.in/yaml.v3"
+
+	d5list "github.com/deep500/d5list"
 )
 
 // The rules of every MLPerf Training round MLCommons' logging package
@@ -43,6 +46,110 @@ type MLPerfRound struct {
 	// closed_common, closed_bert, ...): the checker starts with common,
 	// and a rule's enqueue adds another.
 	Configs map[string]*ruleConfig `yaml:"configs"`
+	// Release is the mlcommons/logging tag whose tools judged the round
+	// (1.1.0-rc4, 2.1.0, ...); AtRelease is where they judged otherwise
+	// than today's tools, which the rest of the file transcribes.
+	Release   string        `yaml:"release"`
+	AtRelease *releaseRules `yaml:"at_release"`
+
+	// Rules is which rules this copy of the round applies: RulesRelease or
+	// RulesToday; Judge names them for a report.
+	Rules string `yaml:"-"`
+	Judge string `yaml:"-"`
+	// What AtRelease changes beyond the data it replaces.
+	seedsOptional, weightsInitWarns, systemStatusFold bool
+}
+
+// The rules a round is judged by: its own release's (the default), or
+// today's mlcommons/logging, which later tightened some of them.
+const (
+	RulesRelease = "release"
+	RulesToday   = "today"
+	// mlperfToday is the mlcommons/logging commit the round files
+	// transcribe as today's rules.
+	mlperfToday = "7bbf792"
+)
+
+// releaseRules are where a round's own release of mlcommons/logging
+// judged otherwise than today's: only what differs is given.
+type releaseRules struct {
+	// SystemStatus replaces the system description checker's status
+	// list; SystemStatusFold: a status matches in lower case too, as
+	// round 4.0's checker compares status.lower().
+	SystemStatus     []string `yaml:"system_status"`
+	SystemStatusFold bool     `yaml:"system_status_fold"`
+	// SeedsOptional: the seed checker of rounds 1.0 to 4.0 passes a folder
+	// none of whose files logs a seed, and fails only a file without one
+	// read after a file with one.
+	SeedsOptional bool `yaml:"seeds_optional"`
+	// WeightsInitWarns: round 1.1's compliance checker only warned where
+	// the weights initialisation check failed (no weights_initialization
+	// line, or the end check of the initialised tensors).
+	WeightsInitWarns bool `yaml:"weights_initialization_warns"`
+	// RCPRuns is the RCP checker's run count for benchmarks whose count
+	// today's table lacks (dlrm in rounds 1.0 to 2.1).
+	RCPRuns map[string]int `yaml:"rcp_runs"`
+	// RCPRefs replace a benchmark's reference convergence points with the
+	// release's, where MLCommons later changed them.
+	RCPRefs map[string][]rcpRef `yaml:"rcp_refs"`
+	// RCPUnpruned: the release's RCP checker compared with every
+	// reference (pruning to the fastest envelope came with 2.0.0).
+	RCPUnpruned bool `yaml:"rcp_unpruned"`
+	// RenameKeys are keys a rules file named otherwise at the release.
+	RenameKeys []struct {
+		Config string `yaml:"config"`
+		From   string `yaml:"from"`
+		To     string `yaml:"to"`
+	} `yaml:"rename_keys"`
+}
+
+// atRelease applies the release's departures from today's rules.
+func (r *MLPerfRound) atRelease(name string) error {
+	r.Rules, r.Judge = RulesRelease, "mlcommons/logging "+r.Release+", the round's own release"
+	if r.Release == "" {
+		r.Judge = "mlcommons/logging " + mlperfToday + " (no release of it judged round " + r.Round + ")"
+	}
+	a := r.AtRelease
+	if a == nil {
+		return nil
+	}
+	if a.SystemStatus != nil {
+		r.SystemStatus = a.SystemStatus
+	}
+	r.systemStatusFold, r.seedsOptional, r.weightsInitWarns = a.SystemStatusFold, a.SeedsOptional, a.WeightsInitWarns
+	for b, n := range a.RCPRuns {
+		bench, ok := r.Benchmarks[b]
+		if !ok || bench.RCP == nil || n < 3 {
+			return fmt.Errorf("%s: at_release gives an RCP run count for %s, which has no RCP references here, or fewer than 3 runs", name, b)
+		}
+		bench.RCP.Runs = n
+	}
+	if a.RCPUnpruned {
+		for _, bench := range r.Benchmarks {
+			if bench.RCP != nil {
+				bench.RCP.unpruned = true
+			}
+		}
+	}
+	for b, refs := range a.RCPRefs {
+		bench, ok := r.Benchmarks[b]
+		if !ok || bench.RCP == nil || len(refs) == 0 {
+			return fmt.Errorf("%s: at_release gives RCP references for %s, which has no RCP check here", name, b)
+		}
+		bench.RCP.Refs = refs
+	}
+	for _, rn := range a.RenameKeys {
+		cfg := r.Configs[rn.Config]
+		i := -1
+		if cfg != nil {
+			i = slices.IndexFunc(cfg.Keys, func(k keyRule) bool { return k.Key == rn.From })
+		}
+		if i < 0 {
+			return fmt.Errorf("%s: at_release renames %s in %s, which has no such key", name, rn.From, rn.Config)
+		}
+		cfg.Keys[i].Key = rn.To
+	}
+	return nil
 }
 
 // MLPerfBenchmarkRules are what the package checker and the RCP checker
@@ -119,6 +226,10 @@ type rcpRules struct {
 	SpeedupOffset float64  `yaml:"speedup_offset"`
 	Refs          []rcpRef `yaml:"refs"`
 
+	// unpruned: the RCP checker compares with every reference, not only
+	// those on the fastest-converging envelope (round 1.1's release).
+	unpruned bool
+
 	once   sync.Once
 	ref    *rcpReference
 	refErr error
@@ -145,6 +256,50 @@ const (
 	divisionClosed   = "closed"
 	enqueueValueHole = "{value}"
 )
+
+// validRules refuses rules other than RulesRelease (also "") and
+// RulesToday.
+func validRules(rules string) error {
+	if rules != "" && rules != RulesRelease && rules != RulesToday {
+		return d5list.Errorf(d5list.EINVALID, "rules %q: give %s (the round's own release of mlcommons/logging) or %s", rules, RulesRelease, RulesToday)
+	}
+	return nil
+}
+
+// as is the round judged by rules: RulesRelease, RulesToday, or "" for
+// the release's.
+func (r *MLPerfRound) as(rules string) (*MLPerfRound, error) {
+	if rules == "" {
+		rules = RulesRelease
+	}
+	if err := validRules(rules); err != nil {
+		return nil, err
+	}
+	if r.Rules == rules {
+		return r, nil
+	}
+	return loadMLPerfRoundRules(r.Round, rules)
+}
+
+// statusesFor is the status list a system description is held to: the
+// round's, and where the round's checker also compares the status in
+// lower case (4.0's), the description's own status when its lower case
+// is in the list.
+func (r *MLPerfRound) statusesFor(desc []byte) []string {
+	if !r.systemStatusFold || len(r.SystemStatus) == 0 {
+		return r.SystemStatus
+	}
+	var d struct {
+		Status any `json:"status"`
+	}
+	if json.Unmarshal(desc, &d) != nil {
+		return r.SystemStatus
+	}
+	if st, ok := d.Status.(string); ok && slices.Contains(r.SystemStatus, strings.ToLower(st)) {
+		return append(slices.Clip(r.SystemStatus), st)
+	}
+	return r.SystemStatus
+}
 
 func (r *MLPerfRound) runs(check string) bool { return slices.Contains(r.PackageChecks, check) }
 
@@ -181,18 +336,24 @@ type loadedRound struct {
 
 var loadedRounds sync.Map // round name → *loadedRound
 
-// loadMLPerfRound parses one round's file, once.
+// loadMLPerfRound parses one round's file, once, as today's rules judge.
 func loadMLPerfRound(round string) (*MLPerfRound, error) {
+	return loadMLPerfRoundRules(round, RulesToday)
+}
+
+// loadMLPerfRoundRules parses one round's file, once for each of the
+// rules (RulesRelease or RulesToday).
+func loadMLPerfRoundRules(round, rules string) (*MLPerfRound, error) {
 	file, ok := roundFiles()[round]
 	if !ok {
 		return nil, fmt.Errorf("no rules for MLPerf Training %s", round)
 	}
-	v, _ := loadedRounds.LoadOrStore(round, &loadedRound{})
+	v, _ := loadedRounds.LoadOrStore(round+"/"+rules, &loadedRound{})
 	l := v.(*loadedRound)
 	l.once.Do(func() {
 		data, err := mlperfRoundFiles.ReadFile(file)
 		if err == nil {
-			l.round, err = parseMLPerfRound(file, data)
+			l.round, err = parseMLPerfRoundRules(file, data, rules)
 		}
 		if err == nil && l.round.Round != round {
 			err = fmt.Errorf("%s: round %s in a file named for %s", file, l.round.Round, round)
@@ -215,11 +376,25 @@ func MLPerfRoundNames() []string {
 }
 
 func parseMLPerfRound(name string, data []byte) (*MLPerfRound, error) {
+	return parseMLPerfRoundRules(name, data, RulesToday)
+}
+
+func parseMLPerfRoundRules(name string, data []byte, rules string) (*MLPerfRound, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var r MLPerfRound
 	if err := dec.Decode(&r); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	switch rules {
+	case RulesToday:
+		r.Rules, r.Judge = RulesToday, "today's mlcommons/logging ("+mlperfToday+")"
+	case RulesRelease:
+		if err := r.atRelease(name); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("rules %q: %s or %s", rules, RulesRelease, RulesToday)
 	}
 	if r.Round == "" || r.Ruleset == "" || len(r.Benchmarks) == 0 || r.Configs[firstConfigName] == nil {
 		return nil, fmt.Errorf("%s: round, ruleset, benchmarks and the %s rules are required", name, firstConfigName)

@@ -15,10 +15,13 @@ import (
 // int() reads one, and no two files log the same seed from the same
 // source line (metadata file and lineno), which is how MLPerf tells a
 // seed reused from one drawn afresh. A file with a line that does not
-// parse gives up its seeds.
-func checkSeeds(logs []*mlperfLog) []d5list.Reason {
+// parse gives up its seeds. With optional (the seed checker of rounds
+// 1.0 to 4.0) a folder may log no seed at all, and a file without one
+// fails only after a file that logs one.
+func checkSeeds(logs []*mlperfLog, optional bool) []d5list.Reason {
 	var out []d5list.Reason
 	seen := map[string]string{}
+	var seeded []string // the files read so far that log a seed
 	for i, log := range logs {
 		run := i
 		fail := func(code string, line int, format string, args ...any) {
@@ -57,12 +60,19 @@ func checkSeeds(logs []*mlperfLog) []d5list.Reason {
 		case broken != "":
 			fail(CodeMissingSeed, 0, "Error found when querying seeds from %s: %s", log.name, broken)
 			continue
+		case len(records) == 0 && optional && len(seeded) == 0:
 		case len(records) == 0:
 			last := 0
 			if n := len(log.lines); n > 0 {
 				last = log.lines[n-1].Line
 			}
-			fail(CodeMissingSeed, last, "Result file %s logs no seed.", log.name)
+			if optional {
+				fail(CodeMissingSeed, last, "Result file %s logs no seed. However, other result files, including %s, already logs some seeds.", log.name, strings.Join(seeded, ", "))
+			} else {
+				fail(CodeMissingSeed, last, "Result file %s logs no seed.", log.name)
+			}
+		default:
+			seeded = append(seeded, log.name)
 		}
 		for _, r := range records {
 			key := fmt.Sprintf("%s\x00%d", r.site, r.seed)

@@ -21,8 +21,11 @@ import (
 // description and each benchmark folder has its own, and Summary is the
 // result summarizer's table.
 type MLPerfTreeReport struct {
-	Round        string               `json:"round"`
-	Ruleset      string               `json:"ruleset"`
+	Round   string `json:"round"`
+	Ruleset string `json:"ruleset"`
+	// Rules names the rules that judged the tree: the round's own release
+	// of mlcommons/logging, or today's.
+	Rules        string               `json:"rules"`
 	Organization string               `json:"organization"`
 	Accepted     bool                 `json:"accepted"`
 	Systems      []MLPerfSystemReport `json:"systems"`
@@ -80,10 +83,20 @@ func IsMLPerfTree(dir string) bool {
 
 // CheckMLPerfTree checks a submission tree as MLCommons' package checker
 // and result summarizer do, for a round ("5.0"; "" to infer it from the
-// folder's vX.Y- prefix, else the newest round that has every benchmark
-// folder of the tree). What cannot be read at all (no systems/ or
+// folder's vX.Y- prefix or its parent's vX.Y, else the only round that
+// has every benchmark folder of the tree; where several do, it refuses
+// to guess). What cannot be read at all (no systems/ or
 // results/, an unknown round) is an error; everything else is a verdict.
 func CheckMLPerfTree(dir, round string) (*MLPerfTreeReport, error) {
+	return CheckMLPerfTreeRules(dir, round, RulesRelease)
+}
+
+// CheckMLPerfTreeRules is CheckMLPerfTree judged by rules: RulesRelease
+// (the round's own release of mlcommons/logging; also "") or RulesToday.
+func CheckMLPerfTreeRules(dir, round, which string) (*MLPerfTreeReport, error) {
+	if err := validRules(which); err != nil {
+		return nil, err
+	}
 	if !IsMLPerfTree(dir) {
 		return nil, d5list.Errorf(d5list.EINVALID, "%s: not a submission tree: an organisation's folder has systems/ and results/", dir)
 	}
@@ -95,10 +108,13 @@ func CheckMLPerfTree(dir, round string) (*MLPerfTreeReport, error) {
 	if err == nil && rules == nil {
 		rules, err = roundOfTree(dir, systemDirs)
 	}
+	if err == nil {
+		rules, err = rules.as(which)
+	}
 	if err != nil {
 		return nil, err
 	}
-	rep := &MLPerfTreeReport{Round: rules.Round, Ruleset: rules.Ruleset, Organization: filepath.Base(filepath.Clean(dir)),
+	rep := &MLPerfTreeReport{Round: rules.Round, Ruleset: rules.Ruleset, Rules: rules.Judge, Organization: filepath.Base(filepath.Clean(dir)),
 		Systems: []MLPerfSystemReport{}, Benchmarks: []*MLPerfReport{}, Summary: []MLPerfSummaryRow{},
 		Reasons: []d5list.Reason{}, Warnings: []d5list.Reason{}}
 	descs := map[string]bundle.System{}
@@ -123,8 +139,8 @@ func CheckMLPerfTree(dir, round string) (*MLPerfTreeReport, error) {
 	return rep, nil
 }
 
-// roundOfTree is the newest round that has every benchmark folder of the
-// tree.
+// roundOfTree is the only round that has every benchmark folder of the
+// tree; where several or none do, the round cannot be told.
 func roundOfTree(dir string, systems []string) (*MLPerfRound, error) {
 	var benchmarks []string
 	for _, s := range systems {
@@ -132,15 +148,14 @@ func roundOfTree(dir string, systems []string) (*MLPerfRound, error) {
 		if err != nil {
 			return nil, err
 		}
-		benchmarks = append(benchmarks, bs...)
+		for _, b := range bs {
+			if !slices.Contains(benchmarks, b) {
+				benchmarks = append(benchmarks, b)
+			}
+		}
 	}
-	r, err := newestRound(func(r *MLPerfRound) bool {
-		return len(benchmarks) > 0 && !slices.ContainsFunc(benchmarks, func(b string) bool { _, ok := r.Benchmarks[b]; return !ok })
-	})
-	if err == nil && r == nil {
-		err = d5list.Errorf(d5list.EINVALID, "%s: no MLPerf Training round d5list knows (%s) has all of this tree's benchmarks (%s); give the round with --round", dir, knownRounds(), strings.Join(benchmarks, ", "))
-	}
-	return r, err
+	sort.Strings(benchmarks)
+	return roundOfBenchmarks(dir, benchmarks)
 }
 
 func subfolders(dir string) ([]string, error) {
@@ -165,10 +180,10 @@ func (r *MLPerfRound) checkSystemFile(dir, path string) (MLPerfSystemReport, bun
 	sr := MLPerfSystemReport{File: rel, System: strings.TrimSuffix(filepath.Base(path), ".json"), Reasons: []d5list.Reason{}, Warnings: []d5list.Reason{}}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		sr.Reasons = append(sr.Reasons, d5list.Reason{Code: bundle.CodeSystem, File: rel, Message: err.Error()})
+		sr.Reasons = append(sr.Reasons, d5list.Reason{Code: bundle.CodeSystem, File: rel, Message: "cannot be read: " + ioReason(err)})
 		return sr, bundle.System{}
 	}
-	sys, err := bundle.CheckMLPerfSystem(rel, data, r.SystemStatus)
+	sys, err := bundle.CheckMLPerfSystem(rel, data, r.statusesFor(data))
 	sr.SystemName, sr.Submitter, sr.Division, sr.Status = sys.SystemName, sys.Submitter, sys.Division, sys.Status
 	sr.Warnings = append(sr.Warnings, sys.Warnings...)
 	for _, reason := range d5list.ErrorReasons(err) {
@@ -218,7 +233,7 @@ func (rep *MLPerfTreeReport) checkSystemResults(r *MLPerfRound, dir, system stri
 // without its description) refuses the folder.
 func (r *MLPerfRound) checkTreeFolder(f mlperfFolder, divErr string) *MLPerfReport {
 	stopped := func(code, msg string) *MLPerfReport {
-		return &MLPerfReport{Round: r.Round, Ruleset: r.Ruleset, Benchmark: f.benchmark, System: f.system, Folder: f.rel,
+		return &MLPerfReport{Round: r.Round, Ruleset: r.Ruleset, Rules: r.Judge, Benchmark: f.benchmark, System: f.system, Folder: f.rel,
 			Division: f.division, Quality: r.quality(f.benchmark, f.division), Runs: []MLPerfRun{}, ScalingFactor: 1,
 			Score:   invalidScore(msg),
 			Reasons: []d5list.Reason{{Code: code, File: f.rel, Message: msg}}, Warnings: []d5list.Reason{}}
@@ -373,14 +388,26 @@ func (rep *MLPerfTreeReport) summarize(r *MLPerfRound, dir string, systems []str
 // as one benchmark's result folder. The report is a *MLPerfTreeReport or
 // a *MLPerfReport; accepted is its verdict.
 func CheckMLPerfPath(dir, round string) (report any, accepted bool, err error) {
+	return CheckMLPerfPathRules(dir, round, RulesRelease)
+}
+
+// CheckMLPerfPathRules is CheckMLPerfPath judged by rules: RulesRelease
+// (the round's own release of mlcommons/logging; also "") or RulesToday.
+func CheckMLPerfPathRules(dir, round, which string) (report any, accepted bool, err error) {
+	if err := validRules(which); err != nil {
+		return nil, false, err
+	}
+	if err := checkMLPerfInput(dir); err != nil {
+		return nil, false, err
+	}
 	if IsMLPerfTree(dir) {
-		t, err := CheckMLPerfTree(dir, round)
+		t, err := CheckMLPerfTreeRules(dir, round, which)
 		if err != nil {
 			return nil, false, err
 		}
 		return t, t.Accepted, nil
 	}
-	f, err := CheckMLPerfRound(dir, round)
+	f, err := CheckMLPerfRoundRules(dir, round, which)
 	if err != nil {
 		return nil, false, err
 	}

@@ -22,17 +22,18 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("check", stderr)
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	mlperf := fs.Bool("mlperf", false, "check and score an MLPerf Training submission the way MLCommons' tools do: a benchmark's results folder (result_*.txt), or a whole submission tree (systems/ and results/)")
-	round := fs.String("round", "", "with --mlperf: the MLPerf Training round (0.6 ... 6.1); default: the folder name's vX.Y- prefix, else the newest round with the benchmark(s)")
+	round := fs.String("round", "", "with --mlperf: the MLPerf Training round (0.6 ... 6.1); default: the folder name's vX.Y- prefix or a parent folder's vX.Y, else the one round that has all the benchmarks; where several do, check refuses and lists them")
+	rules := fs.String("rules", verifier.RulesRelease, "with --mlperf: whose rules judge the round: release (the round's own release of mlcommons/logging, which judged its published results) or today (today's mlcommons/logging, which later tightened some)")
 	server := fs.String("server", "", serverFlagHelp)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return fmt.Errorf("usage: d5list check DIR|BUNDLE|RECIPE [--json] [--server URL]  or  d5list check --mlperf [--round X.Y] [--json] FOLDER|TREE")
+		return fmt.Errorf("usage: d5list check DIR|BUNDLE|RECIPE [--json] [--server URL]  or  d5list check --mlperf [--round X.Y] [--rules release|today] [--json] FOLDER|TREE")
 	}
 	if *mlperf {
-		return checkMLPerf(pos[0], *round, *asJSON, stdout)
+		return checkMLPerf(pos[0], *round, *rules, *asJSON, stdout)
 	}
 	if isRecipeFile(pos[0]) {
 		return checkRecipe(pos[0], *asJSON, stdout, stderr)

@@ -13,11 +13,18 @@ import (
 
 // checkMLPerf checks an MLPerf Training submission as MLCommons' tools
 // would: a whole submission tree (an organisation's systems/ and
-// results/) or one benchmark's results folder. With asJSON the answer on
+// results/) or one benchmark's results folder, by the rules of the round's
+// own release of mlcommons/logging, or today's (rules). With asJSON the answer on
 // stdout is always JSON: the report, or {"error": ...} where the path
 // cannot be read as either.
-func checkMLPerf(path, round string, asJSON bool, w io.Writer) error {
-	rep, accepted, err := verifier.CheckMLPerfPath(path, round)
+func checkMLPerf(path, round, rules string, asJSON bool, w io.Writer) error {
+	rep, accepted, err := verifier.CheckMLPerfPathRules(path, round, rules)
+	if verifier.RoundUnknown(err) {
+		var de *d5list.Error
+		if errors.As(err, &de) {
+			err = &d5list.Error{Code: de.Code, Message: de.Message + " with --round X.Y", Reasons: de.Reasons}
+		}
+	}
 	switch {
 	case err != nil && asJSON:
 		if jerr := printJSON(w, map[string]any{"error": cliError(err)}); jerr != nil {
@@ -71,7 +78,7 @@ func cliError(err error) map[string]any {
 // printMLPerfFolder prints one benchmark folder's report, each line
 // after indent.
 func printMLPerfFolder(w io.Writer, rep *verifier.MLPerfReport, indent string) {
-	title := fmt.Sprintf("MLPerf Training %s, benchmark %s", rep.Round, rep.Benchmark)
+	title := fmt.Sprintf("MLPerf Training %s, benchmark %s (rules: %s)", rep.Round, rep.Benchmark, rep.Rules)
 	if rep.Folder != "" {
 		title = rep.Folder
 	}
@@ -113,8 +120,8 @@ func printMLPerfFolder(w io.Writer, rep *verifier.MLPerfReport, indent string) {
 // printMLPerfTree prints a submission tree's report: each system
 // description, each benchmark folder, and the summary table in minutes.
 func printMLPerfTree(w io.Writer, rep *verifier.MLPerfTreeReport) {
-	fmt.Fprintf(w, "MLPerf Training %s (rules %s), submission tree %s: %d system description(s), %d benchmark folder(s)\n",
-		rep.Round, rep.Ruleset, rep.Organization, len(rep.Systems), len(rep.Benchmarks))
+	fmt.Fprintf(w, "MLPerf Training %s (rules %s), submission tree %s: %d system description(s), %d benchmark folder(s)\njudged by the rules of %s\n",
+		rep.Round, rep.Ruleset, rep.Organization, len(rep.Systems), len(rep.Benchmarks), rep.Rules)
 	for _, s := range rep.Systems {
 		verdict := "accepted"
 		if !s.Accepted {

@@ -68,6 +68,7 @@
     result.appendChild(el('p', { 'class': rep.accepted ? 'notice' : 'form-error', 'data-testid': 'mlperf-verdict', 'data-accepted': String(rep.accepted) },
       (rep.accepted ? 'Accepted' : "Refused: MLPerf's package checker would not accept this submission tree") +
       ' (MLPerf Training ' + rep.round + ', ' + rep.organization + ': ' + rep.systems.length + ' system descriptions, ' + rep.benchmarks.length + ' benchmark folders).'));
+    result.appendChild(el('p', { 'class': 'muted', 'data-testid': 'mlperf-judged-by' }, 'Judged by the rules of ' + rep.rules + '.'));
     var systems = table('mlperf-systems', ['system description', 'system', 'division', 'status', 'verdict']);
     rep.systems.forEach(function (s) {
       row(systems, { 'data-testid': 'mlperf-system', 'data-accepted': String(s.accepted) },
@@ -107,6 +108,7 @@
       (rep.accepted ? 'Accepted' : "Refused: MLPerf's package checker would not accept this folder") +
       ' (MLPerf Training ' + rep.round + ', ' + rep.benchmark + ', ' + rep.division + ' division).');
     result.appendChild(verdict);
+    result.appendChild(el('p', { 'class': 'muted', 'data-testid': 'mlperf-judged-by' }, 'Judged by the rules of ' + rep.rules + '.'));
     var score = rep.minutes === null || rep.minutes === undefined
       ? 'No valid score: ' + (rep.score.note || '')
       : 'Score: ' + rep.minutes.toFixed(3) + ' minutes' + (rep.scaling_factor !== 1 ? ' (RCP scaling ' + rep.scaling_factor.toFixed(4) + ')' : '');
@@ -128,12 +130,14 @@
     var input = document.getElementById('mlperf-file');
     var button = document.getElementById('mlperf-submit');
     var round = document.getElementById('mlperf-round');
+    var rules = document.getElementById('mlperf-rules');
     var result = document.getElementById('mlperf-result');
     var meta = document.querySelector('meta[name="csrf-token"]');
     var maxBytes = parseInt(form.getAttribute('data-max-bytes'), 10) || 0;
     input.addEventListener('change', function () {
       var f = input.files[0];
       result.textContent = '';
+      Array.prototype.forEach.call(round.options, function (o) { o.disabled = false; });
       button.disabled = !f || (maxBytes > 0 && f.size > maxBytes);
       if (f && maxBytes > 0 && f.size > maxBytes) {
         result.appendChild(el('p', { 'class': 'form-error', 'data-testid': 'mlperf-error' }, 'The archive is larger than the limit of ' + maxBytes + ' bytes.'));
@@ -144,7 +148,11 @@
       var f = input.files[0];
       if (!f) { return; }
       button.disabled = true;
-      var url = form.getAttribute('data-endpoint') + (round.value ? '?round=' + encodeURIComponent(round.value) : '');
+      result.textContent = '';
+      var query = [];
+      if (round.value) { query.push('round=' + encodeURIComponent(round.value)); }
+      if (rules.value) { query.push('rules=' + encodeURIComponent(rules.value)); }
+      var url = form.getAttribute('data-endpoint') + (query.length ? '?' + query.join('&') : '');
       var headers = { 'Content-Type': f.name.toLowerCase().endsWith('.zip') ? 'application/zip' : 'application/gzip' };
       if (meta) { headers['X-CSRF-Token'] = meta.getAttribute('content'); }
       fetch(url, { method: 'POST', body: f, headers: headers, credentials: 'same-origin' })
@@ -156,6 +164,15 @@
           }
           var e = res.body.error || {};
           result.textContent = '';
+          var offered = (e.reasons || []).filter(function (r) { return r.code === 'mlperf_round'; }).map(function (r) { return r.message; });
+          if (offered.length) {
+            // The round cannot be told from the archive: the select
+            // offers only the rounds that fit it, and asks for one.
+            Array.prototype.forEach.call(round.options, function (o) { o.disabled = o.value !== '' && offered.indexOf(o.value) < 0; });
+            result.appendChild(el('p', { 'class': 'form-error', 'data-testid': 'mlperf-error' }, 'The round cannot be told from the archive: choose it above (' + offered.join(', ') + ') and check again.'));
+            round.focus();
+            return;
+          }
           result.appendChild(el('p', { 'class': 'form-error', 'data-testid': 'mlperf-error' }, e.message || 'The check failed.'));
           result.appendChild(reasonList(e.reasons, 'mlperf-reasons'));
         })

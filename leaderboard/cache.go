@@ -2,6 +2,7 @@ package leaderboard
 
 import (
 	"errors"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -42,6 +43,10 @@ type Cache struct {
 	// allPending counts the writes between BeginChangeAll and
 	// EndChangeAll, which may change every board.
 	allPending int
+	// renders holds a place for each rendering under way (Render): as
+	// many as there are CPUs, so that a burst of changes, each making
+	// the next readers render again, queues them instead of thrashing.
+	renders chan struct{}
 }
 
 type cacheKey struct {
@@ -76,6 +81,7 @@ func NewCache() *Cache {
 		pages:         map[pageKey]*keptPage{},
 		pageFlights:   map[pageKey]*flight[keptPage]{},
 		maxBytes:      DefaultMaxRenderedBytes,
+		renders:       make(chan struct{}, runtime.GOMAXPROCS(0)),
 	}
 }
 

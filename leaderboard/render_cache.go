@@ -168,6 +168,8 @@ func (c *Cache) Render(benchmarkID, variant string, render func() (*Rendered, er
 	// If render panics the deferred release still runs; the waiters must
 	// then see a failure, not an empty answer, and nothing is kept.
 	f.err = errComputePanicked
+	c.renders <- struct{}{}
+	defer func() { <-c.renders }()
 	f.value, f.err = c.renderKept(f.gen, f.allGen, render)
 	return f.value.page, Miss, f.err
 }

@@ -2,11 +2,15 @@ package web_test
 
 import (
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/PuerkitoBio/goquery"
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/leaderboard"
@@ -133,4 +137,95 @@ func TestSubmissionAPIGivesRankOnTheBoard(t *testing.T) {
 	if superseded == 0 || unranked == 0 {
 		t.Fatalf("found %d superseded and %d unranked entries to ask about", superseded, unranked)
 	}
+}
+
+// An entry's number and a rank never look alike: every page, the feed and
+// the badge write a rank as "#N" and an entry as "submission N", and the
+// rank they quote is the default board's, as the API gives it.
+func TestEntryNumbersAndRanksNeverLookAlike(t *testing.T) {
+	b := newSyntheticBoard(t, 300, 150)
+	board := b.export(t, "/api/v1/leaderboards/l2-digits-mlp-cpu")
+	first, second := board[0], board[1]
+	entryLink := func(what string, s *goquery.Selection, id int64) {
+		t.Helper()
+		if got, want := strings.TrimSpace(s.Text()), leaderboard.SubmissionLabel(id); got != want {
+			t.Errorf("%s: the entry %d is written %q, want %q", what, id, got, want)
+		}
+	}
+
+	doc, _ := b.doc(t, "/benchmarks/l2-digits-mlp-cpu")
+	rows := doc.Find(testid("leaderboard-row"))
+	if rows.Length() == 0 {
+		t.Fatal("the board has no rows")
+	}
+	rows.Each(func(_ int, row *goquery.Selection) {
+		id, _ := strconv.ParseInt(row.AttrOr("data-submission", ""), 10, 64)
+		entryLink("the board's Details column", row.Find(testid("entry-link")), id)
+	})
+
+	doc, _ = b.doc(t, "/search?q="+url.QueryEscape(first.SystemName))
+	doc.Find(testid("search-entry")).Each(func(_ int, s *goquery.Selection) {
+		id, _ := strconv.ParseInt(strings.TrimPrefix(s.AttrOr("href", ""), "/submissions/"), 10, 64)
+		entryLink("the search", s, id)
+	})
+
+	doc, _ = b.doc(t, fmt.Sprintf("/compare?ids=%d,%d", first.SubmissionID, second.SubmissionID))
+	heads := doc.Find(testid("compare-facts") + " " + testid("compare-entry"))
+	if heads.Length() != 2 {
+		t.Fatalf("the comparison has %d entries, want 2", heads.Length())
+	}
+	entryLink("the comparison", heads.Eq(0), first.SubmissionID)
+	entryLink("the comparison", heads.Eq(1), second.SubmissionID)
+
+	doc, _ = b.doc(t, leaderboard.SystemPath(first.Submitter, first.SystemName))
+	doc.Find(testid("entity-entry")).Each(func(_ int, row *goquery.Selection) {
+		id, _ := strconv.ParseInt(row.AttrOr("data-submission", ""), 10, 64)
+		entryLink("the system page", row.Find(`td[data-label="Entry"] a`), id)
+	})
+	if got := strings.Fields(doc.Find(testid("standing-live")).Text()); len(got) == 0 || got[0] != "#1" {
+		t.Errorf("the system page places the leader %q, want #1 first", got)
+	}
+
+	doc, _ = b.doc(t, fmt.Sprintf("/submissions/%d", first.SubmissionID))
+	if h1 := strings.Fields(doc.Find("h1").First().Text()); len(h1) < 2 || h1[0]+" "+h1[1] != fmt.Sprintf("Submission %d", first.SubmissionID) {
+		t.Errorf("the entry page's heading %q", h1)
+	}
+
+	var feed struct {
+		Entries []struct {
+			Title string `xml:"title"`
+		} `xml:"entry"`
+	}
+	if err := xml.Unmarshal(fetch(t, b.url+"/feed.atom").body, &feed); err != nil {
+		t.Fatal(err)
+	}
+	if len(feed.Entries) == 0 {
+		t.Fatal("the feed is empty")
+	}
+	for _, e := range feed.Entries {
+		if strings.Contains(e.Title, "#") || !strings.HasPrefix(e.Title, "Submission ") {
+			t.Errorf("feed title %q: an entry is named \"Submission N\", never \"#N\"", e.Title)
+		}
+	}
+
+	p := b.place(t, first.SubmissionID)
+	if svg := string(fetch(t, fmt.Sprintf("%s/submissions/%d/badge.svg", b.url, first.SubmissionID)).body); !strings.Contains(svg, ">#1 · "+p.ValueText+"<") {
+		t.Errorf("the leader's badge %s, want #1 · %s", svg, p.ValueText)
+	}
+	bestOf := map[string]int64{}
+	for _, e := range board {
+		bestOf[leaderboard.SystemKey(e.Submitter, e.SystemName)] = e.SubmissionID
+	}
+	for _, e := range b.export(t, "/api/v1/leaderboards/l2-digits-mlp-cpu?rows=all") {
+		best := bestOf[leaderboard.SystemKey(e.Submitter, e.SystemName)]
+		if best == e.SubmissionID {
+			continue
+		}
+		svg := string(fetch(t, fmt.Sprintf("%s/submissions/%d/badge.svg", b.url, e.SubmissionID)).body)
+		if want := ">superseded by submission " + strconv.FormatInt(best, 10) + "<"; !strings.Contains(svg, want) || strings.Contains(svg, ">#") {
+			t.Errorf("the badge of submission %d, which submission %d supersedes: %s, want %q", e.SubmissionID, best, svg, want)
+		}
+		return
+	}
+	t.Fatal("no superseded entry to ask the badge of")
 }

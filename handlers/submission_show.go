@@ -99,7 +99,9 @@ type entryPlacer interface {
 // place on the default board.
 func (h *Handler) placeOn(ctx context.Context, out *submissionJSON, sub *d5list.Submission) error {
 	bench, err := h.svc.Benchmark(ctx, sub.BenchmarkID)
-	if err != nil {
+	if d5list.ErrorCode(err) == d5list.ENOTFOUND {
+		return nil // no longer in the catalogue: on no board
+	} else if err != nil {
 		return err
 	}
 	if e, ok := leaderboard.EntryOf(bench, sub); ok && !math.IsInf(e.Value, 0) && !math.IsNaN(e.Value) {

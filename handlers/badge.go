@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"context"
 	"fmt"
 	"html"
 	"net/http"
@@ -11,27 +10,22 @@ import (
 	"github.com/deep500/d5list/leaderboard"
 )
 
-// entryRanker finds one entry's rank without ranking its board where the
-// store keeps an index (the portal).
-type entryRanker interface {
-	EntryOf(ctx context.Context, benchmarkID string, id int64) (*d5list.Entry, int, error)
-}
-
 // Badge is GET /submissions/{id}/badge.svg: a shields-style badge with the
-// submission's rank (or its state) for competitors' READMEs.
+// submission's rank on its benchmark's default board (or its state) for
+// competitors' READMEs. An entry its system bettered says so rather than
+// quote a rank the board does not give it.
 func (h *Handler) Badge(w http.ResponseWriter, r *http.Request) {
 	sub, _, err := h.visibleSubmission(r)
 	if err != nil {
 		h.Error(w, r, err)
 		return
 	}
-	id := sub.ID
 	label := "deep500 " + sub.BenchmarkID
 	value, color := badgeValue(sub), "#9f9f9f"
 	if sub.Status == d5list.StatusVerified && sub.Flag == "" {
 		color = "#4c1"
-		if er, ok := h.svc.(entryRanker); ok {
-			e, _, err := er.EntryOf(r.Context(), sub.BenchmarkID, id)
+		if placer, ok := h.svc.(entryPlacer); ok {
+			place, err := placer.PlaceOf(r.Context(), sub)
 			if err != nil {
 				h.Error(w, r, err)
 				return
@@ -41,8 +35,11 @@ func (h *Handler) Badge(w http.ResponseWriter, r *http.Request) {
 				h.Error(w, r, err)
 				return
 			}
-			if e != nil {
-				value = fmt.Sprintf("#%d · %s", e.Rank, leaderboard.FormatValue(e.Value, bench.Ranking.Unit))
+			switch {
+			case place.Entry != nil:
+				value = leaderboard.RankLabel(place.Entry.Rank) + " · " + leaderboard.FormatValue(place.Entry.Value, bench.Ranking.Unit)
+			case place.SupersededBy != 0:
+				value, color = "superseded by "+leaderboard.SubmissionLabel(place.SupersededBy), "#9f9f9f"
 			}
 		}
 	} else if sub.Status == d5list.StatusRejected || sub.Status == d5list.StatusDiscrepancy {

@@ -41,9 +41,11 @@ type atomEntry struct {
 
 // feedText is a verified entry's title and summary in the feed: the value
 // its board ranks, printed as the board prints it, with whose it is (the
-// portal's measurement, or the claim no runner could re-measure).
+// portal's measurement, or the claim no runner could re-measure). The
+// entry is named by its number as every page names it, never "#N", which
+// is a rank.
 func feedText(bench *d5list.Benchmark, s *d5list.Submission) (title, summary string) {
-	title = fmt.Sprintf("#%d %s · %s on %s", s.ID, s.Submitter, s.SystemName, s.BenchmarkID)
+	title = fmt.Sprintf("%s: %s · %s on %s", templates.SubmissionTitle(s.ID), s.Submitter, s.SystemName, s.BenchmarkID)
 	summary = fmt.Sprintf("%s ran %s on %s (%s, %s division).", s.Submitter, bench.Name, s.SystemName, s.Framework, s.Division)
 	e, ok := leaderboard.EntryOf(bench, s)
 	if !ok {

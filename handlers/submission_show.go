@@ -1,11 +1,14 @@
 package handlers
 
 import (
+	"context"
+	"math"
 	"net/http"
 	"strconv"
 	"time"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/leaderboard"
 )
 
 // submissionJSON is the public view of a submission: the owner's account
@@ -51,6 +54,22 @@ type submissionJSON struct {
 	ContentSHA256 string `json:"content_sha256,omitempty"`
 	CodeURL       string `json:"code_url,omitempty"`
 	PaperURL      string `json:"paper_url,omitempty"`
+	// Rank is the entry's rank on its benchmark's live default board (each
+	// system's best entry), null where that board does not list it;
+	// BoardURL is the page of the board that lists it. SupersededBy is,
+	// for an entry the board does not list because its system has a
+	// better one, that entry.
+	Rank         *int   `json:"rank"`
+	RankedOf     int    `json:"ranked_of,omitempty"`
+	BoardURL     string `json:"board_url,omitempty"`
+	SupersededBy int64  `json:"superseded_by,omitempty"`
+	// Value is the number the boards rank the entry by, rounded as they
+	// round it, and ValueText that number as the pages print it, with its
+	// unit; Basis says whose runs it is the mean of. All three are absent
+	// where no board could list the entry (not yet verified, refused).
+	Value     *float64 `json:"value,omitempty"`
+	ValueText string   `json:"value_text,omitempty"`
+	Basis     string   `json:"basis,omitempty"`
 }
 
 func newSubmissionJSON(s *d5list.Submission) submissionJSON {
@@ -70,6 +89,42 @@ func newSubmissionJSON(s *d5list.Submission) submissionJSON {
 	}
 }
 
+// entryPlacer finds where a submission stands on its default board (the
+// portal).
+type entryPlacer interface {
+	PlaceOf(ctx context.Context, sub *d5list.Submission) (leaderboard.EntryPlace, error)
+}
+
+// placeOn adds to out the entry's value as the boards give it and its
+// place on the default board.
+func (h *Handler) placeOn(ctx context.Context, out *submissionJSON, sub *d5list.Submission) error {
+	bench, err := h.svc.Benchmark(ctx, sub.BenchmarkID)
+	if d5list.ErrorCode(err) == d5list.ENOTFOUND {
+		return nil // no longer in the catalogue: on no board
+	} else if err != nil {
+		return err
+	}
+	if e, ok := leaderboard.EntryOf(bench, sub); ok && !math.IsInf(e.Value, 0) && !math.IsNaN(e.Value) {
+		out.Value, out.ValueText, out.Basis = &e.Value, leaderboard.FormatValue(e.Value, bench.Ranking.Unit), e.Basis
+	}
+	placer, ok := h.svc.(entryPlacer)
+	if !ok {
+		return nil
+	}
+	place, err := placer.PlaceOf(ctx, sub)
+	if err != nil {
+		return err
+	}
+	if place.Entry != nil {
+		out.Rank, out.RankedOf, out.BoardURL = &place.Entry.Rank, place.Of, place.BoardLink(sub.BenchmarkID)
+		// The board's own row, so that the API and the board quote one
+		// number.
+		out.Value, out.ValueText, out.Basis = &place.Entry.Value, leaderboard.FormatValue(place.Entry.Value, bench.Ranking.Unit), place.Entry.Basis
+	}
+	out.SupersededBy = place.SupersededBy
+	return nil
+}
+
 // ShowSubmission is GET /api/v1/submissions/{id}.
 func (h *Handler) ShowSubmission(w http.ResponseWriter, r *http.Request) {
 	sub, _, err := h.visibleSubmission(r)
@@ -79,6 +134,10 @@ func (h *Handler) ShowSubmission(w http.ResponseWriter, r *http.Request) {
 	}
 	id := sub.ID
 	out := newSubmissionJSON(sub)
+	if err := h.placeOn(r.Context(), &out, sub); err != nil {
+		h.Error(w, r, err)
+		return
+	}
 	if h.runners != nil {
 		job, err := h.runners.SubmissionJob(r.Context(), id)
 		if err != nil {

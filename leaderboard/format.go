@@ -48,3 +48,12 @@ func FormatCount(v float64) string {
 	}
 	return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64)
 }
+
+// RankLabel and SubmissionLabel are how the pages, charts, feed and badge
+// name a rank and an entry's number, so that the two never look alike:
+// a rank is "#3", an entry is "submission 12" ("Submission 12" opening a
+// sentence or heading); no entry number is written with "#".
+func RankLabel(rank int) string { return "#" + strconv.Itoa(rank) }
+
+// SubmissionLabel is the name of the entry numbered id (see RankLabel).
+func SubmissionLabel(id int64) string { return "submission " + strconv.FormatInt(id, 10) }

@@ -13,7 +13,8 @@ import (
 
 // Names that differ in case only (strings.EqualFold, rune by rune, beyond
 // ASCII: accents, the Kelvin sign, long s, final sigma) or in spacing
-// have one key; names that differ in their accents do not.
+// have one key; so do names that differ in their accents, which a reader
+// passes over.
 func TestOrganisationKeyIgnoresCaseAndSpacing(t *testing.T) {
 	letters := []rune("aAkKK sSſσΣςéÉüÜßẞ İıiI\u00a0\t")
 	rng := rand.New(rand.NewPCG(16, 2))
@@ -33,13 +34,14 @@ func TestOrganisationKeyIgnoresCaseAndSpacing(t *testing.T) {
 	if organisationKey("Équipe  Ünïcode ") != organisationKey("équipe ünïcode") {
 		t.Error("Équipe Ünïcode and équipe ünïcode have two keys")
 	}
-	if organisationKey("Équipe Ünïcode") == organisationKey("Equipe Unicode") {
-		t.Error("Équipe Ünïcode and Equipe Unicode have one key")
+	if organisationKey("Équipe Ünïcode") != organisationKey("Equipe Unicode") {
+		t.Error("Équipe Ünïcode and Equipe Unicode have two keys")
 	}
 }
 
-// A name drawn like another is the other: lookalike letters of other
-// scripts, compatibility forms and characters drawn as nothing.
+// A name drawn or read like another is the other: lookalike letters of
+// other scripts, compatibility forms, characters drawn as nothing, spaces,
+// punctuation and symbols, accents and small capitals.
 func TestOrganisationKeyCatchesLookalikes(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -60,10 +62,32 @@ func TestOrganisationKeyCatchesLookalikes(t *testing.T) {
 		{"AliceCorp\u200e", true},     // left-to-right mark
 		{"A1iceCorp", true},
 		{"AliceC0rp", true},
-		{"Alice Corp", false},
+		{"Alice Corp", true},
+		{"Alice\u00a0Corp", true}, // no-break space
+		{"Alice\u3000Corp", true}, // ideographic space
+		{"Alice\u2003Corp", true}, // em space
+		{"Alice-Corp", true},
+		{"Alice\u2010Corp", true}, // hyphen
+		{"Alice.Corp", true},
+		{"AliceCorp.", true},
+		{"Alice_Corp", true},
+		{"(AliceCorp)", true},
+		{"AliceCorp\u00ae", true}, // registered sign
+		{"Alice+Corp", true},
+		{"Ali\u0301ceCorp", true}, // i and a combining acute
+		{"Al\u00edceCorp", true},  // í
+		{"\u00c0liceCorp", true},  // À
+		{"Alic\u0119Corp", true},  // ę: an ogonek
+		{"\u1d00liceCorp", true},  // small capital A
+		{"\u1d00\u029f\u026a\u1d04\u1d07\u1d04\u1d0f\u0280\u1d18", true}, // all small capitals
+		{"\u1d2cliceCorp", true}, // modifier capital A
+		{"\u1d43liceCorp", true}, // modifier small a
+		{"\u24d0liceCorp", true}, // circled a
 		{"AliceCorps", false},
-		{"\u00c0liceCorp", false}, // À: the accent shows
+		{"AliceCorp2", false},
+		{"AlexCorp", false},
 		{"BobCorp", false},
+		{"+++", false},
 	} {
 		if got := organisationKey(c.name) == organisationKey("AliceCorp"); got != c.same {
 			t.Errorf("%+q: one organisation with AliceCorp %v, want %v (keys %+q and %+q)", c.name, got, c.same, organisationKey(c.name), organisationKey("AliceCorp"))
@@ -71,6 +95,30 @@ func TestOrganisationKeyCatchesLookalikes(t *testing.T) {
 	}
 	if organisationKey("Modern Labs") != organisationKey("rnodern Labs") {
 		t.Error("rnodern Labs is drawn as Modern Labs but has another key")
+	}
+}
+
+// Names that read differently stay apart, whatever is folded away: one
+// letter more, another letter, and names that are made of nothing but
+// what the key drops elsewhere (which keep it rather than have no key).
+func TestOrganisationKeyKeepsDistinctNamesApart(t *testing.T) {
+	for _, c := range [][2]string{
+		{"AliceCorp", "AliceCorps"},
+		{"Bob", "Rob"},
+		{"Deep Mind", "Deep Minds"},
+		{"Lab 1", "Lab 2"},
+		{"\u00c9cole", "\u00c9tole"},
+		{"+++", "---"},
+		{"\U0001f680", "\U0001f6f8"},
+		{"A&B", "A&C"},
+	} {
+		a, b := organisationKey(c[0]), organisationKey(c[1])
+		if a == b {
+			t.Errorf("%+q and %+q have one key %+q", c[0], c[1], a)
+		}
+		if a == "" || b == "" {
+			t.Errorf("%+q and %+q have keys %+q and %+q: a name needs a key", c[0], c[1], a, b)
+		}
 	}
 }
 
@@ -92,10 +140,12 @@ func TestLookalikesOfAConfirmedOrganisationAreRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lookalikes := []string{"ALICECORP ", "\u0410liceCorp", "Alice\u200bCorp", "\uff21liceCorp"}
+	lookalikes := []string{"ALICECORP ", "\u0410liceCorp", "Alice\u200bCorp", "\uff21liceCorp",
+		"Alice Corp", "Alice\u00a0Corp", "Alice\u3000Corp", "Alice-Corp", "Alice.Corp", "AliceCorp.",
+		"Ali\u0301ceCorp", "Al\u00edceCorp", "\u1d00liceCorp"}
 	for i, name := range lookalikes {
-		if _, err := submitAs(db, stranger.ID, name); reasonCode(err) != "submitter_taken" {
-			t.Errorf("a stranger posting as %+q: %v, want submitter_taken", name, err)
+		if _, err := submitAs(db, stranger.ID, name); reasonCode(err) != "submitter_taken" || !strings.Contains(err.Error(), `"AliceCorp"`) {
+			t.Errorf("a stranger posting as %+q: %v, want submitter_taken naming AliceCorp", name, err)
 		}
 		joiner, err := db.SignUp(ctx, fmt.Sprintf("joiner%d", i), name, "long enough password", true)
 		if err != nil {
@@ -111,20 +161,31 @@ func TestLookalikesOfAConfirmedOrganisationAreRefused(t *testing.T) {
 	if _, err := submitAs(db, alice.ID, "\u0410liceCorp"); err != nil {
 		t.Errorf("the confirmed member, spelling it with a Cyrillic A: %v", err)
 	}
+	for _, name := range []string{"AliceCorps", "AlexCorp"} {
+		other, err := db.EnsureUser(ctx, "other "+name, d5list.RoleCompetitor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := submitAs(db, other.ID, name); err != nil {
+			t.Errorf("a new account posting as %+q, another organisation: %v", name, err)
+		}
+	}
 }
 
 // The keys of stored names must not change unless a migration computes
-// them again (as 0025 does): a new organisationKey, or a new confusables
+// them again (as 0025 and 0044 do): a new organisationKey, or a new confusables
 // table in go.mau.fi/util, would leave the stored keys of older rows
 // behind, and lookalikes of them would pass. These are the keys today.
 func TestOrganisationKeysAreStable(t *testing.T) {
 	for name, key := range map[string]string{
-		"AliceCorp":      "ALICECORP",
-		"\u0410liceCorp": "ALICECORP",
-		"NVIDIA":         "NVIDIA",
-		"Modern Labs":    "RNODERN LABS",
-		"Équipe Ünïcode": "E\u0301QUIPE U\u0308NI\u0308CODE",
-		"\u03c3\u03c2":   "OO",
+		"AliceCorp":       "ALICECORP",
+		"\u0410liceCorp":  "ALICECORP",
+		"NVIDIA":          "NVIDIA",
+		"Modern Labs":     "RNODERNLABS",
+		"Équipe Ünïcode":  "EQUIPEUNICODE",
+		"\u03c3\u03c2":    "OO",
+		"\u1d00lice-Corp": "ALICECORP",
+		"+++":             "+++",
 	} {
 		if got := organisationKey(name); got != key {
 			t.Errorf("organisationKey(%+q) = %+q, was %+q: stored keys need a migration that computes them again", name, got, key)
@@ -177,6 +238,52 @@ func TestOrganisationLookalikeKeysMigrated(t *testing.T) {
 	}
 }
 
+// A database whose keys were computed before they folded names as people
+// read them gets them again at its next start (migration 0044): once
+// "Alice Corp" is confirmed, an account that named "AliceCorp" is refused
+// and told which organisation its name reads as.
+func TestOrganisationReadAsKeysMigrated(t *testing.T) {
+	dir := t.TempDir()
+	db := openTestDB(t, dir)
+	ctx := context.Background()
+	if err := db.UpsertBenchmarks(ctx, []d5list.Benchmark{testBenchmark("l2-digits", nil)}); err != nil {
+		t.Fatal(err)
+	}
+	alice, err := db.SignUp(ctx, "alice", "Alice Corp", "long enough password", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetOrganisation(ctx, alice.ID, "Alice Corp"); err != nil {
+		t.Fatal(err)
+	}
+	s := withOwner(testSubmission("l2-digits", 1, 2, 3), alice.ID)
+	s.Submitter = "Alice Corp"
+	mustCreate(t, db, s)
+	early, err := db.SignUp(ctx, "early", "AliceCorp", "long enough password", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The keys as migration 0025 computed them: for these ASCII names,
+	// SQLite's upper() is that key (case folded, spaces kept).
+	execAll(t, db,
+		`UPDATE users SET organisation_key = upper(organisation) WHERE organisation != ''`,
+		`UPDATE submissions SET submitter_key = upper(submitter)`,
+		`DELETE FROM schema_migrations WHERE version = 44`)
+	if _, err := submitAs(db, early.ID, "AliceCorp"); err != nil {
+		t.Fatalf("with the old keys, the lookalike passes (as it did): %v", err)
+	}
+	db.Close()
+
+	db = openTestDB(t, dir)
+	if userKey, subKey := storedKeys(t, db, alice.ID, s.ID); userKey != organisationKey("AliceCorp") || subKey != userKey {
+		t.Errorf("migrated keys %+q (user) and %+q (submission), want %+q", userKey, subKey, organisationKey("AliceCorp"))
+	}
+	_, err = submitAs(db, early.ID, "AliceCorp")
+	if reasonCode(err) != "submitter_unconfirmed" || !strings.Contains(err.Error(), `"Alice Corp"`) {
+		t.Errorf("the lookalike's account after the migration: %v, want submitter_unconfirmed naming Alice Corp", err)
+	}
+}
+
 // The organisation's page and the board's confirmed mark compare names as
 // the identity checks do: an entry uploaded as "équipe ünïcode" belongs
 // to the organisation an organiser then confirmed as "Équipe Ünïcode",
@@ -207,8 +314,11 @@ func TestOrganisationMatchesBeyondASCII(t *testing.T) {
 			t.Errorf("listed for %q, the entry is not marked confirmed", name)
 		}
 	}
-	if subs, err := db.Submissions(ctx, d5list.SubmissionFilter{Submitter: "Equipe Unicode"}); err != nil || len(subs) != 0 {
-		t.Errorf("a name without the accents finds %d entries (%v), want none", len(subs), err)
+	if subs, err := db.Submissions(ctx, d5list.SubmissionFilter{Submitter: "Equipe Unicode"}); err != nil || len(subs) != 1 {
+		t.Errorf("a name without the accents, read as the same, finds %d entries (%v), want 1", len(subs), err)
+	}
+	if subs, err := db.Submissions(ctx, d5list.SubmissionFilter{Submitter: "Équipe Unicorn"}); err != nil || len(subs) != 0 {
+		t.Errorf("another name finds %d entries (%v), want none", len(subs), err)
 	}
 	entries, _, err := db.BoardPage(ctx, "l2-digits", leaderboard.Options{IncludeUnverified: true, AllPerSystem: true}, 0, 10)
 	if err != nil {

@@ -171,6 +171,10 @@ func submitForOrganisationTx(ctx context.Context, tx *sql.Tx, ownerID int64, sub
 		return "", submitterError("submitter_unconfirmed", fmt.Sprintf(
 			"your account is awaiting confirmation by an organiser as a member of %q: an organiser confirmed other accounts "+
 				"for it, and until one confirms yours it cannot submit for %q", taken, taken))
+	case taken != "" && taken != submitter:
+		return "", submitterError("submitter_taken", fmt.Sprintf(
+			"submitter %q reads as %q, an organisation whose accounts an organiser confirmed, and yours is not one of them; "+
+				"name an organisation that does not look like it, or ask an organiser to add your account to %q", submitter, taken, taken))
 	case taken != "":
 		return "", submitterError("submitter_taken", fmt.Sprintf(
 			"submitter %q is an organisation whose accounts an organiser confirmed, and yours is not one of them; "+

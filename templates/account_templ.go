@@ -350,7 +350,7 @@ func submissionTable(subs []d5list.Submission, testid string) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "\"><thead><tr><th scope=\"col\">#</th><th scope=\"col\">Benchmark</th><th scope=\"col\">Submitter</th><th scope=\"col\">System</th><th scope=\"col\">Status</th><th scope=\"col\">Submitted</th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "\"><thead><tr><th scope=\"col\">Submission</th><th scope=\"col\">Benchmark</th><th scope=\"col\">Submitter</th><th scope=\"col\">System</th><th scope=\"col\">Status</th><th scope=\"col\">Submitted</th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -22,7 +22,7 @@ func LeaderboardChart(board *d5list.Leaderboard) *charts.Bar {
 	labels := make([]string, 0, len(board.Entries))
 	data := make([]opts.BarData, 0, len(board.Entries))
 	for _, e := range board.Entries {
-		label := "#" + itoa(e.Rank) + " " + e.Submitter + " · " + e.SystemName
+		label := rankLabel(e.Rank) + " " + e.Submitter + " · " + e.SystemName
 		labels = append(labels, label)
 		data = append(data, opts.BarData{Name: label, Value: asShown(e.Value)})
 	}

@@ -24,7 +24,7 @@ type CompareEntry struct {
 // Label names the entry where its column's head is not in sight: its
 // number, organisation and system.
 func (e CompareEntry) Label() string {
-	return "#" + i64toa(e.Sub.ID) + " " + e.Sub.Submitter + " · " + e.Sub.SystemName
+	return SubmissionTitle(e.Sub.ID) + ": " + e.Sub.Submitter + " · " + e.Sub.SystemName
 }
 
 // CompareRow is one line of a comparison: a label and each entry's value;
@@ -198,7 +198,7 @@ func CompareChart(v CompareView) *charts.Line {
 			points[j] = opts.LineData{Value: []float64{round4(ev.Seconds), round4(ev.Accuracy)}}
 		}
 		color := palette[i%len(palette)]
-		line.AddSeries("#"+i64toa(e.Sub.ID)+" "+e.Sub.Submitter, points,
+		line.AddSeries(SubmissionTitle(e.Sub.ID)+": "+e.Sub.Submitter, points,
 			charts.WithLineStyleOpts(opts.LineStyle{Color: color, Width: 2}),
 			charts.WithItemStyleOpts(opts.ItemStyle{Color: color}))
 	}
@@ -223,7 +223,7 @@ func (v CompareView) uncharted() []string {
 	var names []string
 	for _, e := range v.Entries {
 		if e.Bench.Quality.Metric != v.Entries[0].Bench.Quality.Metric {
-			names = append(names, "#"+i64toa(e.Sub.ID))
+			names = append(names, submissionLabel(e.Sub.ID))
 		}
 	}
 	return names

@@ -34,7 +34,7 @@ func TestCompareReadsTheRankedRuns(t *testing.T) {
 	if v.curveOf(v.Entries[2]) != nil {
 		t.Error("an entry measuring bleu is drawn on a top1 axis")
 	}
-	if got := v.uncharted(); len(got) != 1 || got[0] != "#3" {
-		t.Errorf("entries named as not drawn: %v, want [#3]", got)
+	if got := v.uncharted(); len(got) != 1 || got[0] != "submission 3" {
+		t.Errorf("entries named as not drawn: %v, want [submission 3]", got)
 	}
 }

@@ -191,6 +191,12 @@ func sortedKeys(m map[string]any) []string {
 func itoa(i int) string     { return strconv.Itoa(i) }
 func i64toa(i int64) string { return strconv.FormatInt(i, 10) }
 
+// rankLabel and submissionLabel name a rank and an entry's number
+// (leaderboard.RankLabel); SubmissionTitle opens a heading with the entry.
+func rankLabel(rank int) string       { return leaderboard.RankLabel(rank) }
+func submissionLabel(id int64) string { return leaderboard.SubmissionLabel(id) }
+func SubmissionTitle(id int64) string { return "Submission " + i64toa(id) }
+
 func submissionURL(id int64) string { return "/submissions/" + i64toa(id) }
 
 // reasonWhere says where a finding is: file and line, run, epoch.

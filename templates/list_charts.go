@@ -56,7 +56,7 @@ func entryLabel(e d5list.Entry) string {
 		// counted.
 		return e.Submitter + " · " + e.SystemName
 	}
-	return "#" + itoa(e.Rank) + " " + e.Submitter + " · " + e.SystemName
+	return rankLabel(e.Rank) + " " + e.Submitter + " · " + e.SystemName
 }
 
 // ChartTop is how many of the best entries the per-entry charts draw: a
@@ -87,7 +87,7 @@ func RankingRangeChart(bench *d5list.Benchmark, top []d5list.Entry, total int) L
 		// The axis names ranks, which stay readable at 50 bars; the
 		// tooltip and the table name the entry.
 		label := entryLabel(e)
-		labels = append(labels, "#"+itoa(e.Rank))
+		labels = append(labels, rankLabel(e.Rank))
 		lo, hi := math.Min(e.Min, e.Value), math.Max(e.Max, e.Value)
 		v := asShown(e.Value)
 		bars = append(bars, opts.BarData{Name: label, Value: v})
@@ -158,7 +158,7 @@ func AccuracyTop10Chart(bench *d5list.Benchmark, curves []Curve) ListChart {
 		if i == 0 {
 			so = append(so, targetLine(q.Target)...)
 		}
-		line.AddSeries("#"+itoa(c.Entry.Rank), pts, so...)
+		line.AddSeries(rankLabel(c.Entry.Rank), pts, so...)
 	}
 	return ListChart{ID: "accuracy-top10-chart", Label: "Line chart of " + yName + " over time for the ten best entries", Chart: line, Table: t}
 }

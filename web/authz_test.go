@@ -190,6 +190,8 @@ var minRole = map[string]string{
 	"GET /editions/{name}/benchmarks/{id}":        "anyone",
 	"GET /feed.atom":                              "anyone",
 	"GET /list":                                   "anyone",
+	"GET /benchmarks":                             "anyone",
+	"GET /benchmarks/":                            "anyone",
 	"GET /submissions/{id}/badge.svg":             "anyone",
 	// Anyone for a verified entry; its owner and the organisers otherwise
 	// (Submission.MayDownload, TestEndToEnd).

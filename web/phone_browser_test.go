@@ -102,7 +102,7 @@ func TestPagesReadOnAPhone(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		first := `"#` + strconv.FormatInt(ids["rack-1 "+l2Digits+" 8"], 10) + ` Acme Lab · rack-1"`
+		first := `"Submission ` + strconv.FormatInt(ids["rack-1 "+l2Digits+" 8"], 10) + `: Acme Lab · rack-1"`
 		if len(labels) < 4 || len(want) != len(labels) || (width < 600 && labels[0] != first) {
 			t.Fatalf("%d px: the comparison's values are labelled %q, the first want %s", width, labels, first)
 		}

@@ -13,6 +13,8 @@ import (
 func routes(r chi.Router, h *handlers.Handler, assets http.Handler) {
 	// Pages.
 	r.Get("/", h.HomePage)
+	r.Get("/benchmarks", h.BenchmarksPage)
+	r.Get("/benchmarks/", h.BenchmarksPage)
 	r.Get("/benchmarks/{id}", h.BenchmarkPage)
 	r.Get("/submissions/{id}", h.SubmissionPage)
 	// Identity (issue 16): organisations' and systems' pages, and the

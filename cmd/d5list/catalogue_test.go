@@ -47,8 +47,8 @@ func TestCommandsUseThePortalsCatalogue(t *testing.T) {
 	if err := run(ctx, []string{"check", dir, "--server", p.url}, &out, io.Discard); err != nil {
 		t.Fatalf("check --server: %v\n%s", err, out.String())
 	}
-	if last := strings.TrimSpace(out.String()); !strings.HasSuffix(last, "submit it with `d5list submit "+dir+"`") || !strings.Contains(last, "OK: "+dir+" passes every check") {
-		t.Errorf("check's output does not end with a success line: %q", last)
+	if last := strings.TrimSpace(out.String()); !strings.Contains(last, "\n  d5list submit "+shellWord(dir)+" --server "+p.url+" --token \"$D5LIST_TOKEN\"\n") || !strings.Contains(last, "OK: "+dir+" passes every check") {
+		t.Errorf("check's output does not end with a success line and the command that submits: %q", last)
 	}
 	if err := run(ctx, []string{"check", dir, "--server", "http://127.0.0.1:1"}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "catalogue of http://127.0.0.1:1") {
 		t.Fatalf("check against a portal that does not answer: %v, want it named", err)

@@ -66,8 +66,8 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 		printRecipe(stdout, recipe)
 		printResult(stdout, claimed)
 		if b != nil && claimed != nil {
-			fmt.Fprintf(stdout, "OK: %s passes every check the portal applies on upload (%s, %d runs); submit it with `d5list submit %s`\n",
-				pos[0], b.Manifest.Benchmark, len(claimed.Runs), pos[0])
+			fmt.Fprintf(stdout, "OK: %s passes every check the portal applies on upload (%s, %d runs)\n%s",
+				pos[0], b.Manifest.Benchmark, len(claimed.Runs), submitHint(pos[0], *server))
 		}
 	} else {
 		for _, r := range reasons {
@@ -79,6 +79,30 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 		return errSilent
 	}
 	return nil
+}
+
+// submitHint is the command that uploads the checked path, whole: submit
+// needs the portal and an API token, which check does not know, so the
+// token is the variable submit reads and the portal the one check was
+// given, else the one submit would use.
+func submitHint(path, server string) string {
+	if server == "" {
+		server = envOr("D5LIST_SERVER", defaultServer)
+	}
+	server = strings.TrimRight(server, "/")
+	return fmt.Sprintf("Submit it with:\n  d5list submit %s --server %s --token \"$D5LIST_TOKEN\"\n"+
+		"with D5LIST_TOKEN set to an API token of your account (log in at %s and make one on %s/account).\n",
+		shellWord(path), shellWord(server), server, server)
+}
+
+// shellWord quotes s for a POSIX shell where it needs quoting.
+func shellWord(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@+,%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // checkBundle applies the portal's upload checks to a folder or archive,

@@ -71,6 +71,11 @@ type serveConfig struct {
 	// Ready, when set, receives the bound address once the server listens
 	// (tests bind 127.0.0.1:0).
 	Ready func(addr string)
+	// Notice, when set, receives plain lines for the person who started a
+	// demo: where to open the portal, the demo entry, how to make an
+	// organiser. Only with Demo, as a collector of the JSON logs on the
+	// same stream would trip over them.
+	Notice io.Writer
 }
 
 // localRunnerPrefix starts the ids of the portal's in-process runners;
@@ -112,7 +117,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := lv.UnmarshalText([]byte(*level)); err != nil {
 		return fmt.Errorf("serve: --log-level (D5LIST_LOG_LEVEL) %q: want debug, info, warn or error", *level)
 	}
-	cfg.SyntheticKinds, cfg.SyntheticOut = strings.Split(*kinds, ","), stdout
+	cfg.SyntheticKinds, cfg.SyntheticOut, cfg.Notice = strings.Split(*kinds, ","), stdout, stderr
 	return serve(ctx, cfg, newLeveledLogger(stderr, lv))
 }
 
@@ -218,18 +223,24 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		keep := time.Duration(cfg.KeepLogsDays) * 24 * time.Hour
 		wg.Go(func() { pruneLogsEvery(work, db, keep, logPruneInterval, log) })
 	}
-	if cfg.Demo {
-		wg.Go(func() {
-			if err := runDemo(work, db, svc, log); err != nil && work.Err() == nil {
-				log.Error("demo submission failed", "err", err)
-			}
-		})
-	}
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	addr := ln.Addr().String()
 	log.Info("d5list serving", "url", "http://"+addr, "data", cfg.DataDir, "runners", cfg.Runners)
+	if cfg.Demo {
+		notice := cfg.Notice
+		if notice == nil {
+			notice = io.Discard
+		}
+		fmt.Fprint(notice, demoNotice(browseURL(addr), cfg.DataDir))
+		told := func(id int64) { fmt.Fprint(notice, demoEntryNotice(browseURL(addr), cfg.DataDir, id, cfg.Runners)) }
+		wg.Go(func() {
+			if err := runDemo(work, db, svc, log, told); err != nil && work.Err() == nil {
+				log.Error("demo submission failed", "err", err)
+			}
+		})
+	}
 	if cfg.Ready != nil {
 		cfg.Ready(addr)
 	}

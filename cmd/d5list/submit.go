@@ -14,9 +14,13 @@ import (
 	d5list "github.com/deep500/d5list"
 )
 
+// defaultServer is the portal submit talks to when told none: `d5list
+// serve`'s own default address.
+const defaultServer = "http://127.0.0.1:8080"
+
 func submitCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("submit", stderr)
-	server := fs.String("server", envOr("D5LIST_SERVER", "http://127.0.0.1:8080"), "portal URL")
+	server := fs.String("server", envOr("D5LIST_SERVER", defaultServer), "portal URL (or D5LIST_SERVER)")
 	token := fs.String("token", os.Getenv("D5LIST_TOKEN"), "API token (or D5LIST_TOKEN)")
 	wait := fs.Bool("wait", false, "follow the submission until its verdict; exit 0 only when it is verified")
 	waitTimeout := fs.Duration("wait-timeout", 2*time.Hour, "with --wait: give up after this long")
@@ -26,6 +30,10 @@ func submitCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if len(pos) != 1 {
 		return fmt.Errorf("usage: d5list submit DIR|BUNDLE --server URL --token T [--wait [--wait-timeout 2h]]")
+	}
+	if strings.TrimSpace(*token) == "" {
+		return fmt.Errorf("submit: no API token: pass --token or set D5LIST_TOKEN to one; log in at %s and make one on %s/account",
+			strings.TrimRight(*server, "/"), strings.TrimRight(*server, "/"))
 	}
 	res, err := submit(ctx, pos[0], *server, *token)
 	if err != nil {

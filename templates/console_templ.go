@@ -151,7 +151,7 @@ func ConsolePage(c Console) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, "</dl></details><div class=\"table-wrap\"><table data-testid=\"review-queue\"><thead><tr><th scope=\"col\">#</th><th scope=\"col\">Entry</th><th scope=\"col\">Status</th><th scope=\"col\" class=\"num\">Claimed</th><th scope=\"col\" class=\"num\">Measured</th><th scope=\"col\">Decisive finding</th><th scope=\"col\">Action</th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, "</dl></details><div class=\"table-wrap\"><table data-testid=\"review-queue\"><thead><tr><th scope=\"col\">Submission</th><th scope=\"col\">Entry</th><th scope=\"col\">Status</th><th scope=\"col\" class=\"num\">Claimed</th><th scope=\"col\" class=\"num\">Measured</th><th scope=\"col\">Decisive finding</th><th scope=\"col\">Action</th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -182,14 +182,14 @@ func ConsolePage(c Console) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "\"><td data-label=\"#\"><a href=\"")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "\"><td data-label=\"Submission\"><a href=\"")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var10 templ.SafeURL
 					templ_7745c5c3_Var10, templ_7745c5c3_Err = templ.JoinURLErrs(templ.SafeURL(submissionURL(s.ID)))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/console.templ`, Line: 39, Col: 72}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/console.templ`, Line: 39, Col: 81}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var10))
 					if templ_7745c5c3_Err != nil {
@@ -202,7 +202,7 @@ func ConsolePage(c Console) templ.Component {
 					var templ_7745c5c3_Var11 string
 					templ_7745c5c3_Var11, templ_7745c5c3_Err = templ.JoinStringErrs(i64toa(s.ID))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/console.templ`, Line: 39, Col: 89}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/console.templ`, Line: 39, Col: 98}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var11))
 					if templ_7745c5c3_Err != nil {

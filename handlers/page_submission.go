@@ -45,6 +45,13 @@ func (h *Handler) renderSubmissionPage(w http.ResponseWriter, r *http.Request, s
 func (h *Handler) submissionLive(r *http.Request, sub *d5list.Submission, bench *d5list.Benchmark) (templates.SubmissionLive, error) {
 	var live templates.SubmissionLive
 	ctx := r.Context()
+	if placer, ok := h.svc.(entryPlacer); ok {
+		place, err := placer.PlaceOf(ctx, sub)
+		if err != nil {
+			return live, err
+		}
+		live.Place = place
+	}
 	if h.runners != nil {
 		job, err := h.runners.SubmissionJob(ctx, sub.ID)
 		if err != nil {

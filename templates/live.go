@@ -15,6 +15,9 @@ import (
 // in the queue, and for the submitter and organisers the re-run's log tail
 // and the submission's timeline.
 type SubmissionLive struct {
+	// Place is where the entry stands on its benchmark's default board:
+	// its rank there, or the entry of its system that supersedes it.
+	Place         leaderboard.EntryPlace
 	JobID         int64
 	JobState      d5list.JobState
 	Attempt       int

@@ -103,6 +103,13 @@ func TestSubmissionAPIGivesRankOnTheBoard(t *testing.T) {
 		if got := strings.TrimSpace(row.Find(testid("entry-rank")).Text()); got != strconv.Itoa(e.Rank) {
 			t.Errorf("submission %d: the page %s ranks it %q, the API %d", e.SubmissionID, p.BoardURL, got, e.Rank)
 		}
+		// The entry's own page quotes the same rank and links the same page.
+		entry, _ := b.doc(t, "/submissions/"+strconv.FormatInt(e.SubmissionID, 10))
+		place := entry.Find(testid("place-rank"))
+		link, _ := place.Find(testid("place-board-link")).Attr("href")
+		if !strings.Contains(place.Text(), "#"+strconv.Itoa(e.Rank)+" of "+strconv.Itoa(len(board.Entries))) || link != p.BoardURL {
+			t.Errorf("submission %d's page: %q linking %q, want rank #%d of %d linking %q", e.SubmissionID, strings.Join(strings.Fields(place.Text()), " "), link, e.Rank, len(board.Entries), p.BoardURL)
+		}
 	}
 	for _, e := range board.Entries {
 		bestOf[leaderboard.SystemKey(e.Submitter, e.SystemName)] = e.SubmissionID
@@ -125,6 +132,10 @@ func TestSubmissionAPIGivesRankOnTheBoard(t *testing.T) {
 			}
 			if p.Value == nil || p.ValueText == "" {
 				t.Errorf("superseded submission %d: no value (%v %q)", e.SubmissionID, p.Value, p.ValueText)
+			}
+			entry, _ := b.doc(t, "/submissions/"+strconv.FormatInt(e.SubmissionID, 10))
+			if got := entry.Find(testid("place-superseded")).Text(); !strings.Contains(got, "submission "+strconv.FormatInt(best, 10)) || entry.Find(testid("place-rank")).Length() != 0 {
+				t.Errorf("superseded submission %d's page: %q, want it off the default board for submission %d", e.SubmissionID, strings.Join(strings.Fields(got), " "), best)
 			}
 		case e.Status == d5list.StatusNeedsReview && unranked < 3:
 			unranked++

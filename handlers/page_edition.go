@@ -34,7 +34,7 @@ func (h *Handler) EditionPage(w http.ResponseWriter, r *http.Request) {
 		h.Error(w, r, err)
 		return
 	}
-	h.render(w, r, http.StatusOK, templates.EditionPage(ed, false))
+	h.render(w, r, http.StatusOK, templates.EditionPage(ed))
 }
 
 // EditionBoardPage is GET /editions/{name}/benchmarks/{id}: one board as

@@ -10,17 +10,15 @@ import (
 	"github.com/deep500/d5list/templates"
 )
 
-// HomePage is GET /: the latest frozen edition, the list's default public
-// view; before the first edition, the benchmarks by Deep500 level.
+// HomePage is GET /: the live list, led by each benchmark's leader and the
+// newest ranked results, then the benchmarks by Deep500 level; the latest
+// frozen edition is one link away, and says it is one.
 func (h *Handler) HomePage(w http.ResponseWriter, r *http.Request) {
+	var latest *d5list.Edition
 	if ls, ok := h.svc.(ListService); ok {
-		latest, err := ls.LatestEdition(r.Context())
-		if err != nil {
+		var err error
+		if latest, err = ls.LatestEdition(r.Context()); err != nil {
 			h.Error(w, r, err)
-			return
-		}
-		if latest != nil {
-			h.render(w, r, http.StatusOK, templates.EditionPage(latest, true))
 			return
 		}
 	}
@@ -34,7 +32,7 @@ func (h *Handler) HomePage(w http.ResponseWriter, r *http.Request) {
 		h.Error(w, r, err)
 		return
 	}
-	h.render(w, r, http.StatusOK, templates.Home(benchmarks, overview))
+	h.render(w, r, http.StatusOK, templates.Home(benchmarks, overview, latest))
 }
 
 // latestShown is how many of the newest ranked results the home page lists.

@@ -208,6 +208,20 @@ type Overview struct {
 	Latest []LatestResult
 }
 
+// leadersOf are the benchmarks whose boards have a leader, by level, as the
+// front page leads with them.
+func leadersOf(benchmarks []d5list.Benchmark, o Overview) []d5list.Benchmark {
+	var out []d5list.Benchmark
+	for _, level := range Levels(benchmarks) {
+		for _, b := range level.Benchmarks {
+			if o.Boards[b.ID].Leader != nil {
+				out = append(out, b)
+			}
+		}
+	}
+	return out
+}
+
 // BoardSummary is one benchmark's board in a line.
 type BoardSummary struct {
 	Leader *d5list.Entry

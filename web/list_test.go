@@ -288,13 +288,14 @@ func TestFrozenEditionSurvivesRejection(t *testing.T) {
 	if len(ed.Entries) != 3 || ed.Entries[0].SubmissionID != s.ids["box-a"] {
 		t.Errorf("edition board: %+v", ed.Entries)
 	}
-	// The home page is the latest edition, with a link to the live list.
+	// The home page stays the live list, led by its leaders, and links the
+	// latest edition, saying it is frozen.
 	home := s.doc(t, "/")
-	if v, _ := home.Find(testid("edition")).Attr("data-edition"); v != "2026-11" {
-		t.Errorf("home shows edition %q", v)
+	if href, _ := home.Find(testid("edition-link")).Attr("href"); href != "/editions/2026-11" || !strings.Contains(home.Find(testid("edition-notice")).Text(), "live list") {
+		t.Errorf("home links edition %q: %q", href, home.Find(testid("edition-notice")).Text())
 	}
-	if home.Find(testid("live-link")).Length() != 1 {
-		t.Error("home has no link to the live list")
+	if home.Find(testid("edition")).Length() != 0 || home.Find(testid("leaders")).Length() != 1 {
+		t.Error("home shows the frozen edition, or no leaders, after the freeze")
 	}
 	page := s.doc(t, "/editions/2026-11/benchmarks/l2-digits-mlp-cpu")
 	if got := rowSystems(page); !reflect.DeepEqual(got, []string{"box-a", "box-b", "box-c"}) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -81,8 +82,23 @@ func TestHomePageListsLevels(t *testing.T) {
 	if l0 := levels.Eq(0).Find(testid("benchmark-leader")).Text(); !strings.Contains(l0, "none yet") {
 		t.Errorf("an empty board's leader %q, want none yet", l0)
 	}
-	if latest := doc.Find(testid("latest-result")); latest.Length() != 3 || !strings.Contains(latest.First().Text(), "rank 1") {
+	if latest := doc.Find(testid("latest-result")); latest.Length() != 3 || !strings.Contains(latest.First().Text(), "rank #1") {
 		t.Errorf("%d latest results (%q), want the 3 ranked", latest.Length(), latest.First().Text())
+	}
+	// The page leads with the boards' leaders and the latest results,
+	// before the levels' tables, and lists only boards that have one.
+	leaders := doc.Find(testid("leader"))
+	if leaders.Length() != 1 || !strings.Contains(leaders.Text(), "First Lab · box-a") || !strings.Contains(leaders.Text(), "12.50 s") {
+		t.Errorf("leaders %q, want L2's First Lab box-a at 12.50 s alone", leaders.Text())
+	}
+	order := doc.Find(`[data-testid="leaders"], [data-testid="latest"], #levels`).Map(func(_ int, s *goquery.Selection) string {
+		if id, ok := s.Attr("data-testid"); ok {
+			return id
+		}
+		return "levels"
+	})
+	if !slices.Equal(order, []string{"leaders", "latest", "levels"}) {
+		t.Errorf("the home page's sections in the order %v, want leaders, latest, levels", order)
 	}
 }
 

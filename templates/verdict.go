@@ -20,15 +20,17 @@ func VerdictSummary(sub *d5list.Submission, bench *d5list.Benchmark) string {
 	lead := leadSentence(sub.Reasons, bench)
 	switch sub.Status {
 	case d5list.StatusVerified:
-		runs := bench.Runs
-		if sub.Measured != nil && len(sub.Measured.Runs) > 0 {
-			runs = len(sub.Measured.Runs)
-		}
-		values := fmt.Sprintf("%s claimed %s, measured %s", RankedLabel(bench), scoreValue(sub.Claimed, bench.Ranking.Unit), scoreValue(sub.Measured, bench.Ranking.Unit))
+		label := RankedLabel(bench)
+		claimed, measured := scoreValue(sub.Claimed, bench.Ranking.Unit), scoreValue(sub.Measured, bench.Ranking.Unit)
+		reran := reranRuns(sub, bench)
 		if sub.Accepted() {
-			return fmt.Sprintf("The portal re-ran the %d runs with the submitted seeds and found differences from the claim (%s); an organiser reviewed them and accepted the entry. The findings below stay on record.", runs, values)
+			return fmt.Sprintf("Verified after review: the portal re-ran the recipe (%s) and measured the %s at %s against the claimed %s; it found differences from the claim, and an organiser reviewed them and accepted the entry. The findings below stay on record.", reran, label, measured, claimed)
 		}
-		return fmt.Sprintf("The portal re-ran the %d runs with the submitted seeds and the re-run agrees with the claim: %s.", runs, values)
+		s := fmt.Sprintf("Verified: the portal re-ran the recipe (%s), every check held, and it ranks its own measurement of the %s, %s (the claim said %s).", reran, label, measured, claimed)
+		if slowerThanClaimed(sub, bench) {
+			s += " The re-run was slower than the claim; the board uses the portal's value, not the claim's."
+		}
+		return s
 	case d5list.StatusDiscrepancy:
 		return "The portal's re-run does not support the claim: " + lead + ". It is not ranked unless an organiser accepts it."
 	case d5list.StatusNeedsReview:
@@ -268,4 +270,38 @@ func AuditCoverage(bench *d5list.Benchmark) string {
 	}
 	return fmt.Sprintf("Audit coverage: an entry whose ranked runs skipped %s of their work would pass every check of the re-run with probability %s (1 in %s).",
 		share, strconv.FormatFloat(p, 'g', 2, 64), strconv.FormatFloat(math.Round(1/p), 'f', 0, 64))
+}
+
+// reranRuns says how many runs the re-run made with the submitted seeds
+// and how many with seeds the portal drew.
+func reranRuns(sub *d5list.Submission, bench *d5list.Benchmark) string {
+	given, fresh := bench.Runs, 0
+	if sub.Measured != nil && len(sub.Measured.Runs) > 0 {
+		given = 0
+		for _, r := range sub.Measured.Runs {
+			if r.Fresh {
+				fresh++
+			} else {
+				given++
+			}
+		}
+	}
+	s := fmt.Sprintf("%d run%s with the submitted seeds", given, plural(given))
+	if fresh > 0 {
+		s += fmt.Sprintf(" and %d with seeds it drew", fresh)
+	}
+	return s
+}
+
+// slowerThanClaimed: the portal measured a worse value than the claim by
+// more than the benchmark's timing precision.
+func slowerThanClaimed(sub *d5list.Submission, bench *d5list.Benchmark) bool {
+	if sub.Claimed == nil || sub.Measured == nil || !sub.Claimed.Score.Valid || !sub.Measured.Score.Valid {
+		return false
+	}
+	c, m, p := sub.Claimed.Score.Value, sub.Measured.Score.Value, bench.Verify.Precision()
+	if bench.Ranking.Direction == d5list.LowerIsBetter {
+		return m > c*(1+p)
+	}
+	return m < c*(1-p)
 }

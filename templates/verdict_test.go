@@ -12,7 +12,7 @@ import (
 )
 
 func TestVerdictSummary(t *testing.T) {
-	bench := &d5list.Benchmark{Runs: 5, Ranking: d5list.RankingRule{Metric: d5list.MetricTimeToTrain, Unit: "s"}}
+	bench := &d5list.Benchmark{Runs: 5, Ranking: d5list.RankingRule{Metric: d5list.MetricTimeToTrain, Unit: "s", Direction: d5list.LowerIsBetter}}
 	score := func(v float64) *d5list.Result {
 		return &d5list.Result{Runs: make([]d5list.RunMetrics, 5), Score: d5list.Score{Value: v, Valid: true}}
 	}
@@ -35,9 +35,11 @@ func TestVerdictSummary(t *testing.T) {
 	}{
 		{"pending", d5list.Submission{Status: d5list.StatusRunning}, nil, nil},
 		{"verified", d5list.Submission{Status: d5list.StatusVerified, Claimed: score(1.43), Measured: score(1.47)},
-			[]string{"re-ran the 5 runs", "1.43", "1.47", "agrees"}, []string{"organiser"}},
+			[]string{"Verified", "5 runs with the submitted seeds", "ranks its own measurement", "1.47", "the claim said 1.43"}, []string{"organiser", "agrees", "slower"}},
+		{"verified, twice as slow as claimed", d5list.Submission{Status: d5list.StatusVerified, Claimed: score(0.9), Measured: score(1.87)},
+			[]string{"1.87", "0.9000", "slower than the claim", "portal's value"}, []string{"agrees"}},
 		{"accepted after review", d5list.Submission{Status: d5list.StatusVerified, Claimed: score(1), Measured: score(1), Reasons: []d5list.Reason{timing}},
-			[]string{"accepted the entry", "1.00 s"}, []string{"agrees"}},
+			[]string{"accepted the entry", "1.00 s", "Verified after review"}, []string{"agrees"}},
 		{"tampered leads with the accuracies", d5list.Submission{Status: d5list.StatusDiscrepancy, Reasons: tampered},
 			[]string{"does not support the claim: run 0, epoch 4: the log claims eval_accuracy 0.99 but the re-run measured 0.9 (one of 5 such findings below, with 1 other)"},
 			[]string{"olympic"}},

@@ -214,7 +214,7 @@ func TestSubmissionPage(t *testing.T) {
 	if badge.Text() != "verified" || !badge.HasClass("status-verified") {
 		t.Errorf("badge %q", badge.Text())
 	}
-	if v := doc.Find(testid("verdict-summary")).Text(); !strings.Contains(v, "re-ran the 5 runs") || !strings.Contains(v, strconv.FormatFloat(sub.Claimed.Score.Value, 'f', 2, 64)+" s") {
+	if v := doc.Find(testid("verdict-summary")).Text(); !strings.Contains(v, "5 runs with the submitted seeds") || !strings.Contains(v, strconv.FormatFloat(sub.Claimed.Score.Value, 'f', 2, 64)+" s") {
 		t.Errorf("verdict summary %q: want the re-run and the claimed score explained", v)
 	}
 	if doc.Find("[data-poll-url]").Length() != 0 || doc.Find(`script[src="/static/js/submission.js"]`).Length() != 0 {

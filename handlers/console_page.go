@@ -147,6 +147,14 @@ func (h *Handler) ConsoleSetRole(w http.ResponseWriter, r *http.Request) {
 		err = d5list.Errorf(d5list.EFORBIDDEN, "only an admin gives or takes the admin role")
 	case target.ID == me.ID:
 		err = d5list.Errorf(d5list.EFORBIDDEN, "you cannot change your own role")
+	case role.AtLeast(d5list.RoleOrganiser) && !target.Role.AtLeast(role) && r.PostFormValue("confirm") != "yes":
+		// Giving an account the powers of the console is asked again.
+		h.render(w, r, http.StatusOK, templates.ConfirmPage(templates.ConfirmPrompt{
+			Title:  "Make " + target.Name + " " + string(role) + "?",
+			Text:   target.Name + " will review, accept and reject entries, freeze editions and manage accounts" + adminWords(role) + ". You can change the role back later; what they do meanwhile stays done.",
+			Action: "/console/users/" + strconv.FormatInt(id, 10) + "/role", Button: "Make " + target.Name + " " + string(role), Cancel: "/console#users",
+			Fields: [][2]string{{"role", string(role)}}}))
+		return
 	default:
 		err = acc.SetRole(r.Context(), id, role)
 	}
@@ -333,6 +341,16 @@ func (h *Handler) ConsoleReview(w http.ResponseWriter, r *http.Request) {
 		Reason: r.PostFormValue("reason"),
 		Note:   r.PostFormValue("note"),
 	}
+	// A rejection is for good: asked again, once it has its reason (one
+	// without is refused below, with the console).
+	if req.Action == d5list.ActionReject && strings.TrimSpace(req.Reason) != "" && r.PostFormValue("confirm") != "yes" {
+		h.render(w, r, http.StatusOK, templates.ConfirmPage(templates.ConfirmPrompt{
+			Title:  "Reject submission " + strconv.FormatInt(id, 10) + " for good?",
+			Text:   "It leaves every board and cannot be accepted afterwards; only a re-run undoes it. Its competitor is told the reason: " + req.Reason,
+			Action: "/console/review/" + strconv.FormatInt(id, 10), Button: "Reject submission " + strconv.FormatInt(id, 10), Cancel: "/console#review-" + strconv.FormatInt(id, 10),
+			Fields: [][2]string{{"action", string(req.Action)}, {"reason", req.Reason}, {"note", req.Note}}}))
+		return
+	}
 	sub, _, err := rs.Review(r.Context(), userFrom(r.Context()), id, req)
 	if err != nil {
 		if c := d5list.ErrorCode(err); c == d5list.EINVALID || c == d5list.ECONFLICT {
@@ -343,6 +361,14 @@ func (h *Handler) ConsoleReview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.Redirect(w, r, "/console?done=submission+"+strconv.FormatInt(sub.ID, 10)+"+is+now+"+string(sub.Status)+"#review", http.StatusSeeOther)
+}
+
+// adminWords is what the admin role adds to an organiser's powers.
+func adminWords(role d5list.Role) string {
+	if role == d5list.RoleAdmin {
+		return ", and give or take the admin role"
+	}
+	return ""
 }
 
 // ConsoleFreezeEdition is POST /console/editions: the console's form for

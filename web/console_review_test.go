@@ -79,6 +79,39 @@ func TestConsoleReviewAndEditions(t *testing.T) {
 		t.Fatalf("a rejection without a reason: %d, error %q, want the console again with the reason", code, doc.Find(testid("review-error")).Text())
 	}
 
+	// A rejection with its reason is asked again, and nothing changes
+	// until it is confirmed; the confirmation carries the reason.
+	sid := strconv.FormatInt(id, 10)
+	code, doc = post("/console/review/"+sid, url.Values{"action": {"reject"}, "reason": {"the re-run did not converge"}})
+	confirmReject := doc.Find(testid("confirm-form"))
+	if code != http.StatusOK || confirmReject.Find(`input[name="reason"]`).AttrOr("value", "") != "the re-run did not converge" || !strings.Contains(doc.Find(testid("confirm-text")).Text(), "only a re-run undoes it") {
+		t.Fatalf("rejecting: %d %q, want a page that asks to confirm, with the reason", code, doc.Find("main").Text())
+	}
+	if st := org.doc(t, "/submissions/"+sid).Find(testid("submission")).AttrOr("data-status", ""); st == string(d5list.StatusRejected) {
+		t.Fatal("the entry was rejected before the rejection was confirmed")
+	}
+	code, _ = post("/console/review/"+sid, url.Values{"action": {"reject"}, "reason": {"the re-run did not converge"}, "confirm": {"yes"}})
+	if st := org.doc(t, "/submissions/"+sid).Find(testid("submission")).AttrOr("data-status", ""); code != http.StatusSeeOther || st != string(d5list.StatusRejected) {
+		t.Fatalf("a confirmed rejection: %d, the entry is %q", code, st)
+	}
+
+	// Making an account an organiser is asked again too.
+	comp := p.users["competitor"]
+	rolePath := "/console/users/" + strconv.FormatInt(comp.ID, 10) + "/role"
+	code, doc = post(rolePath, url.Values{"role": {"organiser"}})
+	if code != http.StatusOK || doc.Find(testid("confirm-form")).Find(`input[name="role"]`).AttrOr("value", "") != "organiser" {
+		t.Fatalf("promoting: %d %q, want a page that asks to confirm", code, doc.Find("main").Text())
+	}
+	if u, err := p.db.User(ctx, comp.Name); err != nil || u.Role != d5list.RoleCompetitor {
+		t.Fatalf("the competitor is %v (%v) before the promotion was confirmed", u, err)
+	}
+	if code, _ = post(rolePath, url.Values{"role": {"organiser"}, "confirm": {"yes"}}); code != http.StatusSeeOther {
+		t.Fatalf("a confirmed promotion: %d", code)
+	}
+	if u, err := p.db.User(ctx, comp.Name); err != nil || u.Role != d5list.RoleOrganiser {
+		t.Fatalf("after the confirmed promotion the account is %v (%v)", u, err)
+	}
+
 	// The console's form asks to confirm first, and freezes nothing.
 	code, doc = post("/console/editions", url.Values{"name": {"2026-11"}})
 	confirm := doc.Find(testid("edition-confirm-form"))

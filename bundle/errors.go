@@ -84,7 +84,11 @@ func (rs *reasons) err(what string) error {
 		}
 	}
 	if n := len(rs.list) - 1 + rs.dropped; n > 0 {
-		msg += fmt.Sprintf(" (and %d more problems)", n)
+		noun := "problems"
+		if n == 1 {
+			noun = "problem"
+		}
+		msg += fmt.Sprintf(" (and %d more %s)", n, noun)
 	}
 	if what != "" {
 		msg = what + ": " + msg

@@ -258,7 +258,11 @@ func refused(reasons ...d5list.Reason) error {
 		msg = reasons[0].File + ": " + msg
 	}
 	if len(reasons) > 1 {
-		msg += " (and " + itoa(len(reasons)-1) + " more problems)"
+		if n := len(reasons) - 1; n == 1 {
+			msg += " (and 1 more problem)"
+		} else {
+			msg += " (and " + itoa(n) + " more problems)"
+		}
 	}
 	return &d5list.Error{Code: d5list.EINVALID, Message: msg, Reasons: reasons}
 }

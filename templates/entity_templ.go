@@ -67,28 +67,28 @@ func SubmitterPage(v EntityView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var4 string
-			templ_7745c5c3_Var4, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(len(v.Rows)))
+			templ_7745c5c3_Var4, templ_7745c5c3_Err = templ.JoinStringErrs(countOf(len(v.Rows), "entry", "entries"))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/entity.templ`, Line: 12, Col: 39}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/entity.templ`, Line: 12, Col: 62}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var4))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, " entries on ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, " on ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var5 string
-			templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(len(v.Systems)))
+			templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(countOf(len(v.Systems), "system", "systems"))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/entity.templ`, Line: 12, Col: 75}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/entity.templ`, Line: 12, Col: 114}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var5))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, " systems.</p><h2>Systems</h2><div class=\"table-wrap\"><table data-testid=\"submitter-systems\"><thead><tr><th scope=\"col\">System</th><th scope=\"col\">Accelerators</th><th scope=\"col\">Host CPU</th><th scope=\"col\" class=\"num\">Entries</th><th scope=\"col\">Latest</th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, ".</p><h2>Systems</h2><div class=\"table-wrap\"><table data-testid=\"submitter-systems\"><thead><tr><th scope=\"col\">System</th><th scope=\"col\">Accelerators</th><th scope=\"col\">Host CPU</th><th scope=\"col\" class=\"num\">Entries</th><th scope=\"col\">Latest</th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -405,3 +405,11 @@ func bytesWords(n int64) string {
 	}
 	return strconv.FormatInt(n, 10) + " bytes"
 }
+
+// countOf is n with the noun in its number: "1 entry", "3 entries".
+func countOf(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return itoa(n) + " " + many
+}

@@ -125,7 +125,7 @@ func logSection(sub *d5list.Submission, live SubmissionLive) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "><summary><h2>Re-run log</h2><span class=\"muted\">the latest lines of the portal's re-run, as its code wrote them (only the submitter and the organisers see them)</span></summary><div class=\"log-scroll\"><pre class=\"log\" data-testid=\"log-tail\" data-last-seq=\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "><summary><h2>Re-run log</h2><span class=\"muted\">(the latest lines of the portal's re-run, as its code wrote them; only the submitter and the organisers see them)</span></summary><div class=\"log-scroll\"><pre class=\"log\" data-testid=\"log-tail\" data-last-seq=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -43,9 +43,9 @@ func nextStep(status d5list.Status, reasons []d5list.Reason) string {
 	}
 	switch {
 	case status == d5list.StatusRejected:
-		return "An organiser rejected it, for the reason above. Fix what it names, run `d5list check` and submit a new entry."
+		return "An organiser rejected it, for the reason listed under Findings on this page. Fix what it names, run `d5list check` and submit a new entry."
 	case has("rerun_failed"):
-		return "The portal could not re-run your recipe: its reason is above, and your log tail (visible to you) shows where the run stopped. " +
+		return "The portal could not re-run your recipe: its reason is listed under Findings, and your log tail (visible to you) shows where the run stopped. " +
 			"Run `d5list run` on your folder, which runs it the way a runner does, fix what breaks, and submit again."
 	case has(d5list.BreachGateNotOpened, d5list.BreachWindowMissing, d5list.BreachWindowRepeated):
 		return "Your code broke its timed window on the runner. Take the run's seed from $D5_GATE when you are ready to start timing (opening it starts the runner's clock), " +

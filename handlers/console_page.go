@@ -25,7 +25,8 @@ const maxYAMLBytes = 256 << 10
 // ConsolePage is GET /console (organisers); ?from=ID starts the
 // benchmark editor from a copy of benchmark ID.
 func (h *Handler) ConsolePage(w http.ResponseWriter, r *http.Request) {
-	h.renderConsole(w, r, http.StatusOK, templates.Console{Notice: r.URL.Query().Get("done"), From: r.URL.Query().Get("from")})
+	entry, _ := strconv.ParseInt(r.URL.Query().Get("entry"), 10, 64)
+	h.renderConsole(w, r, http.StatusOK, templates.Console{Notice: r.URL.Query().Get("done"), NoticeEntry: max(entry, 0), From: r.URL.Query().Get("from")})
 }
 
 // renderConsole fills c with the console's lists and renders it.
@@ -360,7 +361,7 @@ func (h *Handler) ConsoleReview(w http.ResponseWriter, r *http.Request) {
 		h.Error(w, r, err)
 		return
 	}
-	http.Redirect(w, r, "/console?done=submission+"+strconv.FormatInt(sub.ID, 10)+"+is+now+"+string(sub.Status)+"#review", http.StatusSeeOther)
+	http.Redirect(w, r, "/console?done=submission+"+strconv.FormatInt(sub.ID, 10)+"+is+now+"+string(sub.Status)+"&entry="+strconv.FormatInt(sub.ID, 10)+"#review", http.StatusSeeOther)
 }
 
 // adminWords is what the admin role adds to an organiser's powers.

@@ -22,6 +22,9 @@ type Console struct {
 	// EditionName is the edition form's text when it was refused.
 	EditionName string
 	Notice      string
+	// NoticeEntry, where not 0, is the submission the notice is about,
+	// linked beside it.
+	NoticeEntry int64
 	NewRunner   string // a runner token just created, shown once
 	RunnerName  string
 	HasRunners  bool

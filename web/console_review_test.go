@@ -90,9 +90,18 @@ func TestConsoleReviewAndEditions(t *testing.T) {
 	if st := org.doc(t, "/submissions/"+sid).Find(testid("submission")).AttrOr("data-status", ""); st == string(d5list.StatusRejected) {
 		t.Fatal("the entry was rejected before the rejection was confirmed")
 	}
-	code, _ = post("/console/review/"+sid, url.Values{"action": {"reject"}, "reason": {"the re-run did not converge"}, "confirm": {"yes"}})
-	if st := org.doc(t, "/submissions/"+sid).Find(testid("submission")).AttrOr("data-status", ""); code != http.StatusSeeOther || st != string(d5list.StatusRejected) {
-		t.Fatalf("a confirmed rejection: %d, the entry is %q", code, st)
+	resp, err := org.PostForm(p.url+"/console/review/"+sid, url.Values{"action": {"reject"}, "reason": {"the re-run did not converge"}, "confirm": {"yes"}, "csrf": {org.csrf}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if st := org.doc(t, "/submissions/"+sid).Find(testid("submission")).AttrOr("data-status", ""); resp.StatusCode != http.StatusSeeOther || st != string(d5list.StatusRejected) {
+		t.Fatalf("a confirmed rejection: %d, the entry is %q", resp.StatusCode, st)
+	}
+	// The console it leads back to says what changed, and links the entry.
+	notice := org.doc(t, resp.Header.Get("Location"))
+	if href, _ := notice.Find(testid("console-notice-entry")).Attr("href"); href != "/submissions/"+sid {
+		t.Errorf("the console's notice links %q, want the entry", href)
 	}
 
 	// Making an account an organiser is asked again too.

@@ -170,6 +170,18 @@ func (c *Cache) Render(benchmarkID, variant string, render func() (*Rendered, er
 	f.err = errComputePanicked
 	c.renders <- struct{}{}
 	defer func() { <-c.renders }()
+	// Another rendering may have kept a current answer while this one
+	// waited for its place: current now, it holds every change made before
+	// this request began, and a queue of readers after a burst of changes
+	// costs one rendering, not one each.
+	c.mu.RLock()
+	k, ok = c.pages[key]
+	fresh = ok && c.current(benchmarkID, k.gen, k.allGen)
+	c.mu.RUnlock()
+	if fresh {
+		f.value, f.err = *k, nil
+		return k.page, Hit, nil
+	}
 	f.value, f.err = c.renderKept(f.gen, f.allGen, render)
 	return f.value.page, Miss, f.err
 }

@@ -32,6 +32,13 @@ func TestSubmitWait(t *testing.T) {
 			t.Fatalf("%s: %v", args[0], err)
 		}
 	}
+	// The claim is this machine's own times made 1.4 times slower, as a
+	// competitor on a busier machine would claim: a noisy neighbour
+	// slowing the re-run on a shared CI host must not turn an honest entry
+	// into a timing discrepancy here (claims faster than the re-run are
+	// the timing tests' subject); a re-run 1.4 times faster than its
+	// claim is still verified.
+	slowClaimedOpTimes(t, honest, 1.4)
 	edited := filepath.Join(work, "gemm-edited")
 	copyDir(t, honest, edited)
 	path := filepath.Join(edited, "results", "result_1.txt")
@@ -73,5 +80,28 @@ func TestSubmitWait(t *testing.T) {
 	err = run(ctx, []string{"submit", again, "--server", p.url, "--token", p.token, "--wait", "--wait-timeout", "1ms"}, &out, &errOut)
 	if err == nil || !strings.Contains(err.Error(), "no verdict yet") {
 		t.Fatalf("submit --wait --wait-timeout 1ms: %v, want no verdict yet", err)
+	}
+}
+
+// slowClaimedOpTimes scales every result log's claimed operator times by
+// factor and its GFLOP/s by 1/factor.
+func slowClaimedOpTimes(t *testing.T, dir string, factor float64) {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(dir, "results", "result_*.txt"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no result logs in %s: %v", dir, err)
+	}
+	for _, path := range paths {
+		lines, evs := mllogLines(t, path)
+		for _, ev := range evs {
+			switch {
+			case ev == nil:
+			case ev["key"] == d5list.MetricOpTime:
+				ev["value"] = ev["value"].(float64) * factor
+			case ev["key"] == d5list.MetricOpGFLOPS:
+				ev["value"] = ev["value"].(float64) / factor
+			}
+		}
+		writeMLLOG(t, path, lines, evs)
 	}
 }

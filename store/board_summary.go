@@ -360,8 +360,6 @@ func (db *DB) BoardSummary(ctx context.Context, benchID string, includeUnverifie
 				return sh.group(name)
 			})
 		}
-		// The records are a pass over the board's index, not kept with
-		// the writes: a summary is made off the request path.
 		if sum.Records, err = recordsTx(ctx, tx, benchID, on); err != nil {
 			return err
 		}

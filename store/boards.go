@@ -44,9 +44,11 @@ func syncBoardRowTx(ctx context.Context, tx *sql.Tx, id int64) error {
 		return err
 	}
 	var old listedRow
-	err = tx.QueryRowContext(ctx, `SELECT system_key, on_default, on_all, `+strings.Join(filterColumns[:], ", ")+`, accelerator_name, framework_name
+	var oldK1 float64
+	var oldCreated int64
+	err = tx.QueryRowContext(ctx, `SELECT system_key, on_default, on_all, `+strings.Join(filterColumns[:], ", ")+`, accelerator_name, framework_name, k1, created_at
 		FROM board_rows WHERE submission_id = ?`, id).
-		Scan(&old.system, &old.onDefault, &old.onAll, &old.vals[0], &old.vals[1], &old.vals[2], &old.vals[3], &old.accelName, &old.frameworkName)
+		Scan(&old.system, &old.onDefault, &old.onAll, &old.vals[0], &old.vals[1], &old.vals[2], &old.vals[3], &old.accelName, &old.frameworkName, &oldK1, &oldCreated)
 	had := err == nil
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
@@ -87,6 +89,18 @@ func syncBoardRowTx(ctx context.Context, tx *sql.Tx, id int64) error {
 			return err
 		}
 		d.addRow(&now, 1)
+	}
+	at := recordRow{createdAt: row.Entry.CreatedAt.UnixNano(), id: id}
+	if had && !listed {
+		at.createdAt = oldCreated
+	}
+	for i, ch := range [2]recordChange{
+		{at: at, wasOn: had && old.onDefault, isOn: listed && now.onDefault, oldK1: oldK1, newK1: row.Key1},
+		{at: at, wasOn: had && old.onAll, isOn: listed && now.onAll, oldK1: oldK1, newK1: row.Key1},
+	} {
+		if err := syncRecordsTx(ctx, tx, bench.ID, recordViews[i], ch); err != nil {
+			return err
+		}
 	}
 	for sys, gs := range groups {
 		after, err := electSystemTx(ctx, tx, bench.ID, sys, gs)
@@ -530,6 +544,9 @@ func upsertRowOf(ctx context.Context, tx *sql.Tx, stmt *sql.Stmt, bench *d5list.
 // the board's size.
 func electAllBestTx(ctx context.Context, tx *sql.Tx, benchID string) error {
 	boardChangedTx(tx, benchID)
+	if err := remakeRecordsTx(ctx, tx, benchID); err != nil {
+		return err
+	}
 	for _, best := range bestViews {
 		if _, err := tx.ExecContext(ctx, `UPDATE board_rows SET `+best+` = 0 WHERE benchmark_id = ? AND `+best+` = 1`, benchID); err != nil {
 			return err

@@ -257,6 +257,7 @@ func keptBoardState(t *testing.T, tx *sql.Tx, benchID string) map[string]float64
 		`SELECT 'group ' || view || ' ' || col || '=' || name || ' perf', perf FROM board_groups WHERE benchmark_id = ?1`,
 		`SELECT 'front ' || view || ' ' || col || '=' || x || ': ' || submission_id || ' of ' || n || ' on ' || on_front, 1
 			FROM board_fronts WHERE benchmark_id = ?1`,
+		`SELECT 'record ' || view || ' ' || submission_id || ' ' || created_at || ' ' || k1, 1 FROM board_records WHERE benchmark_id = ?1`,
 	} {
 		rows, err := tx.Query(q, benchID)
 		if err != nil {

@@ -19,6 +19,9 @@ type EditionStore interface {
 	FreezeEdition(ctx context.Context, name, by string, boards []d5list.Leaderboard) (*d5list.Edition, error)
 	Editions(ctx context.Context) ([]d5list.EditionSummary, error)
 	Edition(ctx context.Context, name string) (*d5list.Edition, error)
+	// EditionDevelopment is each benchmark's development chart through
+	// the editions, oldest first, without decoding their boards.
+	EditionDevelopment(ctx context.Context) (map[string][]leaderboard.DevelopmentPoint, error)
 }
 
 // listState keeps in memory what of the editions every live board shows:
@@ -270,8 +273,8 @@ func (s *Service) development(ctx context.Context) (map[string][]leaderboard.Dev
 	return s.readDevelopment(ctx)
 }
 
-// readDevelopment reads every edition, oldest first and one at a time,
-// into each benchmark's development, and keeps it. A freeze waits for it
+// readDevelopment reads each benchmark's development through the
+// editions, as each freeze kept it, and keeps it. A freeze waits for it
 // (list.freezes), so that no edition is missed or counted twice.
 func (s *Service) readDevelopment(ctx context.Context) (map[string][]leaderboard.DevelopmentPoint, error) {
 	s.list.freezes.Lock()
@@ -282,17 +285,12 @@ func (s *Service) readDevelopment(ctx context.Context) (map[string][]leaderboard
 	if dev != nil {
 		return dev, nil // read while this one waited
 	}
-	list, err := s.Editions(ctx)
-	if err != nil {
-		return nil, err
-	}
 	dev = map[string][]leaderboard.DevelopmentPoint{}
-	for i := len(list) - 1; i >= 0; i-- {
-		e, err := s.Edition(ctx, list[i].Name)
-		if err != nil {
+	if es, ok := s.store.(EditionStore); ok {
+		var err error
+		if dev, err = es.EditionDevelopment(ctx); err != nil {
 			return nil, err
 		}
-		dev = withDevelopment(dev, e)
 	}
 	s.list.mu.Lock()
 	s.list.development = dev

@@ -9,6 +9,7 @@ import (
 	"regexp"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/leaderboard"
 )
 
 // editionName keeps edition names usable as one URL path segment.
@@ -45,6 +46,16 @@ func (db *DB) FreezeEdition(ctx context.Context, name, by string, boards []d5lis
 				name, boards[i].Benchmark.ID, string(data)); err != nil {
 				return err
 			}
+			for _, p := range leaderboard.Development([]string{name}, [][]d5list.Entry{boards[i].Entries}) {
+				var tenth any
+				if p.Has10th {
+					tenth = p.Tenth
+				}
+				if _, err := tx.ExecContext(ctx, `INSERT INTO edition_board_points (edition, benchmark_id, entries, best, tenth, median) VALUES (?, ?, ?, ?, ?, ?)`,
+					name, boards[i].Benchmark.ID, p.Entries, p.Best, tenth, p.Median); err != nil {
+					return err
+				}
+			}
 		}
 		return editionSystemsTx(ctx, tx, name, boards)
 	})
@@ -59,7 +70,7 @@ func (db *DB) Editions(ctx context.Context) ([]d5list.EditionSummary, error) {
 	out := []d5list.EditionSummary{}
 	err := db.readTx(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT e.name, e.frozen_at, e.frozen_by,
-				coalesce((SELECT sum(json_array_length(b.board, '$.entries')) FROM edition_boards b WHERE b.edition = e.name), 0)
+				coalesce((SELECT sum(p.entries) FROM edition_board_points p WHERE p.edition = e.name), 0)
 			FROM editions e ORDER BY e.frozen_at DESC, e.name DESC`)
 		if err != nil {
 			return err
@@ -120,4 +131,35 @@ func (db *DB) Edition(ctx context.Context, name string) (*d5list.Edition, error)
 		return nil, wrap(err, "reading edition %q", name)
 	}
 	return &e, nil
+}
+
+// EditionDevelopment is each benchmark's development through the editions
+// (leaderboard.Development), oldest edition first, from what each freeze
+// kept of its boards: no board of an edition is read for it.
+func (db *DB) EditionDevelopment(ctx context.Context) (map[string][]leaderboard.DevelopmentPoint, error) {
+	dev := map[string][]leaderboard.DevelopmentPoint{}
+	err := db.readTx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT p.edition, p.benchmark_id, p.entries, p.best, p.tenth, p.median
+			FROM edition_board_points p JOIN editions e ON e.name = p.edition
+			ORDER BY e.frozen_at, e.name`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var bench string
+			var p leaderboard.DevelopmentPoint
+			var tenth sql.NullFloat64
+			if err := rows.Scan(&p.Edition, &bench, &p.Entries, &p.Best, &tenth, &p.Median); err != nil {
+				return err
+			}
+			p.Tenth, p.Has10th = tenth.Float64, tenth.Valid
+			dev[bench] = append(dev[bench], p)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, wrap(err, "reading the editions' development")
+	}
+	return dev, nil
 }

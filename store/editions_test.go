@@ -2,10 +2,13 @@ package store
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/leaderboard"
 )
 
 func TestEditionIsImmutable(t *testing.T) {
@@ -53,5 +56,79 @@ func TestEditionIsImmutable(t *testing.T) {
 	}
 	if _, err := db.Edition(ctx, "nope"); d5list.ErrorCode(err) != d5list.ENOTFOUND {
 		t.Errorf("missing edition: %v", err)
+	}
+}
+
+// The development chart read from what each freeze kept is the one made
+// from the editions' boards themselves (leaderboard.Development), for
+// boards of one entry, fewer than ten, an even and an odd number, and none;
+// and migration 0046's SQL, which makes the same points for editions
+// frozen before it, agrees with the freeze's.
+func TestEditionDevelopmentIsTheBoardsOwn(t *testing.T) {
+	ctx := context.Background()
+	db, clock := newTestDB(t)
+	board := func(id string, n int, seed float64) d5list.Leaderboard {
+		b := d5list.Leaderboard{Benchmark: d5list.Benchmark{ID: id}, Entries: []d5list.Entry{}}
+		for i := range n {
+			// In rank order, lower first, with a tie and uneven gaps.
+			b.Entries = append(b.Entries, d5list.Entry{Rank: i + 1, SubmissionID: int64(i + 1), Value: seed + float64(i*i/3)})
+		}
+		return b
+	}
+	names := []string{"2026-06", "2026-11", "2027-06"}
+	for i, name := range names {
+		clock.Advance(time.Hour)
+		boards := []d5list.Leaderboard{board("a", 1+i*7, 1.5), board("b", 10+i, 0.25), board("c", 0, 0)}
+		if _, err := db.FreezeEdition(ctx, name, "olga", boards); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string][]leaderboard.DevelopmentPoint{}
+	for _, name := range names {
+		e, err := db.Edition(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range e.Boards {
+			if ps := leaderboard.Development([]string{name}, [][]d5list.Entry{b.Entries}); len(ps) > 0 {
+				want[b.Benchmark.ID] = append(want[b.Benchmark.ID], ps...)
+			}
+		}
+	}
+	got, err := db.EditionDevelopment(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) || len(got["a"]) != 3 || len(got["b"]) != 3 || got["c"] != nil {
+		t.Fatalf("development kept by the freezes:\n%+v\nfrom the boards:\n%+v", got, want)
+	}
+
+	migration, err := migrationFS.ReadFile("migrations/0046_edition_board_points.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill := string(migration)[strings.LastIndex(string(migration), "INSERT INTO edition_board_points"):]
+	fill = strings.Replace(fill, "INSERT INTO edition_board_points", "INSERT INTO temp.migrated", 1)
+	tx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	for _, stmt := range []string{`CREATE TEMP TABLE migrated AS SELECT * FROM edition_board_points WHERE 0`, fill} {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	var differ int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM (
+			SELECT edition, benchmark_id, entries, best, tenth, median FROM edition_board_points
+			EXCEPT SELECT edition, benchmark_id, entries, best, tenth, median FROM temp.migrated
+		UNION ALL
+			SELECT edition, benchmark_id, entries, best, tenth, median FROM temp.migrated
+			EXCEPT SELECT edition, benchmark_id, entries, best, tenth, median FROM edition_board_points)`).Scan(&differ); err != nil {
+		t.Fatal(err)
+	}
+	if differ != 0 {
+		t.Fatalf("migration 0046 makes %d points other than the freezes'", differ)
 	}
 }

@@ -65,12 +65,12 @@ func TestTorchExamplesEndToEnd(t *testing.T) {
 	// were made.
 	p := startPortal(t, 1)
 	startProcessRunner(t, p, adminToken(t, "runner-token", "--data", p.data, "--name", "torch"), 1)
-	// A forged copy of the verified claims of some: a better first
-	// evaluation is an accuracy the re-run does not reproduce; three times
-	// the logged throughput is a speed the runner's clock does not see.
-	accuracy := forgery{"a better first evaluation", func(t *testing.T, dir string) {
-		raiseFirstAccuracy(t, filepath.Join(dir, "results", "result_2.txt"))
-	}, []string{verifier.CodeAccuracyMismatch}}
+	// A forged copy of the verified claims of one: three times the logged
+	// throughput is a speed the runner's clock does not see. Edited
+	// accuracies are TestVerifierCorpus's: each honest entry here already
+	// shows its re-run reproduces every evaluation exactly, so an edited
+	// one is a mismatch whatever ran it, and each such re-run of a PyTorch
+	// example costs CI a minute or more.
 	throughput := forgery{"three times the throughput", func(t *testing.T, dir string) {
 		for i := range 5 {
 			scaleLogged(t, filepath.Join(dir, "results", "result_"+strconv.Itoa(i)+".txt"), "throughput", 3)
@@ -89,8 +89,8 @@ func TestTorchExamplesEndToEnd(t *testing.T) {
 		{"pytorch-gemm", "l0-gemm-torch-cpu", []forgery{cachedProduct}},
 		{"pytorch-conv2d", "l0-conv2d-torch-cpu", nil},
 		{"pytorch-digits-inference", "l1-digits-mlp-inference-torch-cpu", []forgery{throughput}},
-		{"pytorch-digits-mlp", "l2-digits-mlp-torch-cpu", []forgery{accuracy, replay, shippedWeights, nanMarked}},
-		{"pytorch-digits-mlp-ddp", "l3-digits-mlp-torch-ddp-cpu", []forgery{accuracy}},
+		{"pytorch-digits-mlp", "l2-digits-mlp-torch-cpu", []forgery{replay, shippedWeights, nanMarked}},
+		{"pytorch-digits-mlp-ddp", "l3-digits-mlp-torch-ddp-cpu", nil},
 	} {
 		t.Run(ex.benchmark, func(t *testing.T) {
 			got, dir := claimVerified(t, p, filepath.Join("../../examples", ex.folder), ex.benchmark, "run")
@@ -166,10 +166,9 @@ func claimVerified(t *testing.T, p *portalUnderTest, source, benchmark string, r
 	return got, dir
 }
 
-// forgedCopyIsADiscrepancy uploads a copy of the verified folder dir
-// whose second run claims a better first evaluation than it had: the
-// re-run must catch it as an accuracy finding, and the forgery must not
-// displace the honest entry on the board.
+// forgedCopyIsADiscrepancy uploads a copy of the verified folder dir as
+// forge edits it: the re-run must catch it with one of forge's findings,
+// and the forgery must not displace the honest entry on the board.
 func forgedCopyIsADiscrepancy(t *testing.T, p *portalUnderTest, dir, benchmark string, honest int64, forge forgery) {
 	t.Helper()
 	forged := filepath.Join(t.TempDir(), "forged")

@@ -19,6 +19,11 @@ type editionLister interface {
 	Editions(ctx context.Context) ([]d5list.EditionSummary, error)
 }
 
+// DecisionLister lists the organisers' latest decisions, for the console.
+type DecisionLister interface {
+	RecentDecisions(ctx context.Context, user *d5list.User) ([]d5list.AuditEntry, error)
+}
+
 // maxYAMLBytes bounds the benchmark editor's text.
 const maxYAMLBytes = 256 << 10
 
@@ -52,6 +57,12 @@ func (h *Handler) renderConsole(w http.ResponseWriter, r *http.Request, status i
 		if c.Review, err = rs.ReviewQueue(ctx, user); err != nil {
 			h.Error(w, r, err)
 			return
+		}
+		if ds, ok := h.svc.(DecisionLister); ok {
+			if c.Decisions, err = ds.RecentDecisions(ctx, user); err != nil {
+				h.Error(w, r, err)
+				return
+			}
 		}
 		if as, ok := h.svc.(AppealService); ok {
 			if c.Appeals, err = as.Appeals(ctx, user); err != nil {

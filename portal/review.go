@@ -20,6 +20,7 @@ type ReviewStore interface {
 	LastDecision(ctx context.Context, submissionID int64) (*d5list.AuditEntry, error)
 	Attempts(ctx context.Context, submissionID int64) ([]d5list.Attempt, error)
 	PendingAppeals(ctx context.Context) (map[int64]d5list.AuditEntry, error)
+	RecentDecisions(ctx context.Context, limit int) ([]d5list.AuditEntry, error)
 }
 
 // MaxReviewText bounds a reason or a note.
@@ -38,6 +39,23 @@ func requireOrganiser(user *d5list.User) error {
 		return d5list.Errorf(d5list.EFORBIDDEN, "only organisers may review submissions")
 	}
 	return nil
+}
+
+// RecentDecisionsShown is how many of the latest decisions the console
+// lists.
+const RecentDecisionsShown = 20
+
+// RecentDecisions lists the organisers' latest decisions on any entry,
+// newest first, for organisers: what the console shows as just changed.
+func (s *Service) RecentDecisions(ctx context.Context, user *d5list.User) ([]d5list.AuditEntry, error) {
+	if err := requireOrganiser(user); err != nil {
+		return nil, err
+	}
+	rs, err := s.reviewStore()
+	if err != nil {
+		return nil, err
+	}
+	return rs.RecentDecisions(ctx, RecentDecisionsShown)
 }
 
 // ReviewQueue lists the submissions waiting for an organiser's decision:

@@ -269,3 +269,32 @@ func (db *DB) Attempts(ctx context.Context, submissionID int64) ([]d5list.Attemp
 	}
 	return out, nil
 }
+
+// RecentDecisions lists the latest limit audit entries of organisers'
+// decisions across all submissions, newest first: what the console shows
+// as just changed. Competitors' appeals are not decisions; each is shown
+// with its entry in the review queue instead.
+func (db *DB) RecentDecisions(ctx context.Context, limit int) ([]d5list.AuditEntry, error) {
+	entries := []d5list.AuditEntry{}
+	err := db.readTx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT id, submission_id, coalesce(actor_id, 0), actor, action, reason, note,
+			from_status, to_status, coalesce(job_id, 0), created_at FROM audit_log WHERE action != ? ORDER BY id DESC LIMIT ?`,
+			string(d5list.ActionAppeal), limit)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var e d5list.AuditEntry
+			var created int64
+			if err := rows.Scan(&e.ID, &e.SubmissionID, &e.ActorID, &e.Actor, &e.Action, &e.Reason, &e.Note,
+				&e.FromStatus, &e.ToStatus, &e.JobID, &created); err != nil {
+				return err
+			}
+			e.CreatedAt = fromUnixNano(created)
+			entries = append(entries, e)
+		}
+		return rows.Err()
+	})
+	return entries, wrap(err, "listing recent decisions")
+}

@@ -30,6 +30,8 @@ type Console struct {
 	HasRunners  bool
 	HasReview   bool
 	Review      []d5list.Submission
+	// Decisions are the organisers' latest decisions, newest first.
+	Decisions []d5list.AuditEntry
 	// Appeals are the competitors' messages waiting, by submission.
 	Appeals    map[int64]d5list.AuditEntry
 	Editions   []d5list.EditionSummary
@@ -92,3 +94,15 @@ var reviewActionWords = map[d5list.ReviewAction]struct{ label, does string }{
 
 func actionLabel(a d5list.ReviewAction) string { return reviewActionWords[a].label }
 func actionDoes(a d5list.ReviewAction) string  { return reviewActionWords[a].does }
+
+// decisionText is what an organiser wrote with a decision: the reason
+// given to the competitor, and the public note where there is one.
+func decisionText(d d5list.AuditEntry) string {
+	switch {
+	case d.Reason != "" && d.Note != "":
+		return d.Reason + " (public note: " + d.Note + ")"
+	case d.Note != "":
+		return "public note: " + d.Note
+	}
+	return d.Reason
+}

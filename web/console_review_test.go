@@ -103,6 +103,15 @@ func TestConsoleReviewAndEditions(t *testing.T) {
 	if href, _ := notice.Find(testid("console-notice-entry")).Attr("href"); href != "/submissions/"+sid {
 		t.Errorf("the console's notice links %q, want the entry", href)
 	}
+	// And it lists the decision among the latest, with who made it, the
+	// change of status and the reason, linked to the entry.
+	decision := notice.Find(testid("decision")).First()
+	if decision.AttrOr("data-id", "") != sid || decision.AttrOr("data-action", "") != string(d5list.ActionReject) ||
+		decision.Find(testid("decision-entry")).AttrOr("href", "") != "/submissions/"+sid ||
+		!strings.Contains(decision.Text(), "the re-run did not converge") || !strings.Contains(decision.Text(), "organiser") ||
+		!strings.Contains(decision.Find(testid("decision-status")).Text(), "→") {
+		t.Errorf("the console's latest decision reads %q (%v), want the rejection of submission %s with its reason", decision.Text(), decision.Nodes, sid)
+	}
 
 	// Making an account an organiser is asked again too.
 	comp := p.users["competitor"]

@@ -100,7 +100,7 @@ func RankedAxis(b *d5list.Benchmark) string {
 // qualityUnit is the unit of a quality metric: accuracies and errors are
 // fractions of one in MLLOG.
 func qualityUnit(metric string) string {
-	if strings.Contains(metric, "accuracy") || strings.Contains(metric, "error") {
+	if leaderboard.IsFraction(metric) {
 		return "fraction"
 	}
 	return ""
@@ -133,11 +133,27 @@ func FormatValue(v float64, unit string) string { return leaderboard.FormatValue
 
 func formatNumber(v float64) string { return leaderboard.FormatNumber(v) }
 
+// formatFraction prints an accuracy or an error (leaderboard.FormatFraction).
+func formatFraction(v float64) string { return leaderboard.FormatFraction(v) }
+
+// formatMetric prints a value of the named metric without a unit: an
+// accuracy or an error as a fraction, anything else as a measurement.
+func formatMetric(metric string, v float64) string {
+	if leaderboard.IsFraction(metric) {
+		return formatFraction(v)
+	}
+	return formatNumber(v)
+}
+
 func formatRange(min, max float64, unit string) string {
 	if math.IsInf(min, 0) || math.IsInf(max, 0) {
 		return "—"
 	}
-	return formatNumber(min) + "–" + FormatValue(max, unit)
+	lo := formatNumber(min)
+	if unit == "fraction" {
+		lo = formatFraction(min)
+	}
+	return lo + "–" + FormatValue(max, unit)
 }
 
 func formatEpochs(e float64) string {
@@ -277,7 +293,7 @@ func runCell(r *d5list.RunMetrics, f func(*d5list.RunMetrics) string) string {
 func ttt(r *d5list.RunMetrics) string    { return FormatValue(r.TimeToTrain, "s") }
 func epochs(r *d5list.RunMetrics) string { return formatEpochs(r.EpochsToTarget) }
 func finalAcc(r *d5list.RunMetrics) string {
-	return formatNumber(r.FinalAccuracy)
+	return formatFraction(r.FinalAccuracy)
 }
 
 func scoreValue(r *d5list.Result, unit string) string {

@@ -17,14 +17,16 @@ func TestFormatValue(t *testing.T) {
 		unit string
 		want string
 	}{
-		{12.5, "s", "12.50 s"},
-		{1234.56, "s", "1234.6 s"},
-		{0.97512, "", "0.9751"},
+		{12.5, "s", "12.5 s"},
+		{1234.56, "s", "1235 s"},
+		{0.97512, "", "0.975"},
+		{0.97512, "fraction", "0.9751"},
 		{0.5, "fraction", "0.5000"},
 		{0, "s", "0 s"},
 		{1.5688878137201688e-15, "", "1.57e-15"},
-		{0.0066, "ms", "0.0066 ms"},
-		{0.00066, "ms", "0.00066 ms"},
+		{1.5688878137201688e-15, "fraction", "1.57e-15"},
+		{0.0066, "ms", "0.00660 ms"},
+		{0.00066, "ms", "0.000660 ms"},
 		{math.Inf(1), "s", "—"},
 		{math.NaN(), "s", "—"},
 	}
@@ -105,7 +107,7 @@ func TestCountsPrintWhole(t *testing.T) {
 		{measureText(e, d5list.LevelColumn{Metric: d5list.MetricFinalAccuracy}), "0.9712"},
 		{runMetricCell(&d5list.RunMetrics{EpochsToTarget: 21}, d5list.MetricEpochsToTarget), "21"},
 		{runMetricCell(&d5list.RunMetrics{EpochsToTarget: 2.5}, d5list.MetricEpochsToTarget), "2.5"},
-		{runMetricCell(&d5list.RunMetrics{TimeToTrain: 30}, d5list.MetricTimeToTrain), "30.00"},
+		{runMetricCell(&d5list.RunMetrics{TimeToTrain: 30}, d5list.MetricTimeToTrain), "30.0"},
 		{reasonWhere(d5list.Reason{Epoch: new(21.0)}), "epoch 21"},
 	} {
 		if tt.got != tt.want {

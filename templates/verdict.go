@@ -182,10 +182,10 @@ func findingValues(r d5list.Reason, bench *d5list.Benchmark) string {
 	quantity, unit := verifier.FindingQuantity(r.Code, bench)
 	var parts []string
 	if r.Claimed != nil {
-		parts = append(parts, "claimed "+findingNumber(*r.Claimed, unit))
+		parts = append(parts, "claimed "+findingNumber(*r.Claimed, quantity, unit))
 	}
 	if r.Measured != nil {
-		parts = append(parts, "measured "+findingNumber(*r.Measured, unit))
+		parts = append(parts, "measured "+findingNumber(*r.Measured, quantity, unit))
 	}
 	s := strings.Join(parts, ", ")
 	switch quantity {
@@ -199,8 +199,8 @@ func findingValues(r d5list.Reason, bench *d5list.Benchmark) string {
 }
 
 // findingNumber prints a whole number (a seed, an epoch count) whole and
-// any other as the page prints values, with its unit.
-func findingNumber(v float64, unit string) string {
+// any other as the page prints values of quantity, with its unit.
+func findingNumber(v float64, quantity, unit string) string {
 	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
 		s := strconv.FormatFloat(v, 'f', -1, 64)
 		if unit != "" {
@@ -208,7 +208,7 @@ func findingNumber(v float64, unit string) string {
 		}
 		return s
 	}
-	return FormatValue(v, unit)
+	return metricValue(quantity, v, unit)
 }
 
 // Reader is who reads an entry's page, as far as what to do about its

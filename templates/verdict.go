@@ -148,6 +148,35 @@ func plainFinding(r d5list.Reason) string {
 	return ""
 }
 
+// Finding is one finding as the entry page lists it and the API and the
+// CLI give it, so that all three quote the same words and figures: Text
+// is its plain words where it has some (plainFinding), else the
+// verifier's message; Where its file, run and epoch; Values its claimed
+// and measured numbers with what they measure and their unit; Working the
+// verifier's message where Text is plain words, which the page folds
+// under "How the portal judged it".
+type Finding struct {
+	Code    string `json:"code"`
+	Text    string `json:"text"`
+	Where   string `json:"where,omitempty"`
+	Values  string `json:"values,omitempty"`
+	Working string `json:"working,omitempty"`
+}
+
+// Findings are reasons as the entry page lists them, the decisive kinds
+// first (orderedFindings); bench may be nil (a refused upload).
+func Findings(reasons []d5list.Reason, bench *d5list.Benchmark) []Finding {
+	out := make([]Finding, 0, len(reasons))
+	for _, r := range orderedFindings(reasons) {
+		f := Finding{Code: r.Code, Text: r.Message, Where: reasonWhere(r), Values: findingValues(r, bench)}
+		if plain := plainFinding(r); plain != "" {
+			f.Text, f.Working = plain, r.Message
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
 // reasonSentence is a reason's message with the run it names, without a
 // trailing full stop (the caller ends the sentence).
 func reasonSentence(r d5list.Reason) string {

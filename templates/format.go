@@ -331,9 +331,21 @@ func scoreNote(r *d5list.Result) string {
 	return r.Score.Note
 }
 
+// runsCount is how many runs a result holds, and of a re-run how many
+// used seeds the portal drew, as the board says it: "7 (2 with seeds the
+// portal drew)".
 func runsCount(r *d5list.Result) string {
 	if r == nil {
 		return "—"
+	}
+	fresh := 0
+	for _, run := range r.Runs {
+		if run.Fresh {
+			fresh++
+		}
+	}
+	if fresh > 0 {
+		return itoa(len(r.Runs)) + " (" + itoa(fresh) + " with seeds the portal drew)"
 	}
 	return itoa(len(r.Runs))
 }

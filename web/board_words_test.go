@@ -75,6 +75,9 @@ func TestBoardSaysWhatItsRunsAndClaimAre(t *testing.T) {
 	if got := entry.Find(testid("score-claimed")).Text(); got != "0.772 s" {
 		t.Errorf("entry page claimed %q, want the board's 0.772 s", got)
 	}
+	if claimed, measured := entry.Find(testid("runs-claimed")).Text(), entry.Find(testid("runs-measured")).Text(); claimed != "5" || measured != "7 (2 with seeds the portal drew)" {
+		t.Errorf("entry page runs %q claimed, %q measured; want the board's 5 and 7 (2 with seeds the portal drew)", claimed, measured)
+	}
 	if got := entry.Find(testid("score")).Text(); !strings.Contains(got, "0.825–2.79 s") || strings.Contains(got, "0.8250") {
 		t.Errorf("entry page's score table %q: want the range as the board prints it, 0.825–2.79 s", strings.Join(strings.Fields(got), " "))
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/verifier"
 )
 
 func TestFormatValue(t *testing.T) {
@@ -146,5 +147,31 @@ func TestTargetLineReadsTheTarget(t *testing.T) {
 	}
 	if !bytes.Contains(data, []byte(`"formatter":"target 0.945"`)) {
 		t.Errorf("the target line's label is not \"target 0.945\": %s", data)
+	}
+}
+
+// A finding's claimed and measured values read as the page's other values
+// of the same quantity: a time with three significant digits even where
+// it is whole, an accuracy to four decimals, a seed and an epoch count
+// whole.
+func TestFindingValuesReadAsThePage(t *testing.T) {
+	bench := &d5list.Benchmark{Level: 2, Quality: d5list.QualityTarget{Metric: "eval_accuracy"},
+		Ranking: d5list.RankingRule{Metric: d5list.MetricTimeToTrain, Unit: "s"}}
+	pair := func(code string, c, m float64) d5list.Reason {
+		return d5list.Reason{Code: code, Claimed: &c, Measured: &m}
+	}
+	for _, tt := range []struct {
+		r    d5list.Reason
+		want string
+	}{
+		{pair(verifier.CodeRunTimingMismatch, 6, 15.04), "time to train: claimed 6.00 s, measured 15.0 s"},
+		{pair(verifier.CodeEpochTimeMismatch, 0.039, 0.0575), "median time between evaluations: claimed 0.0390 s, measured 0.0575 s"},
+		{pair(verifier.CodeFinalAccuracy, 0.945, 0.9449), "accuracy: claimed 0.9450, measured 0.9449"},
+		{pair(verifier.CodeSeedMismatch, 1234, 4321), "seed: claimed 1234, measured 4321"},
+		{pair(verifier.CodeEpochsToTarget, 3, 4.5), "epochs to target: claimed 3 epochs, measured 4.5 epochs"},
+	} {
+		if got := findingValues(tt.r, bench); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.r.Code, got, tt.want)
+		}
 	}
 }

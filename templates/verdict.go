@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/leaderboard"
 	"github.com/deep500/d5list/verifier"
 )
 
@@ -227,15 +228,15 @@ func findingValues(r d5list.Reason, bench *d5list.Benchmark) string {
 	return s
 }
 
-// findingNumber prints a whole number (a seed, an epoch count) whole and
-// any other as the page prints values of quantity, with its unit.
+// findingNumber prints a seed whole, an epoch count as a count, and any
+// other value as the page prints values of quantity, with its unit: a
+// time of 6 s is "6.00 s" here as on the board, not "6 s".
 func findingNumber(v float64, quantity, unit string) string {
-	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
-		s := strconv.FormatFloat(v, 'f', -1, 64)
-		if unit != "" {
-			s += " " + unit
-		}
-		return s
+	switch {
+	case quantity == "seed" && v == math.Trunc(v) && math.Abs(v) < 1e15:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	case unit == "epochs":
+		return leaderboard.FormatCount(v) + " " + unit
 	}
 	return metricValue(quantity, v, unit)
 }

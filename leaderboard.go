@@ -40,6 +40,13 @@ type Entry struct {
 	// Claimed is the submitted logs' olympic mean beside a measured Value,
 	// for the reader to see what was claimed (0 when it had none).
 	Claimed float64 `json:"claimed,omitempty"`
+	// ClaimedRuns is how many runs the submitted logs hold, beside a
+	// measured Value whose Runs are the re-run's; FreshRuns is how many of
+	// those re-runs used seeds the portal drew (RunMetrics.Fresh), which is
+	// why a re-run can count more runs than its claim. Both are 0 where
+	// Basis is claimed.
+	ClaimedRuns int `json:"claimed_runs,omitempty"`
+	FreshRuns   int `json:"fresh_runs,omitempty"`
 	// Measures are the level's other measurements (d5list.LevelColumns),
 	// each the median over the same runs as Value; absent where no run
 	// logged it.

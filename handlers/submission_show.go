@@ -9,6 +9,7 @@ import (
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/leaderboard"
+	"github.com/deep500/d5list/templates"
 )
 
 // submissionJSON is the public view of a submission: the owner's account
@@ -70,6 +71,10 @@ type submissionJSON struct {
 	Value     *float64 `json:"value,omitempty"`
 	ValueText string   `json:"value_text,omitempty"`
 	Basis     string   `json:"basis,omitempty"`
+	// Findings are the reasons as the entry page lists them, in its order,
+	// words and figures (templates.Findings), for clients such as `d5list
+	// submit --wait` to print what the page says.
+	Findings []templates.Finding `json:"findings"`
 }
 
 func newSubmissionJSON(s *d5list.Submission) submissionJSON {
@@ -83,7 +88,7 @@ func newSubmissionJSON(s *d5list.Submission) submissionJSON {
 		SystemName: s.SystemName, Framework: s.Framework, Accelerator: s.Accelerator,
 		Accelerators: s.Accelerators, HostCPU: s.HostCPU, BundleSHA256: s.BundleSHA256,
 		BundleSize: s.BundleSize, Recipe: s.Recipe, Claimed: s.Claimed, Measured: s.Measured,
-		Reasons: reasons, Flag: s.Flag, URL: "/submissions/" + strconv.FormatInt(s.ID, 10),
+		Reasons: reasons, Findings: templates.Findings(reasons, nil), Flag: s.Flag, URL: "/submissions/" + strconv.FormatInt(s.ID, 10),
 		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 		ContentSHA256: s.ContentSHA256, CodeURL: s.CodeURL, PaperURL: s.PaperURL,
 	}
@@ -104,6 +109,7 @@ func (h *Handler) placeOn(ctx context.Context, out *submissionJSON, sub *d5list.
 	} else if err != nil {
 		return err
 	}
+	out.Findings = templates.Findings(out.Reasons, bench)
 	if e, ok := leaderboard.EntryOf(bench, sub); ok && !math.IsInf(e.Value, 0) && !math.IsNaN(e.Value) {
 		out.Value, out.ValueText, out.Basis = &e.Value, leaderboard.FormatValue(e.Value, bench.Ranking.Unit), e.Basis
 	}

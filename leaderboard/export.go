@@ -21,7 +21,7 @@ var csvHeader = []string{
 	"rank", "submission_id", "benchmark", "submitter", "system_name", "framework", "division", "availability",
 	"accelerator", "accelerators", "status", "flag", "metric", "value", "min", "max", "runs", "created_at",
 	"prev_rank", "new", "cost_per_hour", "submission_url", "code_url", "system_url", "basis", "claimed",
-	"host_cpu", "submitter_confirmed", "value_text", "accepted",
+	"host_cpu", "submitter_confirmed", "value_text", "accepted", "claimed_runs", "fresh_runs",
 }
 
 // csvColumns is the header of a board's CSV: the fixed columns, then one
@@ -136,6 +136,7 @@ func WriteCSVFrom(w io.Writer, bench *d5list.Benchmark, each Entries, base strin
 			base + SubmissionPath(e.SubmissionID), csvText(e.CodeURL), base + SystemPath(e.Submitter, e.SystemName),
 			e.Basis, f(e.Claimed), csvText(e.HostCPU), strconv.FormatBool(e.SubmitterConfirmed),
 			FormatValue(e.Value, bench.Ranking.Unit), strconv.FormatBool(e.Accepted),
+			strconv.Itoa(e.ClaimedRuns), strconv.Itoa(e.FreshRuns),
 		}
 		for _, c := range levelCols {
 			v, ok := e.Measures[c.Metric]
@@ -242,6 +243,7 @@ func ReadCSV(r io.Reader) ([]d5list.Entry, error) {
 		if e.Accepted, err = strconv.ParseBool(rec[29]); err != nil {
 			return nil, fmt.Errorf("csv line %d, column accepted: %q is not true or false", line, rec[29])
 		}
+		e.ClaimedRuns, e.FreshRuns = int(integer(30)), int(integer(31))
 		for i, m := range measures {
 			cell := rec[len(csvHeader)+i]
 			if cell == "" {

@@ -3,40 +3,76 @@ package leaderboard
 import (
 	"math"
 	"strconv"
+	"strings"
 )
 
 // FormatValue prints a value with its unit the one way the list shows it:
 // on the board, the entry page, the feed, the exports' value_text and the
 // badge, so that a reader who meets a number twice meets the same string.
 // A value that cannot be ranked (a run that never converged) is a dash.
+// A fraction of one (an accuracy, an error) prints as FormatFraction,
+// anything else as FormatNumber.
 func FormatValue(v float64, unit string) string {
 	if math.IsInf(v, 0) || math.IsNaN(v) {
 		return "—"
 	}
+	if unit == "fraction" {
+		return FormatFraction(v)
+	}
 	s := FormatNumber(v)
-	if unit == "" || unit == "fraction" {
+	if unit == "" {
 		return s
 	}
 	return s + " " + unit
 }
 
-// FormatNumber rounds a value for reading: two decimals from 1 to 100, one
-// above, four below, and three significant digits under a thousandth.
+// SignificantDigits is how many significant digits FormatNumber keeps.
+const SignificantDigits = 3
+
+// FormatNumber rounds a measurement (a time, a throughput, a price) for
+// reading to SignificantDigits significant digits, whatever its size, so
+// that values side by side read alike: 0.776 s beside 1.39 s and 12.5 s,
+// not 0.7760 s beside 1.39 s. Digits left of the point are never rounded
+// away (1235 s, not 1.24e+03 s), and a value under a ten-thousandth (an
+// operator's error) is written with an exponent rather than as a row of
+// zeros: 1.57e-15.
 func FormatNumber(v float64) string {
-	switch a := math.Abs(v); {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return "—"
+	}
+	a := math.Abs(v)
+	switch {
 	case a == 0:
 		return "0"
-	case a >= 100:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	case a >= 1:
-		return strconv.FormatFloat(v, 'f', 2, 64)
-	case a < 1e-3:
-		// Operator errors (around 1e-15) and microsecond latencies keep
-		// three significant digits instead of printing as 0.0000.
-		return strconv.FormatFloat(v, 'g', 3, 64)
-	default:
-		return strconv.FormatFloat(v, 'f', 4, 64)
+	case a < 1e-4:
+		return strconv.FormatFloat(v, 'e', SignificantDigits-1, 64)
 	}
+	// Round to the significant digits first: 0.9996 has three digits
+	// after the point in its exponent but rounds to 1.00, which has two.
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', SignificantDigits, 64), 64)
+	intDigits := int(math.Floor(math.Log10(math.Abs(r)))) + 1
+	return strconv.FormatFloat(v, 'f', max(SignificantDigits-intDigits, 0), 64)
+}
+
+// FormatFraction prints a fraction of one (an accuracy, an error rate) to
+// four decimals: the quality targets are stated to three (0.945, 0.759),
+// and an accuracy of 0.9449 must not read as the 0.945 it missed. Under a
+// thousandth (an operator's error) it keeps FormatNumber's three
+// significant digits instead of printing as 0.0000.
+func FormatFraction(v float64) string {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return "—"
+	}
+	if a := math.Abs(v); a < 1e-3 {
+		return FormatNumber(v)
+	}
+	return strconv.FormatFloat(v, 'f', 4, 64)
+}
+
+// IsFraction reports whether a metric's values are fractions of one, as
+// MLLOG logs accuracies and errors, which FormatFraction prints.
+func IsFraction(metric string) bool {
+	return strings.Contains(metric, "accuracy") || strings.Contains(metric, "error")
 }
 
 // FormatCount prints a count that may be fractional (epochs to a target:

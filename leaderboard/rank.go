@@ -153,6 +153,12 @@ func candidateOf(bench *d5list.Benchmark, s *d5list.Submission) (candidate, bool
 		if cs := d5list.OlympicScore(s.Claimed.Runs, metric, dir); cs.Valid && !math.IsInf(cs.Value, 0) {
 			c.entry.Claimed = cs.Value
 		}
+		c.entry.ClaimedRuns = len(s.Claimed.Runs)
+		for _, r := range runs {
+			if r.Fresh {
+				c.entry.FreshRuns++
+			}
+		}
 	}
 	if secMetric != "" {
 		sec := d5list.OlympicScore(runs, secMetric, secDir)

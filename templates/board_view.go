@@ -194,9 +194,77 @@ func badgeClass(words string) string {
 	}, strings.ReplaceAll(strings.ToLower(words), ", ", "-"))
 }
 
-// formatRatio prints a claimed-over-measured ratio as a factor.
-func formatRatio(r float64) string {
-	return strconv.FormatFloat(r, 'f', 2, 64) + "×"
+// claimGap says in words how far an entry's claim is from what the
+// portal measured, beside "claimed 6.00 s": "60% lower than measured";
+// "" where the entry has no measured value beside a claim.
+func claimGap(e *d5list.Entry) string {
+	r := e.ClaimRatio()
+	if r <= 0 {
+		return ""
+	}
+	switch pct := math.Round((r - 1) * 100); {
+	case pct == 0:
+		return "as measured"
+	case pct < 0:
+		return strconv.FormatFloat(-pct, 'f', 0, 64) + "% lower than measured"
+	case r < 2:
+		return strconv.FormatFloat(pct, 'f', 0, 64) + "% higher than measured"
+	default:
+		return leaderboard.FormatNumber(r) + " times the measured value"
+	}
+}
+
+// claimTitle explains the claim beside a measured value, as the board's
+// tooltip on it.
+func claimTitle(e *d5list.Entry, unit string) string {
+	return "The submitted logs claimed " + FormatValue(e.Claimed, unit) + "; the portal's re-run on the declared hardware measured " +
+		FormatValue(e.Value, unit) + ". The board ranks the measured value."
+}
+
+// runsWords says whose runs an entry's range covers and how many, in the
+// entry page's words: a re-run may count more runs than the claim, since
+// the portal adds runs with seeds it drew. "5 runs claimed, re-run 7 (2
+// with seeds the portal drew)"; "5 runs claimed" where nothing was
+// re-measured.
+func runsWords(e *d5list.Entry) string {
+	switch e.Basis {
+	case d5list.BasisClaimed:
+		return countOf(e.Runs, "run", "runs") + " claimed"
+	case d5list.BasisMeasured:
+	default:
+		return countOf(e.Runs, "run", "runs")
+	}
+	if e.ClaimedRuns == 0 {
+		return countOf(e.Runs, "run", "runs") + " re-run"
+	}
+	s := countOf(e.ClaimedRuns, "run", "runs") + " claimed, re-run " + itoa(e.Runs)
+	if e.FreshRuns > 0 {
+		s += " (" + itoa(e.FreshRuns) + " with seeds the portal drew)"
+	}
+	return s
+}
+
+// runsTitle explains runsWords and the range after it, as the tooltip on
+// them.
+func runsTitle(e *d5list.Entry) string {
+	switch e.Basis {
+	case d5list.BasisClaimed:
+		return "The value is the olympic mean of the " + countOf(e.Runs, "run", "runs") +
+			" in the submitted logs (the best and the worst dropped), not re-measured by the portal; the range is their best to worst."
+	case d5list.BasisMeasured:
+	default:
+		return "The value is the olympic mean of the " + countOf(e.Runs, "run", "runs") + " (the best and the worst dropped); the range is their best to worst."
+	}
+	s := "The portal re-ran the recipe " + countOf(e.Runs, "time", "times") + " on the declared hardware"
+	if e.ClaimedRuns > 0 {
+		given := e.Runs - e.FreshRuns
+		s += ": " + countOf(given, "run", "runs") + " with the submitted seeds"
+		if e.FreshRuns > 0 {
+			s += " and " + countOf(e.FreshRuns, "run", "runs") + " with seeds it drew, which the competitor could not tune for"
+		}
+		s += " (the submitted logs hold " + countOf(e.ClaimedRuns, "run", "runs") + ")"
+	}
+	return s + ". The value is the olympic mean of the re-runs (the best and the worst dropped); the range is their best to worst."
 }
 
 // Distinct lists the distinct non-empty values of f over entries, sorted.

@@ -100,7 +100,7 @@ func RankedAxis(b *d5list.Benchmark) string {
 // qualityUnit is the unit of a quality metric: accuracies and errors are
 // fractions of one in MLLOG.
 func qualityUnit(metric string) string {
-	if strings.Contains(metric, "accuracy") || strings.Contains(metric, "error") {
+	if leaderboard.IsFraction(metric) {
 		return "fraction"
 	}
 	return ""
@@ -133,11 +133,27 @@ func FormatValue(v float64, unit string) string { return leaderboard.FormatValue
 
 func formatNumber(v float64) string { return leaderboard.FormatNumber(v) }
 
+// formatFraction prints an accuracy or an error (leaderboard.FormatFraction).
+func formatFraction(v float64) string { return leaderboard.FormatFraction(v) }
+
+// formatMetric prints a value of the named metric without a unit: an
+// accuracy or an error as a fraction, anything else as a measurement.
+func formatMetric(metric string, v float64) string {
+	if leaderboard.IsFraction(metric) {
+		return formatFraction(v)
+	}
+	return formatNumber(v)
+}
+
 func formatRange(min, max float64, unit string) string {
 	if math.IsInf(min, 0) || math.IsInf(max, 0) {
 		return "—"
 	}
-	return formatNumber(min) + "–" + FormatValue(max, unit)
+	lo := formatNumber(min)
+	if unit == "fraction" {
+		lo = formatFraction(min)
+	}
+	return lo + "–" + FormatValue(max, unit)
 }
 
 func formatEpochs(e float64) string {
@@ -277,7 +293,7 @@ func runCell(r *d5list.RunMetrics, f func(*d5list.RunMetrics) string) string {
 func ttt(r *d5list.RunMetrics) string    { return FormatValue(r.TimeToTrain, "s") }
 func epochs(r *d5list.RunMetrics) string { return formatEpochs(r.EpochsToTarget) }
 func finalAcc(r *d5list.RunMetrics) string {
-	return formatNumber(r.FinalAccuracy)
+	return formatFraction(r.FinalAccuracy)
 }
 
 func scoreValue(r *d5list.Result, unit string) string {
@@ -315,9 +331,21 @@ func scoreNote(r *d5list.Result) string {
 	return r.Score.Note
 }
 
+// runsCount is how many runs a result holds, and of a re-run how many
+// used seeds the portal drew, as the board says it: "7 (2 with seeds the
+// portal drew)".
 func runsCount(r *d5list.Result) string {
 	if r == nil {
 		return "—"
+	}
+	fresh := 0
+	for _, run := range r.Runs {
+		if run.Fresh {
+			fresh++
+		}
+	}
+	if fresh > 0 {
+		return itoa(len(r.Runs)) + " (" + itoa(fresh) + " with seeds the portal drew)"
 	}
 	return itoa(len(r.Runs))
 }

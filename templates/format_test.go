@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/verifier"
 )
 
 func TestFormatValue(t *testing.T) {
@@ -17,14 +18,16 @@ func TestFormatValue(t *testing.T) {
 		unit string
 		want string
 	}{
-		{12.5, "s", "12.50 s"},
-		{1234.56, "s", "1234.6 s"},
-		{0.97512, "", "0.9751"},
+		{12.5, "s", "12.5 s"},
+		{1234.56, "s", "1235 s"},
+		{0.97512, "", "0.975"},
+		{0.97512, "fraction", "0.9751"},
 		{0.5, "fraction", "0.5000"},
 		{0, "s", "0 s"},
 		{1.5688878137201688e-15, "", "1.57e-15"},
-		{0.0066, "ms", "0.0066 ms"},
-		{0.00066, "ms", "0.00066 ms"},
+		{1.5688878137201688e-15, "fraction", "1.57e-15"},
+		{0.0066, "ms", "0.00660 ms"},
+		{0.00066, "ms", "0.000660 ms"},
 		{math.Inf(1), "s", "—"},
 		{math.NaN(), "s", "—"},
 	}
@@ -105,7 +108,7 @@ func TestCountsPrintWhole(t *testing.T) {
 		{measureText(e, d5list.LevelColumn{Metric: d5list.MetricFinalAccuracy}), "0.9712"},
 		{runMetricCell(&d5list.RunMetrics{EpochsToTarget: 21}, d5list.MetricEpochsToTarget), "21"},
 		{runMetricCell(&d5list.RunMetrics{EpochsToTarget: 2.5}, d5list.MetricEpochsToTarget), "2.5"},
-		{runMetricCell(&d5list.RunMetrics{TimeToTrain: 30}, d5list.MetricTimeToTrain), "30.00"},
+		{runMetricCell(&d5list.RunMetrics{TimeToTrain: 30}, d5list.MetricTimeToTrain), "30.0"},
 		{reasonWhere(d5list.Reason{Epoch: new(21.0)}), "epoch 21"},
 	} {
 		if tt.got != tt.want {
@@ -144,5 +147,31 @@ func TestTargetLineReadsTheTarget(t *testing.T) {
 	}
 	if !bytes.Contains(data, []byte(`"formatter":"target 0.945"`)) {
 		t.Errorf("the target line's label is not \"target 0.945\": %s", data)
+	}
+}
+
+// A finding's claimed and measured values read as the page's other values
+// of the same quantity: a time with three significant digits even where
+// it is whole, an accuracy to four decimals, a seed and an epoch count
+// whole.
+func TestFindingValuesReadAsThePage(t *testing.T) {
+	bench := &d5list.Benchmark{Level: 2, Quality: d5list.QualityTarget{Metric: "eval_accuracy"},
+		Ranking: d5list.RankingRule{Metric: d5list.MetricTimeToTrain, Unit: "s"}}
+	pair := func(code string, c, m float64) d5list.Reason {
+		return d5list.Reason{Code: code, Claimed: &c, Measured: &m}
+	}
+	for _, tt := range []struct {
+		r    d5list.Reason
+		want string
+	}{
+		{pair(verifier.CodeRunTimingMismatch, 6, 15.04), "time to train: claimed 6.00 s, measured 15.0 s"},
+		{pair(verifier.CodeEpochTimeMismatch, 0.039, 0.0575), "median time between evaluations: claimed 0.0390 s, measured 0.0575 s"},
+		{pair(verifier.CodeFinalAccuracy, 0.945, 0.9449), "accuracy: claimed 0.9450, measured 0.9449"},
+		{pair(verifier.CodeSeedMismatch, 1234, 4321), "seed: claimed 1234, measured 4321"},
+		{pair(verifier.CodeEpochsToTarget, 3, 4.5), "epochs to target: claimed 3 epochs, measured 4.5 epochs"},
+	} {
+		if got := findingValues(tt.r, bench); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.r.Code, got, tt.want)
+		}
 	}
 }

@@ -105,7 +105,7 @@ func runValues(r d5list.RunProgress, metric string) string {
 		parts = append(parts, "epoch "+leaderboard.FormatCount(*r.Epoch))
 	}
 	if r.Value != nil {
-		parts = append(parts, MetricLabel(metric)+" "+formatNumber(*r.Value))
+		parts = append(parts, MetricLabel(metric)+" "+formatMetric(metric, *r.Value))
 	}
 	return strings.Join(parts, " · ")
 }

@@ -117,7 +117,8 @@ var countMetrics = map[string]bool{
 }
 
 // metricValue prints a value of the named metric with its unit: a count
-// as a count, any other value as FormatValue does.
+// as a count, an accuracy or an error as a fraction, any other value as
+// FormatValue does.
 func metricValue(name string, v float64, unit string) string {
 	if countMetrics[name] {
 		s := leaderboard.FormatCount(v)
@@ -125,6 +126,9 @@ func metricValue(name string, v float64, unit string) string {
 			s += " " + unit
 		}
 		return s
+	}
+	if unit == "" && leaderboard.IsFraction(name) {
+		return formatFraction(v)
 	}
 	return FormatValue(v, unit)
 }
@@ -212,5 +216,5 @@ func shapeCell(m map[string]float64, name string) string {
 	if !ok {
 		return "—"
 	}
-	return formatNumber(v)
+	return formatMetric(name, v)
 }

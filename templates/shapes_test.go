@@ -44,8 +44,8 @@ func TestShapesTable(t *testing.T) {
 		t.Fatalf("%d shape rows, want 2", n)
 	}
 	for _, c := range []struct{ shape, side, metric, want string }{
-		{"1760x16x1760", "claimed", d5list.MetricOpTime, "12.00"},
-		{"1760x16x1760", "measured", d5list.MetricOpTime, "21.00"},
+		{"1760x16x1760", "claimed", d5list.MetricOpTime, "12.0"},
+		{"1760x16x1760", "measured", d5list.MetricOpTime, "21.0"},
 		{"1760x16x1760", "claimed", d5list.MetricOpRelL2Error, formatNumber(3e-15)},
 		{"1760x16x1760", "measured", d5list.MetricOpMaxError, formatNumber(3e-13)},
 		{"512x64x1024", "claimed", d5list.MetricOpTime, "—"},

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/leaderboard"
 	"github.com/deep500/d5list/verifier"
 )
 
@@ -148,6 +149,35 @@ func plainFinding(r d5list.Reason) string {
 	return ""
 }
 
+// Finding is one finding as the entry page lists it and the API and the
+// CLI give it, so that all three quote the same words and figures: Text
+// is its plain words where it has some (plainFinding), else the
+// verifier's message; Where its file, run and epoch; Values its claimed
+// and measured numbers with what they measure and their unit; Working the
+// verifier's message where Text is plain words, which the page folds
+// under "How the portal judged it".
+type Finding struct {
+	Code    string `json:"code"`
+	Text    string `json:"text"`
+	Where   string `json:"where,omitempty"`
+	Values  string `json:"values,omitempty"`
+	Working string `json:"working,omitempty"`
+}
+
+// Findings are reasons as the entry page lists them, the decisive kinds
+// first (orderedFindings); bench may be nil (a refused upload).
+func Findings(reasons []d5list.Reason, bench *d5list.Benchmark) []Finding {
+	out := make([]Finding, 0, len(reasons))
+	for _, r := range orderedFindings(reasons) {
+		f := Finding{Code: r.Code, Text: r.Message, Where: reasonWhere(r), Values: findingValues(r, bench)}
+		if plain := plainFinding(r); plain != "" {
+			f.Text, f.Working = plain, r.Message
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
 // reasonSentence is a reason's message with the run it names, without a
 // trailing full stop (the caller ends the sentence).
 func reasonSentence(r d5list.Reason) string {
@@ -182,10 +212,10 @@ func findingValues(r d5list.Reason, bench *d5list.Benchmark) string {
 	quantity, unit := verifier.FindingQuantity(r.Code, bench)
 	var parts []string
 	if r.Claimed != nil {
-		parts = append(parts, "claimed "+findingNumber(*r.Claimed, unit))
+		parts = append(parts, "claimed "+findingNumber(*r.Claimed, quantity, unit))
 	}
 	if r.Measured != nil {
-		parts = append(parts, "measured "+findingNumber(*r.Measured, unit))
+		parts = append(parts, "measured "+findingNumber(*r.Measured, quantity, unit))
 	}
 	s := strings.Join(parts, ", ")
 	switch quantity {
@@ -198,17 +228,17 @@ func findingValues(r d5list.Reason, bench *d5list.Benchmark) string {
 	return s
 }
 
-// findingNumber prints a whole number (a seed, an epoch count) whole and
-// any other as the page prints values, with its unit.
-func findingNumber(v float64, unit string) string {
-	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
-		s := strconv.FormatFloat(v, 'f', -1, 64)
-		if unit != "" {
-			s += " " + unit
-		}
-		return s
+// findingNumber prints a seed whole, an epoch count as a count, and any
+// other value as the page prints values of quantity, with its unit: a
+// time of 6 s is "6.00 s" here as on the board, not "6 s".
+func findingNumber(v float64, quantity, unit string) string {
+	switch {
+	case quantity == "seed" && v == math.Trunc(v) && math.Abs(v) < 1e15:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	case unit == "epochs":
+		return leaderboard.FormatCount(v) + " " + unit
 	}
-	return FormatValue(v, unit)
+	return metricValue(quantity, v, unit)
 }
 
 // Reader is who reads an entry's page, as far as what to do about its

@@ -37,7 +37,7 @@ func TestVerdictSummary(t *testing.T) {
 		{"verified", d5list.Submission{Status: d5list.StatusVerified, Claimed: score(1.43), Measured: score(1.47)},
 			[]string{"Verified", "5 runs with the submitted seeds", "ranks its own measurement", "1.47", "the claim said 1.43"}, []string{"organiser", "agrees", "slower"}},
 		{"verified, twice as slow as claimed", d5list.Submission{Status: d5list.StatusVerified, Claimed: score(0.9), Measured: score(1.87)},
-			[]string{"1.87", "0.9000", "slower than the claim", "portal's value"}, []string{"agrees"}},
+			[]string{"1.87", "0.900 s", "slower than the claim", "portal's value"}, []string{"agrees"}},
 		{"accepted after review", d5list.Submission{Status: d5list.StatusVerified, Claimed: score(1), Measured: score(1), Reasons: []d5list.Reason{timing}},
 			[]string{"accepted the entry", "1.00 s", "Verified after review"}, []string{"agrees"}},
 		{"tampered leads with the accuracies", d5list.Submission{Status: d5list.StatusDiscrepancy, Reasons: tampered},

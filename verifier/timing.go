@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/leaderboard"
 	"github.com/deep500/d5list/stats"
 )
 
@@ -88,16 +88,11 @@ func timedWords(metric string) string {
 	return metric
 }
 
-// timedValue prints a timed metric's value with its unit.
+// timedValue prints a timed metric's value with its unit as the pages
+// print it (leaderboard.FormatValue), so that a finding's working quotes
+// the figures its claimed and measured values show beside it.
 func timedValue(metric string, v float64) string {
-	unit := timedUnit(metric)
-	switch {
-	case unit == "s":
-		return cmpNum(cmpRound3(v)) + " s"
-	case unit != "":
-		return strconv.FormatFloat(v, 'g', 4, 64) + " " + unit
-	}
-	return strconv.FormatFloat(v, 'g', 4, 64)
+	return leaderboard.FormatValue(v, timedUnit(metric))
 }
 
 // timedRun is one run's value of a timed metric.
@@ -459,8 +454,8 @@ func (c *comparison) compareEpochTimes(claimed, timed []d5list.RunMetrics, noise
 		epochs := timedSample{metric: d5list.MetricTimeToTrain}
 		c.timingGap(d5list.Reason{Code: CodeEpochTimeMismatch, Run: cmpIntPtr(cr.Index), File: cr.File,
 			Claimed: cmpFloatPtr(own), Measured: cmpFloatPtr(refRaw),
-			Message: fmt.Sprintf("run %d: the log's evaluations are a median %s s an epoch apart, %s as the median epoch of its runs; one run may be down to %.3g of it (%s, the precision and the spread counted twice for one run)",
-				cr.Index, cmpNum(cmpRound3(own)), epochs.against(own/ref, refRaw, ref, who), runBound, noise.words())})
+			Message: fmt.Sprintf("run %d: the log's evaluations are a median %s an epoch apart, %s as the median epoch of its runs; one run may be down to %.3g of it (%s, the precision and the spread counted twice for one run)",
+				cr.Index, timedValue(d5list.MetricTimeToTrain, own), epochs.against(own/ref, refRaw, ref, who), runBound, noise.words())})
 	}
 }
 

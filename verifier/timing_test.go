@@ -73,7 +73,7 @@ func TestTimingRules(t *testing.T) {
 			},
 			want:  d5list.StatusDiscrepancy,
 			codes: everyRunFlagged,
-			words: []string{"the logs' olympic mean is 6.195 s an epoch, 0.6 of the 10.325 s an epoch the portal measured with seeds it drew; claims down to 0.735 of the re-run pass (drift 25 % + precision 10 % + the re-run's own spread 1.9 %, 1.0 % over the runs its olympic mean keeps); claimed 24.78 s, measured 41.3 s, the olympic means the board shows"},
+			words: []string{"the logs' olympic mean is 6.19 s an epoch, 0.6 of the 10.3 s an epoch the portal measured with seeds it drew; claims down to 0.735 of the re-run pass (drift 25 % + precision 10 % + the re-run's own spread 1.9 %, 1.0 % over the runs its olympic mean keeps); claimed 24.8 s, measured 41.3 s, the olympic means the board shows"},
 		},
 		{
 			// Load on the runner that it measured is taken off: the forgery
@@ -89,8 +89,8 @@ func TestTimingRules(t *testing.T) {
 			},
 			want:  d5list.StatusDiscrepancy,
 			codes: everyRunFlagged,
-			words: []string{"0.6 of the 10.325 s an epoch the portal measured with seeds it drew, with the waits for a CPU the runner measured taken off (18.585 s an epoch as measured)",
-				"claimed 24.78 s, measured 74.34 s, the olympic means the board shows"},
+			words: []string{"0.6 of the 10.3 s an epoch the portal measured with seeds it drew, with the waits for a CPU the runner measured taken off (18.6 s an epoch as measured)",
+				"claimed 24.8 s, measured 74.3 s, the olympic means the board shows"},
 		},
 		{
 			// At the most noise the re-run may judge with, the bound is
@@ -106,7 +106,7 @@ func TestTimingRules(t *testing.T) {
 			},
 			want:  d5list.StatusDiscrepancy,
 			codes: []string{CodeTimingMismatch},
-			words: []string{"0.599 of the 10.337 s an epoch", "claims down to 0.649 of the re-run pass", "19.0 % over the runs its olympic mean keeps"},
+			words: []string{"0.599 of the 10.3 s an epoch", "claims down to 0.649 of the re-run pass", "19.0 % over the runs its olympic mean keeps"},
 		},
 		{
 			name: "every claimed time at 0.6, the re-run too noisy to judge",
@@ -140,7 +140,7 @@ func TestTimingRules(t *testing.T) {
 			edit:  func(c *d5list.Result, _ []d5list.RunMetrics) { scaleTimes(&c.Runs[2], 0.5, true) },
 			want:  d5list.StatusDiscrepancy,
 			codes: []string{CodeEpochTimeMismatch, CodeRunTimingMismatch},
-			words: []string{"run 2: the log's evaluations are a median 5.1 s an epoch apart, 0.5 of the 10.2 s the portal measured with seeds it drew as the median epoch of its runs"},
+			words: []string{"run 2: the log's evaluations are a median 5.10 s an epoch apart, 0.5 of the 10.2 s the portal measured with seeds it drew as the median epoch of its runs"},
 		},
 		{
 			name:  "evaluation timestamps halved, run_stop kept",
@@ -159,7 +159,7 @@ func TestTimingRules(t *testing.T) {
 			},
 			want:  d5list.StatusNeedsReview,
 			codes: []string{CodeRerunMuchFaster},
-			words: []string{"the re-run's olympic mean is 3.442 s an epoch as measured, 3 times better than the logs' 10.325 s an epoch", "claimed 41.3 s, measured 13.767 s"},
+			words: []string{"the re-run's olympic mean is 3.44 s an epoch as measured, 3 times better than the logs' 10.3 s an epoch", "claimed 41.3 s, measured 13.8 s"},
 		},
 		{
 			// An honest claim, re-run on a runner that waited for a CPU for

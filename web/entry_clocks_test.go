@@ -129,10 +129,10 @@ func TestEntryPageShowsTheRunnersClock(t *testing.T) {
 		{2, "clock-window", "6.50 s (the whole run: no window held)", "a breached window"},
 		{firstFresh, "clock-fresh", "fresh", "a fresh seed's mark"},
 		{firstFresh, "clock-window", "0.0500 s", "the window after work before it"},
-		{firstFresh, "clock-whole-run", "12.40 s wall / 5.10 s CPU", "its whole run"},
+		{firstFresh, "clock-whole-run", "12.4 s wall / 5.10 s CPU", "its whole run"},
 		{firstFresh, "clock-before-window", "4.90 s CPU", "its CPU before the window, from a runner that kept no wall time of it"},
-		{firstFresh, "clock-waited", "0.3000 s", "its wait for a CPU"},
-		{firstFresh, "clock-foreign", "11.20 s", "other work's CPU meanwhile"},
+		{firstFresh, "clock-waited", "0.300 s", "its wait for a CPU"},
+		{firstFresh, "clock-foreign", "11.2 s", "other work's CPU meanwhile"},
 		{firstFresh, "clock-audit", "failed: " + auditMismatch, "its failed audit"},
 	} {
 		if got := cell(c.run, c.id); got != c.want {

@@ -68,7 +68,7 @@ func TestEntryPageShowsFindingsBeforeTheLog(t *testing.T) {
 	if got := testidOrder(doc, want...); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("the page shows %v in this order, want %v", got, want)
 	}
-	if v := doc.Find(testid("reason-values")).Text(); v != "time to train: claimed 12.50 s, measured 15.10 s" {
+	if v := doc.Find(testid("reason-values")).Text(); v != "time to train: claimed 12.5 s, measured 15.1 s" {
 		t.Errorf("the finding's values %q, want them named and in seconds", v)
 	}
 	next := doc.Find(testid("next-step"))

@@ -47,14 +47,14 @@ func TestBoardShowsLevelColumns(t *testing.T) {
 				Ranking: d5list.RankingRule{Metric: d5list.MetricOpTime, Direction: d5list.LowerIsBetter, Unit: "ms"}},
 			measures: map[string]float64{d5list.MetricOpRelL2Error: 2e-16, d5list.MetricOpMaxError: 3e-14},
 			want:     []string{"Rel. L2 error", "Max error"},
-			cell:     []string{"2e-16", "3e-14"},
+			cell:     []string{"2.00e-16", "3.00e-14"},
 		},
 		{
 			bench: d5list.Benchmark{ID: "l3-test", Name: "L3 test", Level: 3, Runs: 3,
 				Ranking: d5list.RankingRule{Metric: d5list.MetricTimeToTrain, Direction: d5list.LowerIsBetter, Unit: "s"}},
 			measures: map[string]float64{d5list.MetricNumberOfWorkers: 4, "scaling_efficiency": 0.875, "communication_bytes": 1.5e6},
 			want:     []string{"Workers", "Scaling efficiency", "Communicated", "Final accuracy"},
-			cell:     []string{"4", "0.8750", "1.4 MB", "0.9750"},
+			cell:     []string{"4", "0.875", "1.4 MB", "0.9750"},
 		},
 	}
 	var benches []d5list.Benchmark

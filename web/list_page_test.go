@@ -22,8 +22,8 @@ func TestListPageShowsEachBenchmarksRanking(t *testing.T) {
 	if !strings.Contains(leader.Text(), "First Lab · box-a") || leader.Find(`a[href="/submissions/7"]`).Length() != 1 {
 		t.Errorf("leader %q, want First Lab's box-a, linked to its entry", leader.Text())
 	}
-	if score := leader.Find(testid("nav-benchmark-score")).Text(); !strings.HasPrefix(score, "12.50 s") || !strings.Contains(score, "time to train (s)") {
-		t.Errorf("leader's score %q, want 12.50 s and what it measures", score)
+	if score := leader.Find(testid("nav-benchmark-score")).Text(); !strings.HasPrefix(score, "12.5 s") || !strings.Contains(score, "time to train (s)") {
+		t.Errorf("leader's score %q, want 12.5 s and what it measures", score)
 	}
 	if n := row.Find(testid("nav-benchmark-ranked")).Text(); n != "3" {
 		t.Errorf("ranked %q, want 3", n)

@@ -352,7 +352,7 @@ func TestFeedAndBadge(t *testing.T) {
 		}
 	}
 	svg := string(s.get(t, "/submissions/"+itoa64(s.ids["box-b"])+"/badge.svg"))
-	if !strings.HasPrefix(svg, "<svg") || !strings.Contains(svg, "#2 · 22.00 s") {
+	if !strings.HasPrefix(svg, "<svg") || !strings.Contains(svg, "#2 · 22.0 s") {
 		t.Errorf("badge: %s", svg)
 	}
 	if svg := string(s.get(t, "/submissions/"+itoa64(s.ids["box-p"])+"/badge.svg")); !strings.Contains(svg, "needs_review") {

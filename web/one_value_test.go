@@ -105,7 +105,7 @@ func TestOneMeasuredValueEverywhere(t *testing.T) {
 	if i < 0 {
 		t.Fatalf("the feed has no entry %s: %+v", sid, feed.Entries)
 	}
-	if e := feed.Entries[i]; !strings.HasSuffix(e.Title, ": "+want) || !strings.Contains(e.Summary, "time to train: "+want+", as the portal measured it (claimed 12.92 s)") {
+	if e := feed.Entries[i]; !strings.HasSuffix(e.Title, ": "+want) || !strings.Contains(e.Summary, "time to train: "+want+", as the portal measured it (claimed 12.9 s)") {
 		t.Errorf("feed entry %q / %q, want %q as measured, the claim beside it", e.Title, e.Summary, want)
 	}
 

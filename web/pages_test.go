@@ -12,6 +12,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/templates"
 )
 
 func parseHTML(t *testing.T, rec *httptest.ResponseRecorder) *goquery.Document {
@@ -73,8 +74,8 @@ func TestHomePageListsLevels(t *testing.T) {
 	// Each benchmark with its leader and how many it ranks, and the newest
 	// ranked results (issue 16).
 	leader := l2.Find(testid("benchmark-leader"))
-	if !strings.Contains(leader.Text(), "First Lab · box-a") || !strings.Contains(leader.Text(), "12.50 s") || leader.Find(`a[href="/submissions/7"]`).Length() != 1 {
-		t.Errorf("L2's leader %q, want First Lab's box-a at 12.50 s, linked", leader.Text())
+	if !strings.Contains(leader.Text(), "First Lab · box-a") || !strings.Contains(leader.Text(), "12.5 s") || leader.Find(`a[href="/submissions/7"]`).Length() != 1 {
+		t.Errorf("L2's leader %q, want First Lab's box-a at 12.5 s, linked", leader.Text())
 	}
 	if n := l2.Find(testid("benchmark-ranked")).Text(); n != "3" {
 		t.Errorf("L2 ranks %q entries, want 3", n)
@@ -88,8 +89,8 @@ func TestHomePageListsLevels(t *testing.T) {
 	// The page leads with the boards' leaders and the latest results,
 	// before the levels' tables, and lists only boards that have one.
 	leaders := doc.Find(testid("leader"))
-	if leaders.Length() != 1 || !strings.Contains(leaders.Text(), "First Lab · box-a") || !strings.Contains(leaders.Text(), "12.50 s") {
-		t.Errorf("leaders %q, want L2's First Lab box-a at 12.50 s alone", leaders.Text())
+	if leaders.Length() != 1 || !strings.Contains(leaders.Text(), "First Lab · box-a") || !strings.Contains(leaders.Text(), "12.5 s") {
+		t.Errorf("leaders %q, want L2's First Lab box-a at 12.5 s alone", leaders.Text())
 	}
 	order := doc.Find(`[data-testid="leaders"], [data-testid="latest"], #levels`).Map(func(_ int, s *goquery.Selection) string {
 		if id, ok := s.Attr("data-testid"); ok {
@@ -169,7 +170,7 @@ func TestBenchmarkPage(t *testing.T) {
 			t.Errorf("row %d value %q has no unit", i, got)
 		}
 	})
-	if got := rows.Eq(0).Find(testid("entry-range")).Text(); got != "5 runs: 11.00–14.00 s" {
+	if got := rows.Eq(0).Find(testid("entry-range")).Text(); got != "5 runs: 11.0–14.0 s" {
 		t.Errorf("runs range %q", got)
 	}
 	// The submitter's markup is text, not HTML.
@@ -214,7 +215,7 @@ func TestSubmissionPage(t *testing.T) {
 	if badge.Text() != "verified" || !badge.HasClass("status-verified") {
 		t.Errorf("badge %q", badge.Text())
 	}
-	if v := doc.Find(testid("verdict-summary")).Text(); !strings.Contains(v, "5 runs with the submitted seeds") || !strings.Contains(v, strconv.FormatFloat(sub.Claimed.Score.Value, 'f', 2, 64)+" s") {
+	if v := doc.Find(testid("verdict-summary")).Text(); !strings.Contains(v, "5 runs with the submitted seeds") || !strings.Contains(v, templates.FormatValue(sub.Claimed.Score.Value, "s")) {
 		t.Errorf("verdict summary %q: want the re-run and the claimed score explained", v)
 	}
 	if doc.Find("[data-poll-url]").Length() != 0 || doc.Find(`script[src="/static/js/submission.js"]`).Length() != 0 {
@@ -231,7 +232,7 @@ func TestSubmissionPage(t *testing.T) {
 		t.Errorf("measured-on %q: want the labels of the runner that measured it", on)
 	}
 	claimed, measured := doc.Find(testid("score-claimed")).Text(), doc.Find(testid("score-measured")).Text()
-	wantClaimed, wantMeasured := strconv.FormatFloat(sub.Claimed.Score.Value, 'f', 2, 64)+" s", strconv.FormatFloat(sub.Measured.Score.Value, 'f', 2, 64)+" s"
+	wantClaimed, wantMeasured := templates.FormatValue(sub.Claimed.Score.Value, "s"), templates.FormatValue(sub.Measured.Score.Value, "s")
 	if claimed != wantClaimed || measured != wantMeasured {
 		t.Errorf("score claimed %q measured %q, want %q and %q", claimed, measured, wantClaimed, wantMeasured)
 	}
@@ -242,7 +243,7 @@ func TestSubmissionPage(t *testing.T) {
 	}
 	row := rows.Eq(1)
 	for id, want := range map[string]string{
-		"ttt-claimed": "11.00 s", "ttt-measured": "21.00 s",
+		"ttt-claimed": "11.0 s", "ttt-measured": "21.0 s",
 		"epochs-claimed": "4", "epochs-measured": "4",
 		"accuracy-claimed": "0.9760", "accuracy-measured": "0.9760",
 	} {

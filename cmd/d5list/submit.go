@@ -12,6 +12,7 @@ import (
 	"time"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/templates"
 )
 
 // defaultServer is the portal submit talks to when told none: `d5list
@@ -60,9 +61,7 @@ func submitCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return fmt.Errorf("following submission %d: %w", res.ID, err)
 	}
-	for _, r := range final.Reasons {
-		fmt.Fprintln(stdout, "  "+formatReason(r))
-	}
+	printFindings(stdout, final)
 	if final.Status != d5list.StatusVerified {
 		fmt.Fprintf(stderr, "submission %d ended %s\n", res.ID, final.Status)
 		return errSilent
@@ -75,7 +74,11 @@ func submitCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // measured it, and where it ranks.
 func verifiedLine(ctx context.Context, server string, id int64, sub *followedSubmission) string {
 	line := fmt.Sprintf("verified: submission %d", id)
-	if sub.Measured != nil && sub.Measured.Score.Valid {
+	switch {
+	case sub.Measured != nil && sub.Measured.Score.Valid && sub.Basis == d5list.BasisMeasured && sub.ValueText != "":
+		// The value as the board and the entry page print it.
+		line += fmt.Sprintf(", measured %s %s (olympic mean of the re-run)", sub.Measured.Score.Metric, sub.ValueText)
+	case sub.Measured != nil && sub.Measured.Score.Valid:
 		line += fmt.Sprintf(", measured %s %.6g (olympic mean of the re-run)", sub.Measured.Score.Metric, sub.Measured.Score.Value)
 	}
 	url := fmt.Sprintf("%s/api/v1/leaderboards/%s", strings.TrimRight(server, "/"), sub.Benchmark)
@@ -136,6 +139,13 @@ type followedSubmission struct {
 	NoRunner      string          `json:"no_runner"`
 	Benchmark     string          `json:"benchmark"`
 	Measured      *d5list.Result  `json:"measured"`
+	// Findings are Reasons in the entry page's words and figures; absent
+	// from a portal older than them.
+	Findings []templates.Finding `json:"findings"`
+	// ValueText is the value the boards rank the entry by as they print
+	// it; Basis says whether it is the re-run's.
+	ValueText string `json:"value_text"`
+	Basis     string `json:"basis"`
 }
 
 // followSubmission polls a submission until its status is final, printing

@@ -55,7 +55,7 @@ func TestSubmitWait(t *testing.T) {
 		t.Fatalf("submit --wait of an honest submission: %v\n%s%s", err, out.String(), errOut.String())
 	}
 	lines = strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) < 2 || lines[len(lines)-2] != "verified" || !regexp.MustCompile(`^verified: submission \d+, measured op_time_ms [0-9.]+ \(olympic mean of the re-run\); rank 1 of 1 on l0-gemm-cpu$`).MatchString(lines[len(lines)-1]) {
+	if len(lines) < 2 || lines[len(lines)-2] != "verified" || !regexp.MustCompile(`^verified: submission \d+, measured op_time_ms [0-9.e+-]+ ms \(olympic mean of the re-run\); rank 1 of 1 on l0-gemm-cpu$`).MatchString(lines[len(lines)-1]) {
 		t.Fatalf("submit --wait printed %q, want it to end with the verdict, the measured score and the rank", out.String())
 	}
 

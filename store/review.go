@@ -157,33 +157,41 @@ func (db *DB) requeueTx(ctx context.Context, tx *sql.Tx, subID int64, benchID, p
 
 // AuditLog lists a submission's audit entries, oldest first.
 func (db *DB) AuditLog(ctx context.Context, submissionID int64) ([]d5list.AuditEntry, error) {
-	entries := []d5list.AuditEntry{}
-	err := db.readTx(ctx, func(tx *sql.Tx) error {
+	var entries []d5list.AuditEntry
+	err := db.readTx(ctx, func(tx *sql.Tx) (err error) {
 		if _, err := submissionTx(ctx, tx, submissionID); err != nil {
 			return err
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT id, submission_id, coalesce(actor_id, 0), actor, action, reason, note,
-			from_status, to_status, coalesce(job_id, 0), created_at FROM audit_log WHERE submission_id = ? ORDER BY id`, submissionID)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var e d5list.AuditEntry
-			var created int64
-			if err := rows.Scan(&e.ID, &e.SubmissionID, &e.ActorID, &e.Actor, &e.Action, &e.Reason, &e.Note,
-				&e.FromStatus, &e.ToStatus, &e.JobID, &created); err != nil {
-				return err
-			}
-			e.CreatedAt = fromUnixNano(created)
-			entries = append(entries, e)
-		}
-		return rows.Err()
+		entries, err = auditEntriesTx(ctx, tx, `WHERE submission_id = ? ORDER BY id`, submissionID)
+		return err
 	})
 	if err != nil {
 		return nil, wrap(err, "reading the audit log of submission %d", submissionID)
 	}
 	return entries, nil
+}
+
+// auditEntriesTx reads the audit entries that where (a WHERE clause with
+// its ORDER BY and LIMIT) selects.
+func auditEntriesTx(ctx context.Context, tx *sql.Tx, where string, args ...any) ([]d5list.AuditEntry, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id, submission_id, coalesce(actor_id, 0), actor, action, reason, note,
+		from_status, to_status, coalesce(job_id, 0), created_at FROM audit_log `+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	entries := []d5list.AuditEntry{}
+	for rows.Next() {
+		var e d5list.AuditEntry
+		var created int64
+		if err := rows.Scan(&e.ID, &e.SubmissionID, &e.ActorID, &e.Actor, &e.Action, &e.Reason, &e.Note,
+			&e.FromStatus, &e.ToStatus, &e.JobID, &created); err != nil {
+			return nil, err
+		}
+		e.CreatedAt = fromUnixNano(created)
+		entries = append(entries, e)
+	}
+	return entries, rows.Err()
 }
 
 // PendingAppeals returns, for each submission whose latest audit entry is
@@ -275,26 +283,10 @@ func (db *DB) Attempts(ctx context.Context, submissionID int64) ([]d5list.Attemp
 // as just changed. Competitors' appeals are not decisions; each is shown
 // with its entry in the review queue instead.
 func (db *DB) RecentDecisions(ctx context.Context, limit int) ([]d5list.AuditEntry, error) {
-	entries := []d5list.AuditEntry{}
-	err := db.readTx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT id, submission_id, coalesce(actor_id, 0), actor, action, reason, note,
-			from_status, to_status, coalesce(job_id, 0), created_at FROM audit_log WHERE action != ? ORDER BY id DESC LIMIT ?`,
-			string(d5list.ActionAppeal), limit)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var e d5list.AuditEntry
-			var created int64
-			if err := rows.Scan(&e.ID, &e.SubmissionID, &e.ActorID, &e.Actor, &e.Action, &e.Reason, &e.Note,
-				&e.FromStatus, &e.ToStatus, &e.JobID, &created); err != nil {
-				return err
-			}
-			e.CreatedAt = fromUnixNano(created)
-			entries = append(entries, e)
-		}
-		return rows.Err()
+	var entries []d5list.AuditEntry
+	err := db.readTx(ctx, func(tx *sql.Tx) (err error) {
+		entries, err = auditEntriesTx(ctx, tx, `WHERE action != ? ORDER BY id DESC LIMIT ?`, string(d5list.ActionAppeal), limit)
+		return err
 	})
 	return entries, wrap(err, "listing recent decisions")
 }

@@ -54,12 +54,11 @@ func TestEndToEndOperatorAndInference(t *testing.T) {
 			t.Fatalf("run %s: %v", b.id, err)
 		}
 		if b.metric == d5list.MetricOpTime {
-			// The claim made slower, as a busier machine would make it:
-			// a run of the claim timed while the sibling core idled is
-			// up to 1.7 times faster than one beside a busy one, and an
-			// honest entry's verdict must not hang on that here (the
-			// timing tests judge claims faster than their re-runs).
-			slowClaimedOpTimes(t, dir, 1.4)
+			// The claim made slower, as a busier machine would make it
+			// (see TestSubmitWait): a run of the claim timed while the
+			// sibling core idled was once 0.637 of its re-run, and an
+			// honest entry's verdict must not hang on that here.
+			slowClaimedOpTimes(t, dir, 1.25)
 		}
 		var out, errOut bytes.Buffer
 		if err := run(ctx, []string{"check", dir}, &out, &errOut); err != nil {

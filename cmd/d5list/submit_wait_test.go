@@ -32,13 +32,14 @@ func TestSubmitWait(t *testing.T) {
 			t.Fatalf("%s: %v", args[0], err)
 		}
 	}
-	// The claim is this machine's own times made 1.4 times slower, as a
+	// The claim is this machine's own times made 1.25 times slower, as a
 	// competitor on a busier machine would claim: a noisy neighbour
-	// slowing the re-run on a shared CI host must not turn an honest entry
-	// into a timing discrepancy here (claims faster than the re-run are
-	// the timing tests' subject); a re-run 1.4 times faster than its
-	// claim is still verified.
-	slowClaimedOpTimes(t, honest, 1.4)
+	// slowing the re-run on a shared CI host (CI's once took 1.49 times
+	// the claim's) must not turn an honest entry into a timing
+	// discrepancy here, which the timing tests judge; and a re-run stays
+	// within the twice-as-fast that asks for a review unless the claim's
+	// own runs were 1.6 times slower than the re-run's.
+	slowClaimedOpTimes(t, honest, 1.25)
 	edited := filepath.Join(work, "gemm-edited")
 	copyDir(t, honest, edited)
 	path := filepath.Join(edited, "results", "result_1.txt")

@@ -60,7 +60,15 @@ func (h *Handler) ConsoleClearAuditFailures(w http.ResponseWriter, r *http.Reque
 			h.renderConsole(w, r, http.StatusNotFound, templates.Console{AuditError: "user " + strconv.FormatInt(ownerID, 10) + " has no uncleared failed audit of " + benchmark})
 			return
 		}
-		h.render(w, r, http.StatusOK, templates.AuditClearConfirmPage(owner, ownerID, benchmark, n))
+		h.render(w, r, http.StatusOK, templates.ConfirmPage(templates.ConfirmPrompt{
+			Title: "Clear " + owner + "'s failed audits of " + benchmark + "?",
+			Text: strconv.Itoa(n) + " failed audits of " + benchmark + " by " + owner + " stop counting: the account's uploads of it are accepted again, " +
+				"and its next job is audited as anyone's. The failures stay listed, marked cleared by you; this cannot be undone.",
+			Action: "/console/audit-failures/clear",
+			Fields: [][2]string{{"owner_id", strconv.FormatInt(ownerID, 10)}, {"benchmark", benchmark}},
+			Button: "Clear " + strconv.Itoa(n) + " failed audits",
+			Cancel: "/console#audits",
+		}))
 		return
 	}
 	n, err := as.ClearAuditFailures(r.Context(), user, ownerID, benchmark)

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
+
 	d5list "github.com/deep500/d5list"
 )
 
@@ -191,6 +193,7 @@ func TestAFailedAuditCostsSomething(t *testing.T) {
 	}
 
 	noRedirects := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	var asked *goquery.Document
 	post := func(token, path string, form url.Values) int {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, p.url+path, strings.NewReader(form.Encode()))
@@ -200,7 +203,10 @@ func TestAFailedAuditCostsSomething(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
+		defer resp.Body.Close()
+		if asked, err = goquery.NewDocumentFromReader(resp.Body); err != nil {
+			t.Fatal(err)
+		}
 		return resp.StatusCode
 	}
 	clear := url.Values{"owner_id": {hold.Find(`input[name="owner_id"]`).AttrOr("value", "")}, "benchmark": {"l0-gemm-cpu"}}
@@ -210,6 +216,11 @@ func TestAFailedAuditCostsSomething(t *testing.T) {
 	// The form asks to confirm first, and clears nothing.
 	if c := post(p.orgToken, "/console/audit-failures/clear", clear); c != http.StatusOK {
 		t.Fatalf("clearing without confirming: %d, want the page that asks", c)
+	}
+	if f := asked.Find(`[data-testid="confirm-form"]`); f.Find(`input[name="owner_id"]`).AttrOr("value", "") != clear.Get("owner_id") ||
+		f.Find(`input[name="benchmark"]`).AttrOr("value", "") != "l0-gemm-cpu" || f.Find(`input[name="confirm"]`).AttrOr("value", "") != "yes" ||
+		!strings.Contains(asked.Find(`[data-testid="confirm-text"]`).Text(), "2 failed audits of l0-gemm-cpu") {
+		t.Fatalf("the page that asks to clear: %q, want the account's 2 failures of l0-gemm-cpu and a form that confirms them", asked.Find("main").Text())
 	}
 	if code, _ = upload(); code != http.StatusForbidden {
 		t.Fatalf("an upload after an unconfirmed clearing: %d, want still held", code)

@@ -286,19 +286,36 @@ func scanBoard(ctx context.Context, tx *sql.Tx, q string, args []any, fn func(e 
 }
 
 // LatestOnBoard is the n newest entries of the default board of benchID
-// (each system's best), newest first, without their ranks: counting the
-// rows ahead of each would cost a pass over the board.
+// (each system's best), newest first, each with its rank: the systems
+// ahead of it counted in the board's index, a cost that grows with the
+// rank, bounded by the systems on the board, not its entries.
 func (db *DB) LatestOnBoard(ctx context.Context, benchID string, n int) ([]d5list.Entry, error) {
 	q := `SELECT b.entry, coalesce(u.organisation_confirmed AND u.organisation_key = s.submitter_key, 0), 0, 0
 		FROM board_rows b JOIN submissions s ON s.id = b.submission_id LEFT JOIN users u ON u.id = s.owner_id
-		WHERE b.benchmark_id = ? AND b.best_default = 1 ORDER BY b.created_at DESC LIMIT ?`
+		WHERE b.benchmark_id = ? AND b.best_default = 1 ORDER BY b.created_at DESC, b.submission_id DESC LIMIT ?`
 	var out []d5list.Entry
 	err := db.readTx(ctx, func(tx *sql.Tx) error {
-		return scanBoard(ctx, tx, q, []any{benchID, n}, func(e *d5list.Entry, _, _ int) error {
-			leaderboard.Finish(e, 0)
+		err := scanBoard(ctx, tx, q, []any{benchID, n}, func(e *d5list.Entry, _, _ int) error {
 			out = append(out, *e)
 			return nil
 		})
+		if err != nil {
+			return err
+		}
+		// Each with its rank, as its row on the board shows it: the
+		// default board has a row per system, so the count is of the
+		// systems ahead.
+		for i := range out {
+			var ahead int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM board_rows a JOIN board_rows b ON b.submission_id = ?
+				WHERE a.benchmark_id = b.benchmark_id AND a.best_default = 1
+				AND (a.k1, a.sec_missing, a.k2, a.created_at, a.submission_id) < (b.k1, b.sec_missing, b.k2, b.created_at, b.submission_id)`,
+				out[i].SubmissionID).Scan(&ahead); err != nil {
+				return err
+			}
+			leaderboard.Finish(&out[i], ahead+1)
+		}
+		return nil
 	})
 	return out, wrap(err, "reading the newest entries of %q", benchID)
 }

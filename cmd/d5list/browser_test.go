@@ -419,6 +419,48 @@ func TestBrowser(t *testing.T) {
 		t.Fatalf("accepted submission is %s, want verified", after.Status)
 	}
 
+	// 6b. Carol Lab's ranked entry (one of her two, the system's best)
+	// reads the same wherever a newcomer meets it: its page, its row on
+	// the board, the front page's latest results and the search, each
+	// with one rank and one value.
+	read := func(page, script string) [3]string {
+		t.Helper()
+		var got [3]string
+		b.step("same place: "+page, chromedp.Navigate(p.url+page), chromedp.WaitReady(`main`, chromedp.ByQuery),
+			chromedp.Evaluate(script, &got))
+		return got
+	}
+	ranked := read("/benchmarks/l2-digits-mlp-cpu", `(function(){
+		var row = document.querySelector('[data-testid="leaderboard-row"]');
+		return row ? [row.dataset.rank, row.querySelector('[data-testid="entry-score"]').textContent.trim(), row.dataset.submission] : ['', '', ''];
+	})()`)
+	sid := ranked[2]
+	if sid != strconv.FormatInt(id, 10) && sid != strconv.FormatInt(tamperedID, 10) {
+		t.Fatalf("the board's first row is submission %q, want one of Carol Lab's (%d, %d)", sid, id, tamperedID)
+	}
+	places := map[string][3]string{
+		"board": ranked,
+		"entry page": read("/submissions/"+sid, `(function(){
+			var r = document.querySelector('[data-testid="place-rank"] strong'), v = document.querySelector('[data-testid="score-measured"]');
+			return [r ? r.textContent.replace('#', '').trim() : '', v ? v.textContent.trim() : '', '`+sid+`'];
+		})()`),
+		"front page": read("/", `(function(){
+			var a = document.querySelector('[data-testid="latest-result"] a[href="/submissions/`+sid+`"]');
+			if (!a) { return ['', '', '']; }
+			var m = a.parentElement.textContent.match(/: (.+?) on .*rank #(\d+)/);
+			return m ? [m[2], m[1].trim(), '`+sid+`'] : ['', a.parentElement.textContent, ''];
+		})()`),
+		"search": read("/search?q=Carol", `(function(){
+			var row = document.querySelector('[data-testid="search-result"][data-submission="`+sid+`"]');
+			return row ? [row.dataset.rank, row.querySelector('[data-testid="search-score"]').textContent.trim(), row.dataset.submission] : ['', '', ''];
+		})()`),
+	}
+	for where, got := range places {
+		if got != ranked || got[0] == "" || got[1] == "" {
+			t.Errorf("submission %s on the %s: rank %q, value %q; want rank %q and value %q, as on the board", sid, where, got[0], got[1], ranked[0], ranked[1])
+		}
+	}
+
 	// 7. The board, an entry and the comparison of two entries fit a phone
 	// and a desktop: nothing wider than the window (issue 16). Each is kept
 	// as a screenshot.

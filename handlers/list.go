@@ -109,8 +109,12 @@ func (h *Handler) writeBoardFrom(w http.ResponseWriter, r *http.Request, bench *
 	}
 }
 
-// curves fetches the accuracy curves of a board's ten best entries.
-func (h *Handler) curves(ctx context.Context, entries []d5list.Entry) []templates.Curve {
+// curves fetches the accuracy curves of a board's ten best entries, each
+// from the runs the board ranks it by (the portal's re-run where it
+// measured the entry), so that a curve ends where the entry's ranked time
+// does: an entry whose logs claim a time its re-run did not reach would
+// otherwise look faster than the board says it is.
+func (h *Handler) curves(ctx context.Context, bench *d5list.Benchmark, entries []d5list.Entry) []templates.Curve {
 	var out []templates.Curve
 	for _, e := range entries {
 		if len(out) == 10 {
@@ -121,7 +125,11 @@ func (h *Handler) curves(ctx context.Context, entries []d5list.Entry) []template
 			h.log.WarnContext(ctx, "reading a curve", "submission", e.SubmissionID, "err", err)
 			continue
 		}
-		run := templates.MedianRun(sub.Claimed)
+		if sub.Claimed == nil {
+			continue
+		}
+		runs, _ := leaderboard.RankedRuns(bench, sub)
+		run := templates.MedianRun(&d5list.Result{Runs: runs})
 		if run == nil {
 			continue
 		}
@@ -154,7 +162,7 @@ func (h *Handler) boardView(ctx context.Context, ls ListService, board *d5list.L
 			v.Latest = latest.Name
 		}
 	}
-	v.Charts = templates.BoardCharts(&board.Benchmark, leaderboard.SummaryOf(board), h.curves(ctx, board.Entries), dev)
+	v.Charts = templates.BoardCharts(&board.Benchmark, leaderboard.SummaryOf(board), h.curves(ctx, &board.Benchmark, board.Entries), dev)
 	return v, nil
 }
 
@@ -190,6 +198,6 @@ func (h *Handler) indexedBoardView(ctx context.Context, ls ListService, il Index
 		v.Latest = latest.Name
 	}
 	v.Accelerators, v.Frameworks = sum.AcceleratorNames, sum.FrameworkNames
-	v.Charts = templates.BoardCharts(&board.Benchmark, sum, h.curves(ctx, sum.Top), dev)
+	v.Charts = templates.BoardCharts(&board.Benchmark, sum, h.curves(ctx, &board.Benchmark, sum.Top), dev)
 	return v, nil
 }

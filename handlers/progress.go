@@ -40,6 +40,12 @@ var (
 	// store when the service reports no change (ChangeCounter): a lease
 	// that expires, or a write by another process, shows within it.
 	EventsRefresh = 5 * time.Second
+	// EventsProgressEvery is the least time between two "progress" events
+	// of a stream. The section is whole HTML, about a kilobyte, and can
+	// change at every poll (a run's epoch, its time left): it is sent with
+	// what changed meanwhile rather than at each poll. The log lines still
+	// go out at each poll.
+	EventsProgressEvery = 2 * time.Second
 )
 
 // ChangeCounter is asked of the Service by type assertion: a count of the
@@ -231,7 +237,8 @@ func (h *Handler) SubmissionEvents(w http.ResponseWriter, r *http.Request) {
 	defer tick.Stop()
 	counter, counts := h.svc.(ChangeCounter)
 	var seen uint64 // the change count the last read saw
-	var lastRead time.Time
+	var lastRead, lastProgressAt time.Time
+	progressDue := false // a change not yet in a "progress" event
 	for {
 		extend()
 		wrote := false
@@ -241,7 +248,8 @@ func (h *Handler) SubmissionEvents(w http.ResponseWriter, r *http.Request) {
 			// the next tick.
 			changes = counter.Changes()
 		}
-		if first || !counts || changes != seen || time.Since(lastRead) >= EventsRefresh {
+		progressNow := time.Since(lastProgressAt) >= EventsProgressEvery
+		if first || !counts || changes != seen || time.Since(lastRead) >= EventsRefresh || (progressDue && progressNow) {
 			sub, st, err := h.liveState(ctx, id, logVisible)
 			if err != nil {
 				if ctx.Err() == nil {
@@ -275,7 +283,7 @@ func (h *Handler) SubmissionEvents(w http.ResponseWriter, r *http.Request) {
 					break
 				}
 				after = lines[len(lines)-1].Seq
-				if writeEvent(w, "log", strconv.FormatInt(after, 10), lines) != nil {
+				if writeEvent(w, "log", strconv.FormatInt(after, 10), streamLines(lines)) != nil {
 					return
 				}
 				wrote = true
@@ -289,7 +297,14 @@ func (h *Handler) SubmissionEvents(w http.ResponseWriter, r *http.Request) {
 				_ = rc.Flush()
 				return
 			}
-			if logVisible {
+			// A read between two progress events only marks the section
+			// due: it is rendered and sent once EventsProgressEvery has
+			// passed, with whatever changed meanwhile.
+			if logVisible && !progressNow {
+				progressDue = true
+			}
+			if logVisible && progressNow {
+				progressDue = false
 				html, err := h.progressHTML(ctx, sub)
 				if err != nil {
 					return
@@ -298,7 +313,7 @@ func (h *Handler) SubmissionEvents(w http.ResponseWriter, r *http.Request) {
 					if writeEvent(w, "progress", "", progressEvent{HTML: html}) != nil {
 						return
 					}
-					lastProgress, wrote = html, true
+					lastProgress, lastProgressAt, wrote = html, time.Now(), true
 				}
 			}
 			seen, lastRead = changes, time.Now()
@@ -342,6 +357,23 @@ func (h *Handler) progressHTML(ctx context.Context, sub *d5list.Submission) (str
 	var b strings.Builder
 	err = templates.RerunProgress(p).Render(ctx, &b)
 	return b.String(), err
+}
+
+// streamLine is a log line as a "log" event carries it: what the page
+// shows of it. The job, attempt, run and arrival time of every line came
+// to some 100 bytes a line, more than a typical line's text.
+type streamLine struct {
+	Seq    int64  `json:"seq"`
+	Stream string `json:"stream"`
+	Text   string `json:"text"`
+}
+
+func streamLines(lines []d5list.LogLine) []streamLine {
+	out := make([]streamLine, len(lines))
+	for i, l := range lines {
+		out[i] = streamLine{Seq: l.Seq, Stream: l.Stream, Text: l.Text}
+	}
+	return out
 }
 
 // writeEvent writes one event; data is JSON, on one line.

@@ -117,7 +117,7 @@ func RankingRangeChart(bench *d5list.Benchmark, top []d5list.Entry, total int) L
 	return ListChart{ID: "ranking-chart", Label: "Bar chart of " + axis + " per entry with the range of its runs", Chart: bar, Table: t}
 }
 
-// Curve is one entry's accuracy over time, from its submitted logs.
+// Curve is one entry's accuracy over time, from the runs its board ranks.
 type Curve struct {
 	Entry  d5list.Entry
 	Points [][2]float64 // seconds, accuracy
@@ -136,7 +136,7 @@ func AccuracyTop10Chart(bench *d5list.Benchmark, curves []Curve) ListChart {
 	}
 	line := charts.NewLine()
 	line.SetGlobalOptions(
-		charts.WithTitleOpts(opts.Title{Title: MetricLabel(q.Metric) + " versus time, top 10", Subtitle: "the median-time run of each entry, from its submitted logs"}),
+		charts.WithTitleOpts(opts.Title{Title: MetricLabel(q.Metric) + " versus time, top 10", Subtitle: "the median-time run of each entry, as the board ranks it"}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item",
 			Formatter: types.FuncStr("{b}<br/>time (s), " + html.EscapeString(MetricLabel(q.Metric)) + ": {c}")}),
 		// Ranks in the legend fit one line; the tooltip names the entry.

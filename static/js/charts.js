@@ -65,14 +65,22 @@
     var grid = list(option.grid)[0];
     var grown = 0;
     var title = list(option.title)[0];
-    if (title) {
-      var above = wrap(title, 'text', 'bold 18px sans-serif', width) * 24 + wrap(title, 'subtext', '12px sans-serif', width) * 16;
+    if (title && grid) {
+      // The plot starts below the title's last line with room for a value
+      // axis's title above it (ECharts puts it nameGap, 15 px, over the
+      // plot): its default 60 px top put that axis title over the subtitle.
+      var titleLines = title.text ? 1 + wrap(title, 'text', 'bold 18px sans-serif', width) : 0;
+      var subLines = title.subtext ? 1 + wrap(title, 'subtext', '12px sans-serif', width) : 0;
       title.textStyle = Object.assign({ lineHeight: 24 }, title.textStyle);
       title.subtextStyle = Object.assign({ lineHeight: 16 }, title.subtextStyle);
-      if (above > 0 && grid) {
-        grid.top = (parseInt(grid.top, 10) || 60) + above;
-        grown += above;
-      }
+      var titleBottom = 5 + titleLines * 24 + (subLines ? 10 + subLines * 16 : 0);
+      var named = list(option.yAxis).some(function (axis) {
+        return axis.name && (!axis.nameLocation || axis.nameLocation === 'end');
+      });
+      var before = parseInt(grid.top, 10) || 60;
+      var top = Math.max(before, titleBottom + (named ? 15 + 14 + 6 : 10));
+      grid.top = top;
+      grown += top - before;
     }
     var legend = list(option.legend)[0];
     if (legend && legend.show !== false) {

@@ -239,19 +239,26 @@ func (c *comparison) review(r d5list.Reason) {
 	c.reasons = append(c.reasons, r)
 }
 
-// timingGap is a claimed time the re-run did not bear out: a discrepancy,
-// or a review where other work kept the runner busy while the timed runs
-// ran (contended), since a neighbour on a sibling core slows a run by
-// more than the drift allowance without making it wait for a CPU, and no
-// honest entry may be called a cheat for its runner's load. Remeasure
-// measures such a verdict again; one that stays under load goes to an
-// organiser.
-func (c *comparison) timingGap(r d5list.Reason) {
+// timingGap is a claimed time the re-run did not bear out, ratio of it
+// where bound passes: a discrepancy, or a review where other work kept the
+// runner busy while the timed runs ran (contended), since a neighbour on a
+// sibling core slows a run by more than the drift allowance without making
+// it wait for a CPU, and no honest entry may be called a cheat for its
+// runner's load. Remeasure measures such a verdict again; one that stays
+// under load goes to an organiser. A gap no load explains, one the claim
+// would show against a re-run maxContentionSlowdown times faster, is a
+// discrepancy however busy the runner was.
+func (c *comparison) timingGap(r d5list.Reason, ratio, bound float64) {
 	if c.contended == "" {
 		c.discrepancy(r)
 		return
 	}
 	r.Message += "; measured while " + c.contended
+	if ratio*maxContentionSlowdown < bound-floatEps {
+		r.Message += fmt.Sprintf(", at most %g times slower, less than this gap", maxContentionSlowdown)
+		c.discrepancy(r)
+		return
+	}
 	c.review(r)
 }
 

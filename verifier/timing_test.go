@@ -402,15 +402,16 @@ func TestForgedClockIsConfirmedByRemeasuring(t *testing.T) {
 func TestTimingGapUnderANeighboursLoadIsNoDiscrepancy(t *testing.T) {
 	bench := compareBench(0, 0.1)
 	claimed := baseResult(bench.Quality)
-	slower := func(neighbour float64) *d5list.Result {
+	slowerBy := func(factor, neighbour float64) *d5list.Result {
 		m := timedRerun(baseResult(bench.Quality))
 		for i := range freshRuns(m) {
 			r := &freshRuns(m)[i]
-			scaleTimes(r, 1.7, true)
+			scaleTimes(r, factor, true)
 			r.Clock.WallS, r.Clock.CPUS, r.Clock.ForeignCPUS = r.TimeToTrain, r.TimeToTrain, neighbour*r.TimeToTrain
 		}
 		return m
 	}
+	slower := func(neighbour float64) *d5list.Result { return slowerBy(1.7, neighbour) }
 	contended := slower(0.9)
 	status, reasons := Compare(bench, claimed, contended, true)
 	if status != d5list.StatusNeedsReview || !hasCode(reasons, CodeTimingMismatch) {
@@ -427,5 +428,11 @@ func TestTimingGapUnderANeighboursLoadIsNoDiscrepancy(t *testing.T) {
 		if status != d5list.StatusDiscrepancy {
 			t.Errorf("other work at %.1f of a CPU: %s, want discrepancy\n%s", neighbour, status, reasonMessages(reasons))
 		}
+	}
+	// A claim three times faster than its re-run is no neighbour's doing,
+	// however busy the runner was: a discrepancy that says so.
+	status, reasons = Compare(bench, claimed, slowerBy(3, 0.9), true)
+	if status != d5list.StatusDiscrepancy || !hasCode(reasons, CodeTimingMismatch) || !strings.Contains(reasons[0].Message, "less than this gap") {
+		t.Errorf("a claim three times faster beside a busy neighbour: %s, want a discrepancy no load explains\n%s", status, reasonMessages(reasons))
 	}
 }

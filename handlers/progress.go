@@ -360,18 +360,23 @@ func (h *Handler) progressHTML(ctx context.Context, sub *d5list.Submission) (str
 }
 
 // streamLine is a log line as a "log" event carries it: what the page
-// shows of it. The job, attempt, run and arrival time of every line came
-// to some 100 bytes a line, more than a typical line's text.
+// shows of it, and which job, attempt and run it came from, so that a
+// client following a re-measured entry tells its attempts apart. The
+// arrival time is left out: with it every line cost some 100 bytes more
+// than its text, more than a typical line's text.
 type streamLine struct {
-	Seq    int64  `json:"seq"`
-	Stream string `json:"stream"`
-	Text   string `json:"text"`
+	Seq     int64  `json:"seq"`
+	JobID   int64  `json:"job_id"`
+	Attempt int    `json:"attempt"`
+	Run     int    `json:"run"`
+	Stream  string `json:"stream"`
+	Text    string `json:"text"`
 }
 
 func streamLines(lines []d5list.LogLine) []streamLine {
 	out := make([]streamLine, len(lines))
 	for i, l := range lines {
-		out[i] = streamLine{Seq: l.Seq, Stream: l.Stream, Text: l.Text}
+		out[i] = streamLine{Seq: l.Seq, JobID: l.JobID, Attempt: l.Attempt, Run: l.Run, Stream: l.Stream, Text: l.Text}
 	}
 	return out
 }

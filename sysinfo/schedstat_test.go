@@ -3,6 +3,7 @@ package sysinfo
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -28,7 +29,13 @@ func TestSchedstat(t *testing.T) {
 	if _, _, ok := Schedstat(filepath.Join(dir, "missing")); ok {
 		t.Error("a missing file read as a schedstat")
 	}
-	// The kernel's own file, where it keeps one: this thread has run.
+	// The kernel's own file, where it keeps one: this thread has run. It
+	// is made to, locked to its goroutine, for a few milliseconds first: a
+	// thread the runtime had just started read 0 s on CI's host.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for start := time.Now(); time.Since(start) < 5*time.Millisecond; {
+	}
 	if cpu, _, ok := Schedstat("/proc/thread-self/schedstat"); ok && cpu <= 0 {
 		t.Errorf("this thread ran for %v", cpu)
 	}

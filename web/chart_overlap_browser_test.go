@@ -1,18 +1,5 @@
 package web_test
 
-import (
-	"context"
-	"fmt"
-	"strconv"
-	"testing"
-	"time"
-
-	"github.com/chromedp/chromedp"
-
-	d5list "github.com/deep500/d5list"
-	"github.com/deep500/d5list/internal/browsertest"
-)
-
 // chartOverlaps lists, for every chart ECharts drew on the page, each two
 // texts it drew over one another (an axis title over the subtitle, the
 // legend over an axis title). ECharts draws to a canvas, so the boxes come
@@ -57,48 +44,3 @@ const chartOverlaps = `(function () {
 	});
 	return out;
 })()`
-
-// At a desktop's width and a phone's, no chart of a board (each kind on
-// its charts tab), of an entry (its runs' curves) or of a comparison draws
-// one text over another: titles, subtitles, axis titles, axis labels, the
-// target's label and the legend each keep their own place.
-func TestChartTextsDoNotOverlap(t *testing.T) {
-	p := startReal(t)
-	entry, _ := rerunEntry(t, p, 0.96, 0.96)
-	clocked, _ := clockedEntry(t, p)
-	if _, _, err := p.svc.Review(context.Background(), p.users["organiser"], clocked.ID, d5list.ReviewRequest{Action: d5list.ActionPublish}); err != nil {
-		t.Fatal(err)
-	}
-	ids := crossBenchmarkList(t, p)
-	ctx := browsertest.Start(t, 120*time.Second)
-	compare := fmt.Sprintf("/compare?ids=%d,%d", ids["rack-1 "+l2Digits+" 8"], ids["box "+l2Digits+" 11"])
-	pages := []struct{ path, wait string }{
-		{"/benchmarks/" + l2Digits + "#charts", "#records-chart canvas"},
-		{"/submissions/" + strconv.FormatInt(entry, 10), "#accuracy-chart canvas"},
-		{compare, "#compare-curves canvas"},
-		{"/submissions/" + strconv.FormatInt(clocked.ID, 10), "#accuracy-chart canvas"},
-	}
-	for _, width := range []int64{1280, 390} {
-		for _, page := range pages {
-			var overlaps []string
-			var charts int
-			err := chromedp.Run(ctx,
-				chromedp.Navigate("about:blank"),
-				chromedp.EmulateViewport(width, 900),
-				chromedp.Navigate(p.url+page.path),
-				chromedp.WaitVisible(page.wait, chromedp.ByQuery),
-				chromedp.Evaluate(`document.querySelectorAll('[data-chart]').length`, &charts),
-				chromedp.Evaluate(chartOverlaps, &overlaps),
-			)
-			if err != nil {
-				t.Fatalf("%d px, %s: %v", width, page.path, err)
-			}
-			if charts == 0 {
-				t.Errorf("%d px, %s: no chart on the page", width, page.path)
-			}
-			for _, o := range overlaps {
-				t.Errorf("%d px, %s: %s", width, page.path, o)
-			}
-		}
-	}
-}

@@ -45,7 +45,8 @@ const chartFaults = `(function () {
 // At a phone's width as at a desktop's, the charts of a board (its
 // charts tab), of an entry (each run's curves) and of a comparison draw
 // every text inside their canvas, axis titles and wrapped titles
-// included, and every legend item; an entry's page with the runner's
+// included, and every legend item, no text of a chart over another
+// (chartOverlaps); an entry's page with the runner's
 // clock of each run is no wider than the window; a comparison's values
 // each say whose they are once its table is a column of cards; and the
 // home page, before the first edition and after, reaches each level in
@@ -68,8 +69,9 @@ func TestPagesReadOnAPhone(t *testing.T) {
 			{compare, "#compare-curves canvas"},
 			{"/submissions/" + strconv.FormatInt(clocked.ID, 10), "#accuracy-chart canvas"},
 		} {
-			var faults []string
+			var faults, overlaps []string
 			var fits bool
+			var charts int
 			err := chromedp.Run(ctx,
 				chromedp.Navigate("about:blank"),
 				chromedp.EmulateViewport(width, 900),
@@ -77,11 +79,16 @@ func TestPagesReadOnAPhone(t *testing.T) {
 				chromedp.WaitVisible(page.wait, chromedp.ByQuery),
 				chromedp.Evaluate(chartFaults, &faults),
 				chromedp.Evaluate(fitsWindow, &fits),
+				chromedp.Evaluate(`document.querySelectorAll('[data-chart]').length`, &charts),
+				chromedp.Evaluate(chartOverlaps, &overlaps),
 			)
 			if err != nil {
 				t.Fatalf("%d px, %s: %v", width, page.path, err)
 			}
-			for _, f := range faults {
+			if charts == 0 {
+				t.Errorf("%d px, %s: no chart on the page", width, page.path)
+			}
+			for _, f := range append(faults, overlaps...) {
 				t.Errorf("%d px, %s: %s", width, page.path, f)
 			}
 			if !fits {

@@ -39,14 +39,14 @@ func (c Challenge) JSON() []byte {
 // Challenge draws, for each section a commitment arrived for in the
 // window, the calls to check from the operating system's random source:
 // nothing the run could have known while it ran. For a fresh seed's run
-// auditsPerSection distinct calls (every call of a shorter section), or
-// what the section's own rule picks (a training run: its last state,
-// whose accuracy the runner evaluates, and for a fresh seed its start and
-// two epochs at random, the second recomputed only where the first is in
-// doubt). A full audit (JobSpec.FullAudit, whatever the seed) picks every
+// auditsPerSection distinct calls (every call of a shorter section). A
+// training task's runs are audited otherwise (StreamChallenge). A full audit (JobSpec.FullAudit, whatever the seed) picks every
 // call of every section, or MaxFullChecks of a longer one.
 func (t *Task) Challenge(committed map[string]string, fresh, full bool) Challenge {
 	c := Challenge{}
+	if t.Streamed() {
+		return c
+	}
 	for _, s := range t.sections {
 		if _, ok := committed[s.name]; !ok {
 			continue
@@ -60,12 +60,8 @@ func (t *Task) Challenge(committed map[string]string, fresh, full bool) Challeng
 					picked[randomInt(s.calls)] = true
 				}
 			}
-		} else if s.challenge != nil {
-			for _, i := range s.challenge(fresh) {
-				picked[i] = true
-			}
 		}
-		for fresh && s.challenge == nil && len(picked) < min(auditsPerSection(t.freshRuns), s.calls) {
+		for fresh && len(picked) < min(auditsPerSection(t.freshRuns), s.calls) {
 			picked[randomInt(s.calls)] = true
 		}
 		for i := range s.calls {
@@ -160,48 +156,51 @@ func (t *Task) CheckPaced(seed int64, committed map[string]string, challenge Cha
 		}
 		lookup := func(j int) ([]byte, bool) { b, ok := revealed[j]; return b, ok }
 		var checks []callCheck
-		if s.checkAll != nil {
-			checks = s.checkAll(seed, challenge[s.name], lookup, pace)
-		} else {
-			whole := 0
-			for _, i := range challenge[s.name] {
-				out, ok := revealed[i]
-				if !ok {
-					continue
-				}
-				pace()
-				if s.project != nil && whole >= fullChecks {
-					rel, ok := s.project(seed, i, digests, out)
-					checks = append(checks, callCheck{call: i, rel: rel, ok: ok, projected: true})
-					continue
-				}
-				whole++
-				rel, abs, ok := s.check(seed, i, digests, out, lookup)
-				checks = append(checks, callCheck{call: i, rel: rel, abs: abs, ok: ok})
+		whole := 0
+		for _, i := range challenge[s.name] {
+			out, ok := revealed[i]
+			if !ok {
+				continue
 			}
-		}
-		for _, c := range checks {
-			as.Checked = append(as.Checked, c.call)
-			if !c.projected {
-				as.MaxRelError, as.MaxAbsError = finiteMax(as.MaxRelError, c.rel), finiteMax(as.MaxAbsError, c.abs)
-			}
-			switch {
-			case math.IsNaN(c.rel):
-				fail(d5list.AuditNonFinite, "%s, call %d: the runner's own computation of the call from the committed state is not finite", s.name, c.call)
-			case !c.ok:
-				fail(d5list.AuditMismatch, "%s, call %d: the output is %.3g (relative) from the runner's own computation of the call, over the benchmark's tolerance", s.name, c.call, c.rel)
-			}
-		}
-		slices.Sort(as.Checked)
-		if last, ok := revealed[s.calls-1]; ok && s.final != nil {
 			pace()
-			if acc, ok := s.final(last); ok {
-				as.Accuracy = &acc
+			if s.project != nil && whole >= fullChecks {
+				rel, ok := s.project(seed, i, digests, out)
+				checks = append(checks, callCheck{call: i, rel: rel, ok: ok, projected: true})
+				continue
 			}
+			whole++
+			rel, abs, ok := s.check(seed, i, digests, out, lookup)
+			checks = append(checks, callCheck{call: i, rel: rel, abs: abs, ok: ok})
 		}
+		s.judge(&as, checks, revealed[s.calls-1], pace, fail)
 		a.Sections = append(a.Sections, as)
 	}
 	return a
+}
+
+// judge records a section's checks in as, a failure for each that did not
+// pass, and the runner's measure of the last state's quality where the
+// section has one and last was revealed.
+func (s section) judge(as *d5list.AuditSection, checks []callCheck, last []byte, pace func(), fail func(code, format string, args ...any)) {
+	for _, c := range checks {
+		as.Checked = append(as.Checked, c.call)
+		if !c.projected {
+			as.MaxRelError, as.MaxAbsError = finiteMax(as.MaxRelError, c.rel), finiteMax(as.MaxAbsError, c.abs)
+		}
+		switch {
+		case math.IsNaN(c.rel):
+			fail(d5list.AuditNonFinite, "%s, call %d: the runner's own computation of the call from the committed state is not finite", s.name, c.call)
+		case !c.ok:
+			fail(d5list.AuditMismatch, "%s, call %d: the output is %.3g (relative) from the runner's own computation of the call, over the benchmark's tolerance", s.name, c.call, c.rel)
+		}
+	}
+	slices.Sort(as.Checked)
+	if last != nil && s.final != nil {
+		pace()
+		if acc, ok := s.final(last); ok {
+			as.Accuracy = &acc
+		}
+	}
 }
 
 // nonFinite reports the first value of out, read as float64s (elem 8) or

@@ -35,7 +35,7 @@ const fullChecks = 2
 
 // EscapeProbability is the stated probability that a job whose fresh runs
 // skip a share f of their work (calls of every section, or a training
-// run's epochs) passes every audit of one job. It is 1 for a task whose
+// run's minibatch steps) passes every audit of one job. It is 1 for a task whose
 // work the runner samples in none of its runs.
 func (t *Task) EscapeProbability(f float64) float64 {
 	if f <= 0 {
@@ -56,14 +56,16 @@ func (s section) escape(t *Task, f float64) float64 {
 	if runs == 0 {
 		return 1 // no run of the job is sampled
 	}
-	if s.challenge != nil {
-		// A training run: the first epoch drawn decides a whole epoch left
-		// out (its state moved by nothing: off by the whole step), so a
-		// run that skips a share f of its epochs escapes with about 1-f.
-		return math.Pow(1-f, float64(runs))
+	units := s.calls
+	if t.Streamed() {
+		// A training run's units are its stretches of steps (state 0 is
+		// no work). A run that skips or shortens a share f of its steps
+		// touches at least a share f of its stretches, each of which
+		// fails where it is drawn.
+		units = t.stretches()
 	}
-	k := min(auditsPerSection(t.freshRuns), s.calls)
-	if k >= s.calls {
+	k := min(auditsPerSection(t.freshRuns), units)
+	if k >= units {
 		return 0
 	}
 	return math.Exp(-float64(k) * float64(runs) * f)

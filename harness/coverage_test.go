@@ -148,22 +148,18 @@ func TestNonFiniteValuesFailTheAudit(t *testing.T) {
 		}
 	}
 
-	train := trainingTestTask(t, []any{int64(8)}, 64, 2)
-	s := train.sections[0]
-	state := initialState(train.Layers, 9)
-	flat := state.flat()
-	// The last momentum value: a buffer no forward pass reads.
-	flat[len(flat)-1] = math.NaN()
-	b := make([]byte, 4*len(flat))
-	for j, v := range flat {
-		binary.LittleEndian.PutUint32(b[4*j:], math.Float32bits(float32(v)))
-	}
-	digests := make([]byte, 8*s.calls)
-	binary.BigEndian.PutUint64(digests, s.digest(b))
-	revealed := map[string][]byte{DigestsFile(0): digests, OutputFile(0, 0): b}
-	a := train.Check(9, map[string]string{s.name: commitment(digests)}, Challenge{s.name: {0}}, Revealed(revealed))
-	if len(a.Failures) != 1 || a.Failures[0].Code != d5list.AuditNonFinite {
-		t.Fatalf("a NaN in a committed momentum buffer: failures %+v, want one non-finite failure", a.Failures)
+	train := trainingTestTask(t, []any{int64(8)}, 64, 2, 3)
+	for _, v := range []float64{math.NaN(), math.Inf(1)} {
+		st := goTrainingRun(t, train, 9, func(states [][]byte) {
+			// The last momentum value of the last state: a buffer no
+			// forward pass reads.
+			last := states[len(states)-1]
+			binary.LittleEndian.PutUint32(last[len(last)-4:], math.Float32bits(float32(v)))
+		})
+		a := train.CheckStream(9, st, Challenge{"training": {}}, func() {})
+		if len(a.Failures) != 1 || a.Failures[0].Code != d5list.AuditNonFinite {
+			t.Fatalf("%v in a momentum buffer: failures %+v, want one non-finite failure", v, a.Failures)
+		}
 	}
 }
 
@@ -216,6 +212,61 @@ func TestEscapeProbabilityAgreesWithTheDraws(t *testing.T) {
 		}
 		// The stated figure bounds the job: every fresh run escaping.
 		if job, stated := math.Pow(exact, float64(task.freshRuns)), task.EscapeProbability(float64(skipped)/float64(s.calls)); job > stated*(1+1e-9) {
+			t.Errorf("f = %.2f: a job escapes with %.3g, over the stated %.3g", f, job, stated)
+		}
+		t.Logf("f = %.2f: a fresh run escapes %.4f (drawn) against %.4f (exact); a job of %d fresh runs %.2g, stated %.2g",
+			f, got, exact, task.freshRuns, math.Pow(exact, float64(task.freshRuns)), task.EscapeProbability(f))
+	}
+	if p := task.EscapeProbability(CoverageSkipShare); p > CoverageEscapeTarget {
+		t.Fatalf("stated escape at 5 %%: %.3g, over the target %.3g", p, CoverageEscapeTarget)
+	}
+}
+
+// The same holds for a training run's stretches of steps: the example's
+// task (30 epochs of 45 minibatches, in stretches of 3), whose fresh runs
+// skip a share f of their steps, in as few stretches as they fit in (the
+// cheat's best), escape the runner's own draws as often as the exact
+// chance says, and the stated figure bounds the job.
+func TestTrainingEscapeProbabilityAgreesWithTheDraws(t *testing.T) {
+	bench := &d5list.Benchmark{ID: "coverage-test", Runs: 5, Verify: d5list.VerifyPolicy{Harness: KindMLPTraining},
+		Division: d5list.DivisionRules{
+			Fixed:   map[string]any{"dataset": "uci-digits", "model_kwargs": map[string]any{"hidden": []any{int64(512), int64(512)}}, "epochs": int64(30)},
+			Mutable: map[string]any{"batch_size": int64(32), "optimizer": "sgd-momentum", "optimizer_args": map[string]any{"lr": 0.05, "momentum": 0.9}}}}
+	task, err := For(bench, &d5list.Recipe{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps, g := task.Epochs*task.stepsPerEpoch(), task.stretches()
+	if task.StateEvery != 3 || g != 450 {
+		t.Fatalf("stretches of %d steps, %d in all; the example's task has 450 of 3", task.StateEvery, g)
+	}
+	k := auditsPerSection(task.freshRuns)
+	for _, f := range []float64{0.01, 0.05, 0.10} {
+		// The skipped steps, together in the middle of the run: they touch
+		// bad stretches there, never the first or last, always checked.
+		bad := int(math.Ceil(f * float64(steps) / float64(task.StateEvery)))
+		first := g/2 - bad/2
+		const trials = 4000
+		escaped := 0
+		for range trials {
+			caught := false
+			for _, i := range task.StreamChallenge(true, false)["training"] {
+				caught = caught || i >= first && i < first+bad
+			}
+			if !caught {
+				escaped++
+			}
+		}
+		exact := 1.0 // k distinct draws among the g-2 stretches besides the first and last, none bad
+		for j := range k {
+			exact *= float64(g-2-bad-j) / float64(g-2-j)
+		}
+		got := float64(escaped) / trials
+		sd := math.Sqrt(exact * (1 - exact) / trials)
+		if math.Abs(got-exact) > 5*sd+1e-3 {
+			t.Errorf("f = %.2f: %d of %d runs escaped (%.4f); the draws should give %.4f", f, escaped, trials, got, exact)
+		}
+		if job, stated := math.Pow(exact, float64(task.freshRuns)), task.EscapeProbability(f); job > stated*(1+1e-9) {
 			t.Errorf("f = %.2f: a job escapes with %.3g, over the stated %.3g", f, job, stated)
 		}
 		t.Logf("f = %.2f: a fresh run escapes %.4f (drawn) against %.4f (exact); a job of %d fresh runs %.2g, stated %.2g",

@@ -15,7 +15,8 @@ harness package). A run talks to the runner through FIFOs the runner owns:
   seed, and run_stop once, when the work is done: the window closes when
   run_stop arrives.
 - $D5_AUDIT, after run_stop, names the calls whose outputs the runner will
-  check; the harness writes them, and every digest, to $D5_REVEAL.
+  check; the harness writes them, and every digest, to $D5_REVEAL. A
+  training run writes its states into $D5_REVEAL as it trains instead.
 
 For Level 0 and 1 the harness runs the timed loop itself, as Deep500's own
 L0 and L1 test harnesses do: you hand it your operator (run_operator) or
@@ -359,21 +360,27 @@ def digits_split(test_share=0.2):
 
 class Training:
     """A training task's side of the harness: the data, the initial weights
-    and every epoch's batches come from here, and the state after every
-    epoch (weights and momentum) is committed to in the window.
+    and every epoch's batches come from here, and the state of the training
+    (weights and momentum) goes to the runner as the run makes it.
 
     Your training loop stays yours: take the seed (take_seed opens the
     gate), start from initial_params(), train each epoch on the batches
     batches(epoch) gives, in order, with the task's optimiser (torch's SGD
     with momentum: buf = momentum * buf + grad, w -= lr * buf, the loss
-    the batch's mean cross-entropy), and hand commit(epoch, ...) the
-    state after each epoch. After run_stop, audit() reveals the states the
-    runner asks for: it recomputes those epochs itself, and evaluates the
-    last weights on the test split.
+    the batch's mean cross-entropy), hand step(...) the state after every
+    optimiser step, and commit(epoch) after each epoch.
+
+    Every state_every steps of an epoch (the task's; and at its end) the
+    harness writes the state into $D5_REVEAL, which the runner reads while
+    the window is open. The runner keeps the states that bound the stretches
+    of steps it drew before the window opened, without saying which, and
+    recomputes those stretches itself after run_stop; it evaluates the last
+    weights on the test split. A state that reaches it after run_stop does
+    not count.
     """
 
     def __init__(self, commits=True):
-        """commits: whether this process commits and answers the audit
+        """commits: whether this process hands its states to the runner
         (in a data-parallel run, rank 0 alone)."""
         self.commits = commits
         self.task = task()
@@ -384,9 +391,11 @@ class Training:
         self.epochs = int(self.task["epochs"])
         self.batch_size = int(self.task["batch_size"])
         self.lr, self.momentum = float(self.task["lr"]), float(self.task["momentum"])
+        self.state_every = max(1, int(self.task.get("state_every", 1)))
         self.seed = None
-        self._section = None
-        self._states = []
+        self._stream = None
+        self._sent = 0  # states written to the runner
+        self._epoch, self._step, self._steps = 0, 0, 0
 
     def data(self):
         """The benchmark's split: x_train, y_train, x_test, y_test."""
@@ -401,12 +410,20 @@ class Training:
         """Takes the seed another process took at the gate (a data-parallel
         run's rank 0, which passes it on)."""
         self.seed = int(seed)
-        self._section = _Section("training", self.seed)
+        path = os.environ.get("D5_REVEAL")
+        if self.commits and path and self._stream is None:
+            self._stream = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                import fcntl
+                # A larger pipe takes a state in fewer writes.
+                fcntl.fcntl(self._stream, fcntl.F_SETPIPE_SZ, 1 << 20)
+            except (ImportError, AttributeError, OSError):
+                pass
 
     def initial_params(self):
         """The run's initial weights, from its seed: (weight, bias) float32
         per layer, weight out x in, uniform within +-1/sqrt(fan_in) as
-        torch.nn.Linear initialises them. Committed as epoch 0."""
+        torch.nn.Linear initialises them. Handed to the runner as state 0."""
         import numpy as np
         params = []
         for i, (fan_in, fan_out) in enumerate(zip(self.layers, self.layers[1:])):
@@ -414,36 +431,63 @@ class Training:
             w = (uniform(stream_key(self.seed, "training", i, "weight"), fan_out * fan_in) * 2 - 1) * bound
             b = (uniform(stream_key(self.seed, "training", i, "bias"), fan_out) * 2 - 1) * bound
             params.append((w.reshape(fan_out, fan_in).astype(np.float32), b.astype(np.float32)))
-        self.commit(0, params, [(np.zeros_like(w), np.zeros_like(b)) for w, b in params])
+        if self._sent != 0:
+            raise ValueError("initial_params: the initial state was handed to the runner already")
+        self._send(params, [(np.zeros_like(w), np.zeros_like(b)) for w, b in params])
         return params
 
     def batches(self, epoch, n_train):
         """The index arrays of epoch's batches (of the task's global batch
         size; the last may be shorter), in order."""
         import numpy as np
+        if epoch != self._epoch + 1 or self._step != self._steps:
+            raise ValueError("batches(%d) after %d of the %d steps of epoch %d: the epochs are trained in order, "
+                             "each step handed to step()" % (epoch, self._step, self._steps, self._epoch))
         order = np.argsort(uniform(stream_key(self.seed, "training", "epoch", epoch), n_train), kind="stable")
-        return [order[i:i + self.batch_size] for i in range(0, n_train, self.batch_size)]
+        out = [order[i:i + self.batch_size] for i in range(0, n_train, self.batch_size)]
+        self._epoch, self._step, self._steps = epoch, 0, len(out)
+        return out
 
-    def commit(self, epoch, params, momentum):
-        """Commits to the state after epoch: params and momentum buffers, each
-        a (weight, bias) pair of float32 arrays per layer, in layer order."""
+    def step(self, params, momentum):
+        """Takes the state after an optimiser step: params and momentum
+        buffers, each a (weight, bias) pair of float32 arrays per layer, in
+        layer order. Call it after every step, in order."""
+        if self._step >= self._steps:
+            raise ValueError("step() past the %d steps of epoch %d's batches" % (self._steps, self._epoch))
+        self._step += 1
+        if self._step % self.state_every == 0 or self._step == self._steps:
+            self._send(params, momentum)
+
+    def commit(self, epoch, params=None, momentum=None):
+        """Ends epoch: every one of its steps must have been handed to step()."""
+        if epoch != self._epoch or self._step != self._steps:
+            raise ValueError("commit(%d) after %d of the %d steps of epoch %d: hand the state after every "
+                             "optimiser step to step()" % (epoch, self._step, self._steps, self._epoch))
+
+    def _send(self, params, momentum):
         import numpy as np
         if not self.commits:
             return
-        if epoch != len(self._states):
-            raise ValueError("commit epoch %d after %d commits: every epoch is committed, in order" % (epoch, len(self._states)))
-        state = b"".join(np.ascontiguousarray(a, dtype=np.float32).tobytes()
-                         for pair in list(params) + list(momentum) for a in pair)
-        self._states.append(state)
-        self._section.digests.append(int.from_bytes(hashlib.sha256(state).digest()[:8], "big"))
-        if epoch == self.epochs:
-            MLLog().event(COMMITMENT, _commitment(self._section.digests),
-                          {"section": "training", "calls": len(self._section.digests)})
+        parts = [np.ascontiguousarray(a, dtype=np.float32) for pair in list(params) + list(momentum) for a in pair]
+        if self._stream is not None:
+            size = sum(a.nbytes for a in parts)
+            _write_all(self._stream, json.dumps({"state": self._sent, "size": size}).encode() + b"\n")
+            for a in parts:
+                _write_all(self._stream, memoryview(a).cast("B"))
+        self._sent += 1
 
     def audit(self):
-        """After run_stop: reveals the states the runner asks for."""
-        if self.commits:
-            _audit([self._section], lambda _, i: _Bytes(self._states[i]))
+        """After run_stop: nothing to reveal (the runner has the states it
+        kept); closes the stream."""
+        if self._stream is not None:
+            os.close(self._stream)
+            self._stream = None
+
+
+def _write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def torch_linears(params):
@@ -478,13 +522,3 @@ def torch_state(model, optimizer):
         params.append(tuple(pair))
         momentum.append(tuple(bufs))
     return params, momentum
-
-
-class _Bytes:
-    """A revealed state, which _audit writes with tobytes()."""
-
-    def __init__(self, b):
-        self.b = b
-
-    def tobytes(self):
-        return self.b

@@ -98,7 +98,7 @@ func digitsSplit(testShare float64) (*dataset, error) {
 	}
 	n := len(y)
 	order := sortedOrder(Uniform(StreamKey("uci-digits", "split"), n))
-	nTest := int(float64(n) * testShare)
+	nTest := testCount(n, testShare)
 	d := &dataset{features: 64, classes: 10, nTest: nTest, nTrain: n - nTest}
 	for k, i := range order {
 		row := x[i*64 : (i+1)*64]
@@ -109,6 +109,11 @@ func digitsSplit(testShare float64) (*dataset, error) {
 		}
 	}
 	return d, nil
+}
+
+// testCount is how many of n samples a split of testShare tests on.
+func testCount(n int, testShare float64) int {
+	return int(float64(n) * testShare)
 }
 
 // sortedOrder is numpy's argsort(kind="stable") of u.

@@ -27,10 +27,10 @@ func stateFile(s mlpState) []byte {
 }
 
 // goTrainingRun is a training run of task from seed as the runner's own
-// reference computes it, each state rounded to float32 as a run commits
-// it; forge may change the states before they are committed. It returns
-// the commitments and the files the run reveals for every call.
-func goTrainingRun(t *testing.T, task *Task, seed int64, forge func(states [][]byte)) (map[string]string, map[string][]byte) {
+// reference computes it, each state rounded to float32 as a run hands it
+// over; forge may change the states first. It returns every state, as the
+// runner would read them all.
+func goTrainingRun(t *testing.T, task *Task, seed int64, forge func(states [][]byte)) *Stream {
 	t.Helper()
 	data, err := digitsSplit(testShare)
 	if err != nil {
@@ -38,63 +38,63 @@ func goTrainingRun(t *testing.T, task *Task, seed int64, forge func(states [][]b
 	}
 	s := initialState(task.Layers, seed)
 	states := [][]byte{stateFile(s)}
-	for e := 1; e <= task.Epochs; e++ {
-		s = parseState(task.Layers, stateFile(trainEpoch(task, data, s, seed, e, func() {})))
+	for g := 1; g <= task.stretches(); g++ {
+		epoch, from, to := task.stretch(g)
+		s = parseState(task.Layers, stateFile(trainSteps(task, data, s, seed, epoch, from, to, func() {})))
 		states = append(states, stateFile(s))
 	}
 	if forge != nil {
 		forge(states)
 	}
-	files := map[string][]byte{}
-	var digests []byte
-	for i, st := range states {
-		digests = binary.BigEndian.AppendUint64(digests, shaDigest(st))
-		files[OutputFile(0, i)] = st
+	st := &Stream{States: map[int][]byte{}, Arrived: len(states), Late: -1}
+	for i, b := range states {
+		st.States[i] = b
 	}
-	files[DigestsFile(0)] = digests
-	return map[string]string{"training": commitment(digests)}, files
+	return st
 }
 
-// A full audit (JobSpec.FullAudit) challenges every call of every section,
-// whatever the seed, and checks every epoch of a training run: one epoch
-// left untrained fails it every time, where the sampled audit of a fresh
-// seed checks two epochs at most and often misses it.
-func TestFullAuditChecksEveryEpoch(t *testing.T) {
-	task := trainingTestTask(t, []any{int64(16)}, 64, 6)
+// A full audit (JobSpec.FullAudit) recomputes every stretch of a training
+// run (MaxFullStretches at most), whatever the seed: one stretch left
+// untrained fails it every time, where the sampled audit of a fresh seed
+// draws some of the stretches and can miss it.
+func TestFullAuditChecksEveryStretch(t *testing.T) {
+	task := trainingTestTask(t, []any{int64(16)}, 256, 3, 2) // 6 steps an epoch: 3 stretches
 	const seed = 41
-	committed, honest := goTrainingRun(t, task, seed, nil)
-	every := []int{0, 1, 2, 3, 4, 5, 6}
-
-	full := task.Challenge(committed, false, true)
+	every := []int{1, 2, 3, 4, 5, 6, 7, 8, 9}
+	full := task.StreamChallenge(false, true)
 	if !slices.Equal(full["training"], every) {
-		t.Fatalf("full challenge %v, want every state %v", full, every)
+		t.Fatalf("full challenge %v, want every stretch %v", full, every)
 	}
-	if sampled := task.Challenge(committed, true, false); len(sampled["training"]) >= len(every) {
-		t.Fatalf("a fresh seed's sampled challenge %v asks for every state; the test needs one that does not", sampled)
+	if claimed := task.StreamChallenge(false, false); !slices.Equal(claimed["training"], []int{1, 9}) {
+		t.Fatalf("a claimed seed's run is drawn %v; it is checked at its first and last stretch", claimed)
 	}
-
-	a := task.Check(seed, committed, full, Revealed(honest))
+	task.freshRuns = 5
+	if sampled := task.StreamChallenge(true, false); len(sampled["training"]) != 9 {
+		t.Fatalf("a fresh seed's challenge %v: a run of 9 stretches has every one drawn at 28 a run", sampled)
+	}
+	task.freshRuns = 100 // two stretches drawn a run besides the first and last, for the sampled audit below
+	honest := goTrainingRun(t, task, seed, nil)
+	a := task.CheckStream(seed, honest, full, func() {})
 	if len(a.Failures) != 0 {
 		t.Fatalf("an honest run failed its full audit: %+v", a.Failures)
 	}
-	if got := a.Sections[0].Checked; !slices.Equal(got, every) {
-		t.Fatalf("full audit checked %v, want every state %v", got, every)
+	if got := a.Sections[0].Checked; !slices.Equal(got, append([]int{0}, every...)) {
+		t.Fatalf("full audit checked %v, want the initial state and every stretch", got)
 	}
 
-	// Epoch 4 not trained: its state is epoch 3's.
-	committed, skipped := goTrainingRun(t, task, seed, func(states [][]byte) { states[4] = states[3] })
+	// Stretch 5 not trained: its state is stretch 4's.
+	skipped := goTrainingRun(t, task, seed, func(states [][]byte) { states[5] = states[4] })
 	missed := 0
-	for range 10 {
-		a := task.Check(seed, committed, task.Challenge(committed, false, true), Revealed(skipped))
-		if !slices.Equal(a.Sections[0].Checked, every) {
-			t.Fatalf("full audit checked %v, want every state", a.Sections[0].Checked)
+	for range 20 {
+		if a := task.CheckStream(seed, skipped, task.StreamChallenge(false, true), func() {}); len(a.Failures) == 0 {
+			t.Fatalf("a run with stretch 5 untrained passed a full audit: %+v", a.Sections[0])
 		}
-		if len(a.Failures) == 0 {
-			t.Fatalf("a run with epoch 4 untrained passed a full audit: %+v", a.Sections[0])
-		}
-		if s := task.Check(seed, committed, task.Challenge(committed, true, false), Revealed(skipped)); len(s.Failures) == 0 {
+		if s := task.CheckStream(seed, skipped, task.StreamChallenge(true, false), func() {}); len(s.Failures) == 0 {
 			missed++
 		}
 	}
-	t.Logf("the sampled audit of a fresh seed missed the untrained epoch %d times in 10", missed)
+	if missed == 0 {
+		t.Fatalf("the sampled audit of four stretches a run never missed the untrained stretch in 20 draws")
+	}
+	t.Logf("the sampled audit of four stretches a run missed the untrained stretch %d times in 20", missed)
 }

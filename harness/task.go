@@ -34,8 +34,13 @@ type Task struct {
 	LR        float64          `json:"lr,omitempty"`
 	Momentum  float64          `json:"momentum,omitempty"`
 	Target    float64          `json:"target,omitempty"` // the quality a training run's status is judged by
+	// StateEvery is how many steps of a training epoch pass between two
+	// states the run hands the runner (and the last step of each epoch).
+	StateEvery int `json:"state_every,omitempty"`
 
 	sections []section
+	// trainSamples is a training task's training split's size.
+	trainSamples int
 	// freshRuns is how many runs of a job rank, the runs whose calls the
 	// audit samples (Benchmark.FreshRunCount); the run is not told.
 	freshRuns int
@@ -47,9 +52,6 @@ type section struct {
 	calls   int             // committed calls (a shape's warm-up included)
 	outSize func(i int) int // the bytes of call i's output
 	digest  func(out []byte) uint64
-	// challenge, where set, picks the calls to check (fresh: the run's
-	// seed is one the portal drew); else auditsPerSection at random.
-	challenge func(fresh bool) []int
 	// elem is the bytes of one value of an output: 8 (float64) or 4
 	// (float32). Every revealed value must be finite.
 	elem int
@@ -64,10 +66,6 @@ type section struct {
 	// vector instead of its whole product. Past fullChecks, it replaces
 	// check; rel is the projection's relative error.
 	project func(seed int64, i int, digests, out []byte) (rel float64, ok bool)
-	// checkAll, where set, replaces check: it decides which of the
-	// challenged calls to check, given all that was revealed, and checks
-	// them, calling pace between its steps (CheckPaced).
-	checkAll func(seed int64, calls []int, revealed func(j int) ([]byte, bool), pace func()) []callCheck
 	// final, where set, is the runner's measure of the quality of the
 	// last call's revealed output (a training run's test accuracy).
 	final func(out []byte) (float64, bool)

@@ -13,30 +13,16 @@ import (
 // runner audits (Levels 2 and 3: d5harness.Training).
 const KindMLPTraining = "mlp-training"
 
-// trainingTolerance is how far a run's state after an audited epoch may be
-// from the runner's float64 recomputation of that epoch from the run's
-// state before it, relative to how far the epoch moved the state. Float32
-// training in PyTorch and float64 here mostly drift apart by under 1e-4 of
-// an epoch's step; late epochs, whose steps are small, reached 1.6e-3 in
-// 2 of about 110 audited epochs of honest runs (BENCHMARKS.md, the verdict
-// study). A state that was not trained from the one before is off by the
-// whole step, and an epoch that left out one of its minibatches by at
-// least 0.023 of it in the example's network (45 minibatches; 180 epochs
-// of six seeds, TestTrainingAuditStudy), 0.07 to 0.15 in a smaller one
-// (TestPythonTrainingHarnessAudits).
-const trainingTolerance = 5e-3
-
-// trainingBeyondDoubt is the error over which one audited epoch fails its
-// run outright. An honest epoch can, rarely, land between it and the
-// tolerance: one epoch of an honest run reached 1.01e-2, and one of a seed
-// tried here 1.35e-2 between neighbours under 1e-5 (float32 and float64
-// taking the two sides of some ReLU's zero, it seems), so an epoch in
-// between is judged by a second epoch, drawn like the first, which the run
-// revealed with it. A run that trains every epoch short is off in both and
-// fails; one that cut some epochs short by less than this (a minibatch or
-// two of the example's 45) is caught where both epochs drawn are among
-// them, and gains a few per cent of those epochs' time.
-const trainingBeyondDoubt = 0.1
+// stretchTolerance is how far a run's state at the end of an audited
+// stretch of steps may be from the runner's float64 recomputation of that
+// stretch from the run's state at its start, relative to how far the
+// stretch moved the state. A stretch is a few steps (Task.StateEvery), so
+// float32 and float64 have no room to drift apart: honest stretches of the
+// example's network stay under 1e-4 of their step (TestStretchMargins),
+// while a stretch that left out one of its minibatches, or trained one on
+// part of its batch, is off by a large share of its step. Nothing is in
+// doubt: over the tolerance fails.
+const stretchTolerance = 1e-2
 
 // testShare is the digits split's test share (d5harness.digits_split).
 const testShare = 0.2
@@ -79,6 +65,8 @@ func trainingTask(bench *d5list.Benchmark, r *d5list.Recipe) (*Task, error) {
 	}
 	t := &Task{Kind: KindMLPTraining, Layers: layers, Epochs: epochs, BatchSize: batch * workers, LR: lr, Momentum: momentum,
 		Target: bench.Quality.Target}
+	t.trainSamples = digitsSamples - testCount(digitsSamples, testShare)
+	t.StateEvery = stateEvery(t.Epochs*t.stepsPerEpoch(), auditsPerSection(bench.FreshRunCount()))
 	t.sections = []section{trainingSection(t)}
 	return t, nil
 }
@@ -173,108 +161,65 @@ func (s mlpState) flat() []float64 {
 	return v
 }
 
-// trainingSection is a training run's states after each epoch (0: the
-// initial one). Checking state i recomputes epoch i from state i-1 (both
-// revealed), or for state 0 remakes the initial state from the seed; the
-// last state's test accuracy is the runner's measure of the run's quality.
+// trainingSection is a training run's states, as it hands them to the
+// runner while it trains: state 0 the initial one, then the state at the
+// end of each stretch of StateEvery steps of each epoch (an epoch's last
+// stretch may be shorter). Checking a stretch recomputes its steps from
+// the state before it; the last state's test accuracy is the runner's
+// measure of the run's quality.
 func trainingSection(t *Task) section {
-	const name = "training"
-	size := stateBytes(t.Layers)
-	return section{name: name, calls: t.Epochs + 1, outSize: fixedSize(size), digest: shaDigest, elem: 4,
-		challenge: func(fresh bool) []int {
-			// The last state, whose weights the runner evaluates; for a
-			// fresh seed also the start, remade from the seed, and two
-			// epochs at random with the states before them: the second is
-			// recomputed only where the first is in doubt.
-			picks := []int{t.Epochs}
-			if fresh {
-				e := 1 + randomInt(t.Epochs)
-				picks = append(picks, 0, e-1, e)
-				if t.Epochs > 1 {
-					f := 1 + randomInt(t.Epochs-1)
-					if f >= e {
-						f++
-					}
-					picks = append(picks, f-1, f)
-				}
-			}
-			return picks
-		},
+	return section{name: "training", calls: t.stretches() + 1, outSize: fixedSize(stateBytes(t.Layers)), elem: 4,
 		final: func(out []byte) (float64, bool) {
 			data, err := digitsSplit(testShare)
 			if err != nil {
 				return 0, false
 			}
 			return testAccuracy(t, data, parseState(t.Layers, out)), true
-		},
-		checkAll: func(seed int64, calls []int, revealed func(j int) ([]byte, bool), pace func()) []callCheck {
-			var checks []callCheck
-			var epochs []int
-			for _, i := range calls {
-				out, ok := revealed(i)
-				if !ok {
-					continue
-				}
-				if i == 0 {
-					want := initialState(t.Layers, seed)
-					rel, abs := stateDistance(parseState(t.Layers, out), want, want)
-					checks = append(checks, callCheck{call: 0, rel: rel, abs: abs, ok: rel <= trainingTolerance})
-				} else if _, ok := revealed(i - 1); ok {
-					epochs = append(epochs, i)
-				}
-			}
-			data, err := digitsSplit(testShare)
-			if err != nil {
-				for _, i := range epochs {
-					checks = append(checks, callCheck{call: i, rel: math.Inf(1), abs: math.Inf(1)})
-				}
-				return checks
-			}
-			// One epoch at a time, in an order drawn now that the run has
-			// revealed them all, until one decides; an epoch in doubt is
-			// excused by a later one within the tolerance, and fails with
-			// the rest where none is. A full audit (every epoch challenged
-			// with the state before it) checks every epoch, and excuses one
-			// in doubt only where one passed and none was beyond doubt.
-			full := len(epochs) == t.Epochs
-			passed, beyond := false, false
-			shuffle(epochs)
-			var doubted []int
-			for _, i := range epochs {
-				out, _ := revealed(i)
-				prev, _ := revealed(i - 1)
-				before := parseState(t.Layers, prev)
-				want := trainEpoch(t, data, before, seed, i, pace)
-				rel, abs := stateDistance(parseState(t.Layers, out), want, before)
-				checks = append(checks, callCheck{call: i, rel: rel, abs: abs, ok: rel <= trainingTolerance})
-				// A NaN error (a recomputation that overflowed) is beyond
-				// doubt, never in it.
-				passed, beyond = passed || rel <= trainingTolerance, beyond || !(rel <= trainingBeyondDoubt)
-				if rel <= trainingTolerance || !(rel <= trainingBeyondDoubt) {
-					if full {
-						continue
-					}
-					break
-				}
-				doubted = append(doubted, len(checks)-1)
-			}
-			n := len(checks)
-			if excused := !full && n > 0 && checks[n-1].ok || full && passed && !beyond; excused {
-				for _, k := range doubted {
-					checks[k].ok = true
-				}
-			}
-			return checks
 		}}
 }
 
-// shuffle puts v in an order from the operating system's random source.
-func shuffle(v []int) {
-	for i := len(v) - 1; i > 0; i-- {
-		j := randomInt(i + 1)
-		v[i], v[j] = v[j], v[i]
-	}
+// digitsSamples is the UCI digits' size (scikit-learn's load_digits).
+const digitsSamples = 1797
+
+// stepsPerEpoch is how many minibatches an epoch of the task has.
+func (t *Task) stepsPerEpoch() int {
+	return (t.trainSamples + t.BatchSize - 1) / t.BatchSize
 }
+
+// stretchesPerEpoch is how many stretches of StateEvery steps an epoch has.
+func (t *Task) stretchesPerEpoch() int {
+	return (t.stepsPerEpoch() + t.StateEvery - 1) / t.StateEvery
+}
+
+// stretches is how many stretches a run has: the states it hands over
+// after its initial one.
+func (t *Task) stretches() int {
+	return t.Epochs * t.stretchesPerEpoch()
+}
+
+// stretch is where stretch g (1 to stretches()) lies: its epoch and its
+// steps [from, to) in that epoch's order.
+func (t *Task) stretch(g int) (epoch, from, to int) {
+	per := t.stretchesPerEpoch()
+	epoch, k := (g-1)/per+1, (g-1)%per
+	from = k * t.StateEvery
+	return epoch, from, min(from+t.StateEvery, t.stepsPerEpoch())
+}
+
+// stateEvery is how many steps a stretch has, for a run of steps steps
+// of which the runner recomputes audits stretches: as few as keep that
+// recomputation within auditStepShare of the run's steps. Shorter
+// stretches make the run hand over more states; longer ones make each
+// audited stretch cost more.
+func stateEvery(steps, audits int) int {
+	return max(1, int(float64(steps)*auditStepShare)/max(audits, 1))
+}
+
+// auditStepShare is the share of a fresh run's steps the runner
+// recomputes: a float64 step on the runner's CPU costs about four of the
+// run's float32 ones (BenchmarkTrainEpoch against the example), so about
+// a quarter of the run's own CPU.
+const auditStepShare = 1.0 / 16
 
 // stateDistance is how far got is from want, relative to how far want
 // moved from before (an initial state must equal its remade one: moved
@@ -304,16 +249,22 @@ func epochOrder(seed int64, epoch, n int) []int {
 }
 
 // trainEpoch is the runner's float64 recomputation of one epoch of the
-// task's training from state s: minibatches in the harness's order, the
-// batch's mean cross-entropy, and torch.optim.SGD's momentum step
-// (buf = momentum buf + grad; w -= lr buf). pace is called before each
-// minibatch.
+// task's training from state s (trainSteps of all its steps).
 func trainEpoch(t *Task, d *dataset, s mlpState, seed int64, epoch int, pace func()) mlpState {
+	return trainSteps(t, d, s, seed, epoch, 0, (d.nTrain+t.BatchSize-1)/t.BatchSize, pace)
+}
+
+// trainSteps is the runner's float64 recomputation of steps [from, to) of
+// an epoch of the task's training from state s: minibatches in the
+// harness's order, the batch's mean cross-entropy, and torch.optim.SGD's
+// momentum step (buf = momentum buf + grad; w -= lr buf). pace is called
+// before each minibatch.
+func trainSteps(t *Task, d *dataset, s mlpState, seed int64, epoch, from, to int, pace func()) mlpState {
 	layers := t.Layers
 	nl := len(layers) - 1
 	s = mlpState{w: cloneAll(s.w), b: cloneAll(s.b), mw: cloneAll(s.mw), mb: cloneAll(s.mb)}
 	order := epochOrder(seed, epoch, d.nTrain)
-	for start := 0; start < d.nTrain; start += t.BatchSize {
+	for start := from * t.BatchSize; start < min(to*t.BatchSize, d.nTrain); start += t.BatchSize {
 		pace()
 		idx := order[start:min(start+t.BatchSize, d.nTrain)]
 		bs := len(idx)

@@ -12,8 +12,8 @@ accuracies are always the same. The runner's harness (d5harness.Training,
 on PYTHONPATH) gives the split, the initial weights and each epoch's global
 batches from the seed, which rank 0 takes at the gate (the runner's clock
 starts there) once every worker has joined and loaded the data, and passes
-on. Rank 0 writes the MLLOG, commits to the state after each epoch and
-answers the runner's audit.
+on. Rank 0 writes the MLLOG and hands the state after every step to the
+harness, which passes every few steps' state to the runner.
 
 Where a launcher has started the workers (the d5list Slurm executor runs
 one task per worker with srun, as torchrun would), each process is one
@@ -108,7 +108,8 @@ def worker(rank, world, init, log_path, benchmark):
                 p.grad.copy_(flat[offset:offset + p.numel()].view_as(p))
                 offset += p.numel()
             opt.step()
-        tr.commit(epoch, *d5harness.torch_state(model, opt))
+            tr.step(*d5harness.torch_state(model, opt))
+        tr.commit(epoch)
         if rank == 0:
             model.eval()
             with torch.no_grad():

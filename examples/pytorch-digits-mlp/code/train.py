@@ -11,9 +11,10 @@ The training loop is this file's, in PyTorch; the runner's harness
 (d5harness.Training, on PYTHONPATH) gives it what the runner must be able
 to check: the split, the initial weights and every epoch's batches, all
 from the run's seed, which it takes at the gate (the runner's clock starts
-there). After each epoch the loop commits the weights and the momentum to
-the harness; after run_stop the harness reveals the epochs the runner asks
-for, which it recomputes, and the last weights, which it evaluates.
+there). After each step the loop hands the weights and the momentum to
+the harness, which passes every few steps' state to the runner while the
+window is open; after run_stop the runner recomputes stretches of steps it
+drew before the run started, and evaluates the last weights.
 
 Single-threaded and deterministic, a re-run with the same seed computes the
 same accuracies, to the last digit. Each line is written as it happens.
@@ -53,7 +54,8 @@ def main():
             opt.zero_grad()
             loss_fn(model(x_train[idx]), y_train[idx]).backward()
             opt.step()
-        tr.commit(epoch, *d5harness.torch_state(model, opt))
+            tr.step(*d5harness.torch_state(model, opt))
+        tr.commit(epoch)
         model.eval()
         with torch.no_grad():
             acc = (model(x_test).argmax(1) == y_test).float().mean().item()

@@ -72,6 +72,10 @@ func (t *Task) Keeps(c Challenge) map[int]bool {
 	return keep
 }
 
+// StreamReadBuffer is the most ReadStream asks of its reader at once: the
+// bytes a read under way may hold that the runner has not counted yet.
+const StreamReadBuffer = 64 << 10
+
 // Stream is what the runner took of a run's streamed states.
 type Stream struct {
 	States  map[int][]byte // the kept states, by index
@@ -89,10 +93,10 @@ func (t *Task) ReadStream(r io.Reader, keep map[int]bool, late func(end int64) b
 	st := &Stream{States: map[int][]byte{}, Late: -1}
 	size := stateBytes(t.Layers)
 	total := t.stretches() + 1
-	br := bufio.NewReaderSize(r, 64<<10)
+	br := bufio.NewReaderSize(r, StreamReadBuffer)
 	var pos int64 // bytes of the stream read through br
 	scratch := make([]byte, 64<<10)
-	for {
+	for next := 0; ; next++ {
 		line, err := readHeader(br)
 		if errors.Is(err, io.EOF) {
 			return st
@@ -112,8 +116,8 @@ func (t *Task) ReadStream(r io.Reader, keep map[int]bool, late func(end int64) b
 		}
 		i := *h.State
 		switch {
-		case i != st.Arrived || i >= total:
-			st.Err = fmt.Errorf("state %d arrived after %d states; a run of %d stretches hands over states 0 to %d, in order", i, st.Arrived, total-1, total-1)
+		case i != next || i >= total:
+			st.Err = fmt.Errorf("state %d arrived after %d states; a run of %d stretches hands over states 0 to %d, in order", i, next, total-1, total-1)
 			return st
 		case h.Size != size:
 			st.Err = fmt.Errorf("state %d holds %d bytes; the task's network's state (weights and momentum, float32) is %d", i, h.Size, size)
@@ -137,13 +141,13 @@ func (t *Task) ReadStream(r io.Reader, keep map[int]bool, late func(end int64) b
 			}
 		}
 		pos += int64(size)
-		if late != nil && late(pos) {
-			if st.Late < 0 {
-				st.Late = i
-			}
-			continue
+		switch {
+		case st.Late >= 0:
+		case late != nil && late(pos):
+			st.Late = i
+		default:
+			st.Arrived++
 		}
-		st.Arrived++
 	}
 }
 

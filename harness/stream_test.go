@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	d5list "github.com/deep500/d5list"
@@ -264,4 +265,37 @@ func TestStretchMargins(t *testing.T) {
 	}
 	t.Logf("tolerance %.3g of a stretch's step: honest float32 drift at most %.3g, one minibatch left out %.3g and %.3g",
 		stretchTolerance, slices.Max(honest), forged[want[0]-1], forged[want[1]-1])
+}
+
+// A stream that breaks the format stops the reading with its error named,
+// and a run that handed over too few states fails its audit saying so.
+func TestReadStreamRefusesWhatTheHarnessDoesNotWrite(t *testing.T) {
+	task := trainingTestTask(t, []any{int64(4)}, 512, 1, 1) // 3 steps: states 0 to 3
+	size := stateBytes(task.Layers)
+	state := func(i, n int) string { return fmt.Sprintf("{\"state\": %d, \"size\": %d}\n%s", i, n, strings.Repeat("\x00", n)) }
+	for _, c := range []struct{ name, stream, want string }{
+		{"out of order", state(0, size) + state(2, size), "state 2 arrived after 1 states"},
+		{"past the last", state(0, size) + state(1, size) + state(2, size) + state(3, size) + state(4, size), "state 4 arrived after 4 states"},
+		{"the wrong size", state(0, size-4), fmt.Sprintf("state 0 holds %d bytes; the task's network's state (weights and momentum, float32) is %d", size-4, size)},
+		{"not a header", "hello\n", "a state's header is not the harness's"},
+		{"cut short", state(0, size)[:40], "state 0 ends after"},
+		{"too few", state(0, size) + state(1, size), ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st := task.ReadStream(strings.NewReader(c.stream), map[int]bool{0: true, 1: true, 2: true, 3: true}, nil)
+			a := task.CheckStream(1, st, Challenge{"training": {}}, func() {})
+			if c.want == "" {
+				if st.Err != nil || len(a.Failures) != 1 || !strings.Contains(a.Failures[0].Message, "handed over 2 of its 4 states") {
+					t.Fatalf("stream %+v, failures %+v: want 2 of 4 states handed over", st, a.Failures)
+				}
+				return
+			}
+			if st.Err == nil || !strings.Contains(st.Err.Error(), c.want) {
+				t.Fatalf("error %v, want %q", st.Err, c.want)
+			}
+			if len(a.Failures) != 1 || a.Failures[0].Code != d5list.AuditMissing {
+				t.Fatalf("failures %+v, want the broken stream's", a.Failures)
+			}
+		})
+	}
 }

@@ -9,8 +9,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/harness"
@@ -94,9 +97,16 @@ type window struct {
 	challenge     harness.Challenge // what the audit asked, once asked
 	revealed      map[string][]byte // what the run revealed of it
 	revealErr     error
-	log           boundedBuffer
-	gateErr       error // the runner could not serve the gate
-	readErr       error
+	// A streamed task's run writes its states into the reveal FIFO while
+	// it trains (harness.Task.ReadStream): streamRead counts the bytes the
+	// runner took from the FIFO, streamLimit (from run_stop on; -1 before)
+	// is the most the run can have written before it logged run_stop.
+	streamRead  atomic.Int64
+	streamLimit int64
+	stream      *harness.Stream
+	log         boundedBuffer
+	gateErr     error // the runner could not serve the gate
+	readErr     error
 }
 
 // windowRun is the run a window serves.
@@ -141,7 +151,8 @@ func openWindow(dir string, run windowRun) (*window, error) {
 	}
 	w := &window{dir: dir, maxBytes: run.maxBytes, onGate: run.onGate, audits: run.audits, task: run.task, fresh: run.fresh, full: run.full,
 		gateDone: make(chan struct{}), readDone: make(chan struct{}), auditDone: make(chan struct{}),
-		revealDone: make(chan struct{}), stopped: make(chan struct{}), over: make(chan struct{}), committed: map[string]string{}}
+		revealDone: make(chan struct{}), stopped: make(chan struct{}), over: make(chan struct{}), committed: map[string]string{},
+		streamLimit: -1}
 	var err error
 	if w.logR, w.logW, err = openReadSide(filepath.Join(dir, windowLogName)); err != nil {
 		return nil, err
@@ -160,9 +171,16 @@ func openWindow(dir string, run windowRun) (*window, error) {
 		return nil, err
 	}
 	go w.serveGate(filepath.Join(dir, windowGateName), append(payload, '\n'))
-	if run.task != nil {
+	switch {
+	case run.task != nil && run.task.Streamed():
+		// Drawn before the run starts and never told it: which of its
+		// stretches the runner keeps and checks.
+		w.challenge = run.task.StreamChallenge(run.fresh, run.full)
+		go w.readStream(run.task.Keeps(w.challenge))
+		close(w.auditDone)
+	case run.task != nil:
 		go w.serveAudit(filepath.Join(dir, windowAuditName))
-	} else {
+	default:
 		close(w.auditDone)
 	}
 	go w.read()
@@ -221,6 +239,37 @@ func (w *window) readReveal(challenge harness.Challenge) {
 	w.mu.Lock()
 	w.revealed, w.revealErr = files, err
 	w.mu.Unlock()
+}
+
+// readStream reads the states a streamed task's run writes as it trains,
+// keeping those keep names, and drains the rest.
+func (w *window) readStream(keep map[int]bool) {
+	defer close(w.revealDone)
+	st := w.task.ReadStream(streamCounter{w.revealR, &w.streamRead}, keep, w.lateInStream)
+	_, _ = io.Copy(io.Discard, w.revealR)
+	w.mu.Lock()
+	w.stream = st
+	w.mu.Unlock()
+}
+
+// lateInStream reports whether the stream's first end bytes cannot all
+// have been written before the run logged run_stop.
+func (w *window) lateInStream(end int64) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.streamLimit >= 0 && end > w.streamLimit
+}
+
+// streamCounter counts the bytes read through it.
+type streamCounter struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c streamCounter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
 }
 
 // serveGate waits for the run to open the gate, notes the time, and hands
@@ -293,6 +342,12 @@ func (w *window) arrived(_ int, _ string, line string) {
 		if len(w.stops) == 0 {
 			close(w.stopped)
 			w.releaseAudits()
+			if w.task != nil && w.task.Streamed() {
+				// What the run wrote before run_stop was read by now, is
+				// in a read under way (one buffer at most), or waits in
+				// the FIFO.
+				w.streamLimit = w.streamRead.Load() + harness.StreamReadBuffer + int64(fifoUnread(w.revealR))
+			}
 		}
 		w.stops = append(w.stops, now)
 	case harness.CommitmentKey:
@@ -302,6 +357,25 @@ func (w *window) arrived(_ int, _ string, line string) {
 			w.committed[name] = value
 		}
 	}
+}
+
+// fifoUnread is how many bytes wait in f's pipe (its capacity, 1 MiB at
+// most, where it cannot be told).
+func fifoUnread(f *os.File) int {
+	n := -1
+	// Through the raw descriptor: Fd would put the FIFO in blocking mode.
+	if rc, err := f.SyscallConn(); err == nil {
+		_ = rc.Control(func(fd uintptr) {
+			// TIOCINQ is FIONREAD: for a pipe, the bytes it holds unread.
+			if v, err := unix.IoctlGetInt(int(fd), unix.TIOCINQ); err == nil {
+				n = v
+			}
+		})
+	}
+	if n < 0 {
+		return 1 << 20
+	}
+	return n
 }
 
 // maxCommitments bounds what a run can make the runner keep.
@@ -436,8 +510,11 @@ func (w *window) audit(seed int64, pace func()) *d5list.Audit {
 		return nil
 	}
 	w.mu.Lock()
-	committed, challenge, revealed, err := w.committed, w.challenge, w.revealed, w.revealErr
+	committed, challenge, revealed, err, stream := w.committed, w.challenge, w.revealed, w.revealErr, w.stream
 	w.mu.Unlock()
+	if w.task.Streamed() {
+		return w.task.CheckStream(seed, stream, challenge, pace)
+	}
 	if challenge == nil {
 		err = errors.New("the run never opened $D5_AUDIT after its run_stop")
 	}

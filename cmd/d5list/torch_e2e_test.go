@@ -82,6 +82,7 @@ func TestTorchExamplesEndToEnd(t *testing.T) {
 	replay := codeCheat("a replayed log", "train.py", replayedTraining, d5list.AuditMissing)
 	shippedWeights := codeCheat("shipped weights", "train.py", shippedTraining, d5list.AuditMismatch)
 	nanMarked := codeCheat("a third of the epochs skipped, marked with a NaN", "train.py", nanMarkedTraining, d5list.AuditNonFinite)
+	skippedMinibatch := codeCheat("one minibatch of every epoch skipped", "train.py", skippedMinibatchTraining, d5list.AuditMismatch)
 	for _, ex := range []struct {
 		folder, benchmark string
 		forges            []forgery
@@ -89,7 +90,7 @@ func TestTorchExamplesEndToEnd(t *testing.T) {
 		{"pytorch-gemm", "l0-gemm-torch-cpu", []forgery{cachedProduct}},
 		{"pytorch-conv2d", "l0-conv2d-torch-cpu", nil},
 		{"pytorch-digits-inference", "l1-digits-mlp-inference-torch-cpu", []forgery{throughput}},
-		{"pytorch-digits-mlp", "l2-digits-mlp-torch-cpu", []forgery{replay, shippedWeights, nanMarked}},
+		{"pytorch-digits-mlp", "l2-digits-mlp-torch-cpu", []forgery{replay, shippedWeights, nanMarked, skippedMinibatch}},
 		{"pytorch-digits-mlp-ddp", "l3-digits-mlp-torch-ddp-cpu", nil},
 	} {
 		t.Run(ex.benchmark, func(t *testing.T) {
@@ -276,8 +277,8 @@ with open(os.environ["D5_RESULT_LOG"], "a") as out:
 `
 
 // shippedTraining starts from the seed's weights, as the harness asks,
-// then commits weights it brought in its bundle for every epoch, and logs
-// the accuracy they would have.
+// then hands over weights it brought in its bundle after every step, and
+// logs the accuracy they would have.
 const shippedTraining = `import os
 import numpy as np
 import d5harness
@@ -294,7 +295,9 @@ shipped = np.load(os.path.join(os.environ["D5_BUNDLE"], "code", "weights.npz"))
 params = [(shipped["w%d" % i], shipped["b%d" % i]) for i in range(3)]
 zeros = [(np.zeros_like(w), np.zeros_like(b)) for w, b in params]
 for epoch in range(1, tr.epochs + 1):
-    tr.commit(epoch, params, zeros)
+    for _ in tr.batches(epoch, 1438):
+        tr.step(params, zeros)
+    tr.commit(epoch)
     log.event("eval_accuracy", 0.98, {"epoch_num": epoch})
 log.end("run_stop", metadata={"status": "success"})
 log.close()
@@ -302,10 +305,20 @@ tr.audit()
 `
 
 // nanMarkedTraining trains the first 20 of the 30 epochs (the target is
-// met by then) and commits the state of each later one unchanged but for a
-// NaN in a momentum buffer: an epoch recomputed from such a state has an
-// error of NaN, which an audit that excused what it cannot judge let pass.
-const nanMarkedTraining = `import os
+// met by then) and hands over the state of each later step unchanged but
+// for a NaN in a momentum buffer: a stretch recomputed from such a state
+// has an error of NaN, which an audit that excused what it cannot judge
+// let pass.
+const nanMarkedTraining = "nan, skip = True, -1\n" + cutTraining
+
+// skippedMinibatchTraining trains every epoch but one minibatch of each
+// (the 21st of 45), the smallest cut of the work a run could make, and
+// hands over every step's state honestly otherwise: caught where the
+// runner's draw falls on one of the 30 stretches that held a skipped step.
+const skippedMinibatchTraining = "nan, skip = False, 20\n" + cutTraining
+
+// cutTraining is the example's training loop cut short as nan and skip say.
+const cutTraining = `import os
 import numpy as np
 import torch
 import d5harness
@@ -323,16 +336,18 @@ opt = torch.optim.SGD(model.parameters(), lr=tr.lr, momentum=tr.momentum)
 loss_fn = torch.nn.CrossEntropyLoss()
 acc = 0.0
 for epoch in range(1, tr.epochs + 1):
-    if epoch <= 20:
-        for idx in tr.batches(epoch, len(x_train)):
+    for k, idx in enumerate(tr.batches(epoch, len(x_train))):
+        if (epoch <= 20 or not nan) and k != skip:
             idx = torch.from_numpy(idx)
             opt.zero_grad()
             loss_fn(model(x_train[idx]), y_train[idx]).backward()
             opt.step()
-    params, momentum = d5harness.torch_state(model, opt)
-    if epoch > 20:
-        momentum[0][0][0, 0] = np.nan
-    tr.commit(epoch, params, momentum)
+        params, momentum = d5harness.torch_state(model, opt)
+        if epoch > 20 and nan:
+            momentum = [(w.copy(), b) for w, b in momentum]
+            momentum[0][0][0, 0] = np.nan
+        tr.step(params, momentum)
+    tr.commit(epoch)
     with torch.no_grad():
         acc = (model(x_test).argmax(1) == y_test).float().mean().item()
     log.event("eval_accuracy", acc, {"epoch_num": epoch})

@@ -367,8 +367,9 @@ class Training:
     gate), start from initial_params(), train each epoch on the batches
     batches(epoch) gives, in order, with the task's optimiser (torch's SGD
     with momentum: buf = momentum * buf + grad, w -= lr * buf, the loss
-    the batch's mean cross-entropy), hand step(...) the state after every
-    optimiser step, and commit(epoch) after each epoch.
+    the batch's mean cross-entropy), call step() after every optimiser step
+    (follow(model, optimizer) once lets it read the state only when one is
+    due), and commit(epoch) after each epoch.
 
     Every state_every steps of an epoch (the task's; and at its end) the
     harness writes the state into $D5_REVEAL, which the runner reads while
@@ -394,6 +395,7 @@ class Training:
         self.state_every = max(1, int(self.task.get("state_every", 1)))
         self.seed = None
         self._stream = None
+        self._follow = None
         self._sent = 0  # states written to the runner
         self._epoch, self._step, self._steps = 0, 0, 0
 
@@ -448,14 +450,24 @@ class Training:
         self._epoch, self._step, self._steps = epoch, 0, len(out)
         return out
 
-    def step(self, params, momentum):
+    def follow(self, model, optimizer):
+        """Lets step() read the state of a PyTorch model's Linear layers and
+        its torch.optim.SGD itself (torch_state), only when one is due."""
+        self._follow = lambda: torch_state(model, optimizer)
+
+    def step(self, params=None, momentum=None):
         """Takes the state after an optimiser step: params and momentum
         buffers, each a (weight, bias) pair of float32 arrays per layer, in
-        layer order. Call it after every step, in order."""
+        layer order, or none where follow() named the model. Call it after
+        every step, in order."""
         if self._step >= self._steps:
             raise ValueError("step() past the %d steps of epoch %d's batches" % (self._steps, self._epoch))
         self._step += 1
         if self._step % self.state_every == 0 or self._step == self._steps:
+            if params is None:
+                if self._follow is None:
+                    raise ValueError("step() without a state: hand it params and momentum, or name the model with follow()")
+                params, momentum = self._follow()
             self._send(params, momentum)
 
     def commit(self, epoch, params=None, momentum=None):

@@ -74,7 +74,7 @@ func (t *Task) Keeps(c Challenge) map[int]bool {
 
 // StreamReadBuffer is the most ReadStream asks of its reader at once: the
 // bytes a read under way may hold that the runner has not counted yet.
-const StreamReadBuffer = 64 << 10
+const StreamReadBuffer = 1 << 20
 
 // Stream is what the runner took of a run's streamed states.
 type Stream struct {
@@ -95,7 +95,7 @@ func (t *Task) ReadStream(r io.Reader, keep map[int]bool, late func(end int64) b
 	total := t.stretches() + 1
 	br := bufio.NewReaderSize(r, StreamReadBuffer)
 	var pos int64 // bytes of the stream read through br
-	scratch := make([]byte, 64<<10)
+	scratch := make([]byte, StreamReadBuffer)
 	for next := 0; ; next++ {
 		line, err := readHeader(br)
 		if errors.Is(err, io.EOF) {

@@ -86,6 +86,7 @@ def worker(rank, world, init, log_path, benchmark):
         x_train, y_train, x_test, y_test = (t.to(device) for t in (x_train, y_train, x_test, y_test))
     params = list(model.parameters())
     opt = torch.optim.SGD(params, lr=tr.lr, momentum=tr.momentum)
+    tr.follow(model, opt)
     loss_fn = torch.nn.CrossEntropyLoss(reduction="sum")
     acc = 0.0
     for epoch in range(1, tr.epochs + 1):
@@ -108,7 +109,7 @@ def worker(rank, world, init, log_path, benchmark):
                 p.grad.copy_(flat[offset:offset + p.numel()].view_as(p))
                 offset += p.numel()
             opt.step()
-            tr.step(*d5harness.torch_state(model, opt))
+            tr.step()
         tr.commit(epoch)
         if rank == 0:
             model.eval()

@@ -45,6 +45,7 @@ def main():
     log.start("run_start")
     model = d5harness.torch_linears(tr.initial_params())
     opt = torch.optim.SGD(model.parameters(), lr=tr.lr, momentum=tr.momentum)
+    tr.follow(model, opt)
     loss_fn = torch.nn.CrossEntropyLoss()
     acc = 0.0
     for epoch in range(1, tr.epochs + 1):
@@ -54,7 +55,7 @@ def main():
             opt.zero_grad()
             loss_fn(model(x_train[idx]), y_train[idx]).backward()
             opt.step()
-            tr.step(*d5harness.torch_state(model, opt))
+            tr.step()
         tr.commit(epoch)
         model.eval()
         with torch.no_grad():

@@ -1,13 +1,12 @@
 package catalog
 
 import (
-	"math"
 	"testing"
 )
 
 // Every benchmark of the catalogue states its audit's coverage: the
-// operator and inference harnesses meet 1 in 1,000 at 5 % skipped, the
-// training harness states what sampling whole epochs gives, a benchmark
+// operator, inference and training harnesses meet 1 in 1,000 at 5 %
+// skipped (a training run's minibatch steps), a benchmark
 // without a harness states that nothing is checked, and the portal's own
 // workloads state nothing.
 func TestCatalogueStatesEachAuditsCoverage(t *testing.T) {
@@ -19,8 +18,8 @@ func TestCatalogueStatesEachAuditsCoverage(t *testing.T) {
 		"l0-gemm-torch-cpu":                 func(p float64) bool { return p > 0 && p <= 1e-3 },
 		"l0-conv2d-torch-cpu":               func(p float64) bool { return p > 0 && p <= 1e-3 },
 		"l1-digits-mlp-inference-torch-cpu": func(p float64) bool { return p > 0 && p <= 1e-3 },
-		"l2-digits-mlp-torch-cpu":           func(p float64) bool { return math.Abs(p-math.Pow(0.95, 5)) < 1e-9 },
-		"l3-digits-mlp-torch-ddp-cpu":       func(p float64) bool { return math.Abs(p-math.Pow(0.95, 5)) < 1e-9 },
+		"l2-digits-mlp-torch-cpu":           func(p float64) bool { return p > 0 && p <= 1e-3 },
+		"l3-digits-mlp-torch-ddp-cpu":       func(p float64) bool { return p > 0 && p <= 1e-3 },
 		"l2-cifar10-resnet44-gpu":           func(p float64) bool { return p == 1 },
 		"l2-digits-mlp-cpu":                 func(p float64) bool { return p == 0 },
 	}

@@ -74,7 +74,7 @@ func (t *Task) Keeps(c Challenge) map[int]bool {
 
 // StreamReadBuffer is the most ReadStream asks of its reader at once: the
 // bytes a read under way may hold that the runner has not counted yet.
-const StreamReadBuffer = 1 << 20
+const StreamReadBuffer = 64 << 10
 
 // Stream is what the runner took of a run's streamed states.
 type Stream struct {

@@ -272,7 +272,9 @@ func TestStretchMargins(t *testing.T) {
 func TestReadStreamRefusesWhatTheHarnessDoesNotWrite(t *testing.T) {
 	task := trainingTestTask(t, []any{int64(4)}, 512, 1, 1) // 3 steps: states 0 to 3
 	size := stateBytes(task.Layers)
-	state := func(i, n int) string { return fmt.Sprintf("{\"state\": %d, \"size\": %d}\n%s", i, n, strings.Repeat("\x00", n)) }
+	state := func(i, n int) string {
+		return fmt.Sprintf("{\"state\": %d, \"size\": %d}\n%s", i, n, strings.Repeat("\x00", n))
+	}
 	for _, c := range []struct{ name, stream, want string }{
 		{"out of order", state(0, size) + state(2, size), "state 2 arrived after 1 states"},
 		{"past the last", state(0, size) + state(1, size) + state(2, size) + state(3, size) + state(4, size), "state 4 arrived after 4 states"},

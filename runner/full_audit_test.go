@@ -117,7 +117,7 @@ func TestWindowDrawsAndKeepsAStreamedRunsStates(t *testing.T) {
 		t.Fatalf("a claimed seed's run has stretches %v drawn, want the first and last (1, 12)", drawn)
 	}
 	if st.Err != nil || st.Arrived != 13 || st.Late != -1 {
-		t.Fatalf("stream %+v, want 13 states in time", st)
+		t.Fatalf("stream: %d states in time, the first late %d, error %v; want 13 states in time", st.Arrived, st.Late, st.Err)
 	}
 	if kept := slices.Sorted(func(yield func(int) bool) {
 		for i := range st.States {
@@ -136,7 +136,7 @@ func TestWindowDrawsAndKeepsAStreamedRunsStates(t *testing.T) {
 	}
 	_, st = streamRun(t, task, true, false, 10)
 	if st.Late != 10 || st.Arrived != 10 {
-		t.Fatalf("stream %+v: states 10 to 12 written after run_stop, want state 10 late and 10 in time", st)
+		t.Fatalf("stream: %d states in time, the first late %d, error %v; states 10 to 12 written after run_stop, want state 10 late and 10 in time", st.Arrived, st.Late, st.Err)
 	}
 	a := task.CheckStream(42, st, harness.Challenge{"training": {1}}, func() {})
 	if len(a.Failures) != 1 || a.Failures[0].Code != d5list.AuditMissing || !strings.Contains(a.Failures[0].Message, "state 10") || !strings.Contains(a.Failures[0].Message, "after run_stop") {

@@ -150,17 +150,6 @@ func initialState(layers []int, seed int64) mlpState {
 	return s
 }
 
-// flat is the state as one vector, for distances.
-func (s mlpState) flat() []float64 {
-	var v []float64
-	for _, part := range [][][]float64{s.w, s.b, s.mw, s.mb} {
-		for _, x := range part {
-			v = append(v, x...)
-		}
-	}
-	return v
-}
-
 // trainingSection is a training run's states, as it hands them to the
 // runner while it trains: state 0 the initial one, then the state at the
 // end of each stretch of StateEvery steps of each epoch (an epoch's last
@@ -225,14 +214,20 @@ const auditStepShare = 1.0 / 16
 // moved from before (an initial state must equal its remade one: moved
 // by nothing, any distance is too far).
 func stateDistance(got, want, before mlpState) (rel, abs float64) {
-	g, w, b := got.flat(), want.flat(), before.flat()
 	var diff, step float64
-	for j := range w {
-		d := g[j] - w[j]
-		diff += d * d
-		abs = math.Max(abs, math.Abs(d))
-		s := w[j] - b[j]
-		step += s * s
+	// Part by part: a training state is millions of values, and one flat
+	// copy of each of the three cost more than the sums.
+	for _, parts := range [][3][][]float64{{got.w, want.w, before.w}, {got.b, want.b, before.b}, {got.mw, want.mw, before.mw}, {got.mb, want.mb, before.mb}} {
+		for l := range parts[1] {
+			g, w, b := parts[0][l], parts[1][l], parts[2][l]
+			for j := range w {
+				d := g[j] - w[j]
+				diff += d * d
+				abs = math.Max(abs, math.Abs(d))
+				s := w[j] - b[j]
+				step += s * s
+			}
+		}
 	}
 	if step == 0 {
 		if diff == 0 {

@@ -264,6 +264,8 @@ type Audit struct {
 	// Failures are the checks that did not hold (AuditMissing,
 	// AuditMismatch, AuditNonFinite): each is a discrepancy.
 	Failures []Reason `json:"failures,omitempty"`
+	// CPUS is the CPU time the runner spent on this audit.
+	CPUS float64 `json:"cpu_s,omitempty"`
 }
 
 // AuditSection is one committed stream of calls: an operator shape, or the

@@ -396,7 +396,8 @@ class Training:
         self.seed = None
         self._stream = None
         self._follow = None
-        self._sent = 0  # states written to the runner
+        self._writer, self._write_error = None, None
+        self._sent = 0  # states handed to the runner
         self._epoch, self._step, self._steps = 0, 0, 0
 
     def data(self):
@@ -471,26 +472,69 @@ class Training:
             self._send(params, momentum)
 
     def commit(self, epoch, params=None, momentum=None):
-        """Ends epoch: every one of its steps must have been handed to step()."""
+        """Ends epoch: every one of its steps must have been handed to step().
+        After the last epoch it waits until every state is with the runner,
+        which counts only the states that reach it before run_stop."""
         if epoch != self._epoch or self._step != self._steps:
             raise ValueError("commit(%d) after %d of the %d steps of epoch %d: hand the state after every "
                              "optimiser step to step()" % (epoch, self._step, self._steps, self._epoch))
+        if epoch == self.epochs:
+            self._flush()
 
     def _send(self, params, momentum):
         import numpy as np
         if not self.commits:
             return
-        parts = [np.ascontiguousarray(a, dtype=np.float32) for pair in list(params) + list(momentum) for a in pair]
+        parts = [np.ascontiguousarray(a, dtype=np.float32).ravel() for pair in list(params) + list(momentum) for a in pair]
         if self._stream is not None:
-            size = sum(a.nbytes for a in parts)
-            _write_all(self._stream, json.dumps({"state": self._sent, "size": size}).encode() + b"\n")
-            for a in parts:
-                _write_all(self._stream, memoryview(a).cast("B"))
+            if self._writer is None:
+                self._start_writer(sum(a.size for a in parts))
+            if self._write_error is not None:
+                raise self._write_error
+            # A copy the training cannot change, written to the runner by
+            # a thread of its own while the training goes on.
+            buf = self._free.get()
+            np.concatenate(parts, out=buf)
+            self._pending.put((self._sent, buf))
         self._sent += 1
+
+    def _start_writer(self, values):
+        import queue
+        import threading
+        import numpy as np
+        self._free, self._pending = queue.Queue(), queue.Queue()
+        for _ in range(3):
+            self._free.put(np.zeros(values, dtype=np.float32))
+        self._writer = threading.Thread(target=self._write_states, daemon=True)
+        self._writer.start()
+
+    def _write_states(self):
+        while True:
+            item = self._pending.get()
+            if item is None:
+                return
+            index, buf = item
+            try:
+                if self._write_error is None:
+                    _write_all(self._stream, json.dumps({"state": index, "size": buf.nbytes}).encode() + b"\n")
+                    _write_all(self._stream, memoryview(buf).cast("B"))
+            except OSError as e:
+                self._write_error = e
+            self._free.put(buf)
+
+    def _flush(self):
+        """Waits until every state is with the runner."""
+        if self._writer is not None:
+            self._pending.put(None)
+            self._writer.join()
+            self._writer = None
+            if self._write_error is not None:
+                raise self._write_error
 
     def audit(self):
         """After run_stop: nothing to reveal (the runner has the states it
         kept); closes the stream."""
+        self._flush()
         if self._stream is not None:
             os.close(self._stream)
             self._stream = None

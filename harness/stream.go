@@ -76,6 +76,23 @@ func (t *Task) Keeps(c Challenge) map[int]bool {
 // bytes a read under way may hold that the runner has not counted yet.
 const StreamReadBuffer = 64 << 10
 
+// chunkedReader reads at most StreamReadBuffer bytes at a time, so that a
+// read under way holds no more than that.
+type chunkedReader struct{ r io.Reader }
+
+func (c chunkedReader) Read(p []byte) (int, error) {
+	return c.r.Read(p[:min(len(p), StreamReadBuffer)])
+}
+
+// touched is n bytes whose pages have been written.
+func touched(n int) []byte {
+	b := make([]byte, n)
+	for j := 0; j < n; j += 4096 {
+		b[j] = 0
+	}
+	return b
+}
+
 // Stream is what the runner took of a run's streamed states.
 type Stream struct {
 	States  map[int][]byte // the kept states, by index
@@ -93,9 +110,19 @@ func (t *Task) ReadStream(r io.Reader, keep map[int]bool, late func(end int64) b
 	st := &Stream{States: map[int][]byte{}, Late: -1}
 	size := stateBytes(t.Layers)
 	total := t.stretches() + 1
-	br := bufio.NewReaderSize(r, StreamReadBuffer)
+	// Every state is read the same way, into memory already touched: a
+	// kept one into its own buffer, the others into one scratch buffer.
+	// Were a kept state slower to take (fresh pages to fault in), the run
+	// could time its writes and learn which stretches are drawn.
+	buffers := map[int][]byte{}
+	for i := range keep {
+		if i >= 0 && i < total {
+			buffers[i] = touched(size)
+		}
+	}
+	scratch := touched(size)
+	br := bufio.NewReaderSize(chunkedReader{r}, StreamReadBuffer)
 	var pos int64 // bytes of the stream read through br
-	scratch := make([]byte, StreamReadBuffer)
 	for next := 0; ; next++ {
 		line, err := readHeader(br)
 		if errors.Is(err, io.EOF) {
@@ -123,22 +150,16 @@ func (t *Task) ReadStream(r io.Reader, keep map[int]bool, late func(end int64) b
 			st.Err = fmt.Errorf("state %d holds %d bytes; the task's network's state (weights and momentum, float32) is %d", i, h.Size, size)
 			return st
 		}
-		if keep[i] {
-			b := make([]byte, size)
-			if _, err := io.ReadFull(br, b); err != nil {
-				st.Err = fmt.Errorf("state %d ends after %d bytes of %d", i, len(b), size)
-				return st
-			}
-			st.States[i] = b
-		} else {
-			for left := size; left > 0; {
-				n, err := br.Read(scratch[:min(left, len(scratch))])
-				left -= n
-				if err != nil && left > 0 {
-					st.Err = fmt.Errorf("state %d ends after %d bytes of %d", i, size-left, size)
-					return st
-				}
-			}
+		dst, kept := buffers[i]
+		if !kept {
+			dst = scratch
+		}
+		if n, err := io.ReadFull(br, dst); err != nil {
+			st.Err = fmt.Errorf("state %d ends after %d bytes of %d", i, n, size)
+			return st
+		}
+		if kept {
+			st.States[i] = dst
 		}
 		pos += int64(size)
 		switch {

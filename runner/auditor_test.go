@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -152,5 +153,30 @@ func TestAuditsRunInOrder(t *testing.T) {
 		if c.Audit == nil || c.Audit.Sections[0].Name != string(rune('a'+i)) {
 			t.Errorf("run %d: audit %+v", i, c.Audit)
 		}
+	}
+}
+
+// An audit's result carries the CPU time the runner spent on it: the
+// computing of its check, not the time it waited (here a sleep).
+func TestAuditCarriesItsCPUTime(t *testing.T) {
+	audits := newAuditor()
+	clock := &d5list.RunClock{}
+	audits.audit(clock, func(pace func()) *d5list.Audit {
+		time.Sleep(150 * time.Millisecond)
+		x := 1.0
+		for start := time.Now(); time.Since(start) < 100*time.Millisecond; {
+			x = x*1.0000001 + 1e-9
+		}
+		pace()
+		return &d5list.Audit{Sections: []d5list.AuditSection{{Name: fmt.Sprint(x > 0)}}}
+	})
+	audits.wait()
+	if clock.Audit == nil {
+		t.Fatal("no audit")
+	}
+	// 100 ms of computing, on a machine that may lend the thread a share
+	// of a core only; the 150 ms asleep must not count.
+	if got := clock.Audit.CPUS; got < 0.01 || got > 0.14 {
+		t.Fatalf("audit CPU %.3f s; want the check's computing (about 0.1 s), not its sleep", got)
 	}
 }

@@ -95,6 +95,17 @@ func TestTorchExamplesEndToEnd(t *testing.T) {
 	} {
 		t.Run(ex.benchmark, func(t *testing.T) {
 			got, dir := claimVerified(t, p, filepath.Join("../../examples", ex.folder), ex.benchmark, "run")
+			// BENCHMARKS.md's audit cost against the runs' own, per job.
+			var runsCPU, auditCPU float64
+			for _, r := range got.Measured.Runs {
+				if r.Clock != nil {
+					runsCPU += r.Clock.CPUS
+					if r.Clock.Audit != nil {
+						auditCPU += r.Clock.Audit.CPUS
+					}
+				}
+			}
+			t.Logf("%s: the runner's audit took %.2f s of CPU, the job's %d runs %.2f s (%.2f of it)", ex.benchmark, auditCPU, len(got.Measured.Runs), runsCPU, auditCPU/max(runsCPU, 1e-9))
 			// The runner saw the two torch.distributed workers compute.
 			for j, r := range got.Measured.Runs {
 				if ex.benchmark != "l3-digits-mlp-torch-ddp-cpu" {

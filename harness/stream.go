@@ -200,14 +200,18 @@ func (t *Task) CheckStream(seed int64, st *Stream, c Challenge, pace func()) *d5
 		fail(d5list.AuditMissing, "training: the run handed over %d of its %d states (the initial one, then one every %d steps of each epoch and at its end) before run_stop", st.Arrived, s.calls, t.StateEvery)
 		return a
 	}
+	// Each kept state parsed once, NaN and infinity found as it is.
+	states := map[int]mlpState{}
 	for _, i := range slices.Sorted(maps.Keys(st.States)) {
-		if j, bad := nonFinite(st.States[i], s.elem); bad {
+		parsed, j := parseFiniteState(t.Layers, st.States[i])
+		if j >= 0 {
 			// No recomputation decides against a NaN: honest training
 			// never hands one over (a run that diverges fails as not
 			// converged, by its accuracy).
 			fail(d5list.AuditNonFinite, "training, state %d (%s): value %d is %s", i, t.describeState(i), j, describe(st.States[i], s.elem, j))
 			return a
 		}
+		states[i] = parsed
 	}
 	check := func(i int, rel, abs float64) {
 		as.Checked = append(as.Checked, i)
@@ -220,7 +224,7 @@ func (t *Task) CheckStream(seed int64, st *Stream, c Challenge, pace func()) *d5
 		}
 	}
 	want := initialState(t.Layers, seed)
-	rel, abs := stateDistance(parseState(t.Layers, st.States[0]), want, want)
+	rel, abs := stateDistance(states[0], want, want)
 	check(0, rel, abs)
 	drawn := c["training"]
 	if len(drawn) > 0 {
@@ -230,14 +234,14 @@ func (t *Task) CheckStream(seed int64, st *Stream, c Challenge, pace func()) *d5
 			return a
 		}
 		for _, g := range drawn {
-			before, got := st.States[g-1], st.States[g]
-			if before == nil || got == nil {
+			start, ok1 := states[g-1]
+			got, ok2 := states[g]
+			if !ok1 || !ok2 {
 				continue // not a stretch of this run: Keeps kept both ends of every drawn one
 			}
 			epoch, from, to := t.stretch(g)
-			start := parseState(t.Layers, before)
 			want := trainSteps(t, data, start, seed, epoch, from, to, pace)
-			rel, abs := stateDistance(parseState(t.Layers, got), want, start)
+			rel, abs := stateDistance(got, want, start)
 			check(g, rel, abs)
 		}
 	}

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"encoding/binary"
 	"math"
 
 	"gonum.org/v1/gonum/blas"
@@ -109,13 +110,24 @@ func stateBytes(layers []int) int {
 // parseState reads a revealed state (little-endian float32s, in the order
 // d5harness.Training.commit writes them).
 func parseState(layers []int, b []byte) mlpState {
-	v := float32s(b)
+	s, _ := parseFiniteState(layers, b)
+	return s
+}
+
+// parseFiniteState is parseState, and the index of the state's first value
+// that is a NaN or an infinity (-1: none), found as it converts them.
+func parseFiniteState(layers []int, b []byte) (mlpState, int) {
+	bad, at := -1, 0
 	take := func(n int) []float64 {
 		out := make([]float64, n)
 		for i := range out {
-			out[i] = float64(v[i])
+			v := float64(math.Float32frombits(binary.LittleEndian.Uint32(b[(at+i)*4:])))
+			if bad < 0 && (math.IsNaN(v) || math.IsInf(v, 0)) {
+				bad = at + i
+			}
+			out[i] = v
 		}
-		v = v[n:]
+		at += n
 		return out
 	}
 	var s mlpState
@@ -125,7 +137,7 @@ func parseState(layers []int, b []byte) mlpState {
 	for i := range len(layers) - 1 {
 		s.mw, s.mb = append(s.mw, take(layers[i]*layers[i+1])), append(s.mb, take(layers[i+1]))
 	}
-	return s
+	return s, bad
 }
 
 // initialState is d5harness.Training.initial_params: uniform weights
@@ -206,8 +218,12 @@ func stateEvery(steps, audits int) int {
 
 // auditStepShare is the share of a fresh run's steps the runner
 // recomputes: a float64 step on the runner's CPU costs about four of the
-// run's float32 ones (BenchmarkTrainEpoch against the example), so about
-// a quarter of the run's own CPU.
+// run's float32 ones (BenchmarkTrainEpoch against the example), so the
+// steps are about a quarter of the run's own CPU, and reading the kept
+// states a little more (BenchmarkFreshRunAudit). A smaller share makes
+// stretches shorter and the run hand over more states: at 1/24 (stretches
+// of 2) the example's runs took a fifth longer, at 1/16 a tenth
+// (BENCHMARKS.md).
 const auditStepShare = 1.0 / 16
 
 // stateDistance is how far got is from want, relative to how far want

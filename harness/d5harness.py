@@ -464,7 +464,7 @@ class Training:
         if self._step >= self._steps:
             raise ValueError("step() past the %d steps of epoch %d's batches" % (self._steps, self._epoch))
         self._step += 1
-        if self._step % self.state_every == 0 or self._step == self._steps:
+        if self.commits and (self._step % self.state_every == 0 or self._step == self._steps):
             if params is None:
                 if self._follow is None:
                     raise ValueError("step() without a state: hand it params and momentum, or name the model with follow()")
@@ -474,7 +474,9 @@ class Training:
     def commit(self, epoch, params=None, momentum=None):
         """Ends epoch: every one of its steps must have been handed to step().
         After the last epoch it waits until every state is with the runner,
-        which counts only the states that reach it before run_stop."""
+        which counts only the states that reach it before run_stop. (params
+        and momentum are what a loop written for the epoch-grain harness
+        hands it; the states come from step() now.)"""
         if epoch != self._epoch or self._step != self._steps:
             raise ValueError("commit(%d) after %d of the %d steps of epoch %d: hand the state after every "
                              "optimiser step to step()" % (epoch, self._step, self._steps, self._epoch))

@@ -46,6 +46,9 @@ import (
 // outputs it will check, drawn then among the sections the run committed
 // to in its window; and the reveal ($D5_REVEAL), into which the run writes
 // those outputs and its digests, read by the runner within what it asked.
+// A training run has no audit to open: it writes its states into the
+// reveal as it trains, and the runner reads them from the gate on, keeping
+// those it drew when the window opened (harness.Task.ReadStream).
 const (
 	windowLogName    = "log"
 	windowGateName   = "gate"

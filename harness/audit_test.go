@@ -66,12 +66,8 @@ print(h.stream_key(7, "conv2d:x", 3, 18446744073709551615))
 // runner reads it.
 func runPythonHarness(t *testing.T, task *Task, seed int64, code, call string, challenge func(map[string]string) Challenge) ([]mllog.Event, map[string][]byte) {
 	t.Helper()
-	py := python(t)
 	dir := t.TempDir()
-	logPath, gate, audit, revealed := filepath.Join(dir, "log"), filepath.Join(dir, "gate"), filepath.Join(dir, "audit"), filepath.Join(dir, "revealed")
-	if err := os.WriteFile(gate, []byte(fmt.Sprintf("{\"seed\": %d}\n", seed)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	audit, revealed := filepath.Join(dir, "audit"), filepath.Join(dir, "revealed")
 	// The challenge must exist before the run reads it; a file cannot wait
 	// for run_stop as the runner's FIFO does, so the test draws it from
 	// the task's sections up front, as the runner would after the window.
@@ -82,10 +78,34 @@ func runPythonHarness(t *testing.T, task *Task, seed int64, code, call string, c
 	if err := os.WriteFile(audit, challenge(names).JSON(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	script := fmt.Sprintf("import sys; sys.path.insert(0, %q)\nimport numpy as np\nimport d5harness\n%s\n%s\n", ".", code, call)
+	events := runPythonScript(t, task, seed, code+"\n"+call, "D5_AUDIT="+audit, "D5_REVEAL="+revealed)
+	stream, err := os.Open(revealed)
+	if err != nil {
+		t.Fatalf("the run revealed nothing: %v", err)
+	}
+	defer stream.Close()
+	files, err := task.ReadRevealed(stream, challenge(committedIn(events)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return events, files
+}
+
+// runPythonScript runs code (Python, with numpy as np and d5harness
+// imported) as a run of task from seed, its gate a plain file and env
+// added to its environment, and returns its log.
+func runPythonScript(t *testing.T, task *Task, seed int64, code string, env ...string) []mllog.Event {
+	t.Helper()
+	py := python(t)
+	dir := t.TempDir()
+	logPath, gate := filepath.Join(dir, "log"), filepath.Join(dir, "gate")
+	if err := os.WriteFile(gate, []byte(fmt.Sprintf("{\"seed\": %d}\n", seed)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := fmt.Sprintf("import sys; sys.path.insert(0, %q)\nimport numpy as np\nimport d5harness\n%s\n", ".", code)
 	cmd := exec.Command(py, "-c", script)
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "D5_TASK=" + task.JSON(), "D5_GATE=" + gate, "D5_RESULT_LOG=" + logPath,
-		"D5_AUDIT=" + audit, "D5_REVEAL=" + revealed, "D5_BENCHMARK=harness-test"}
+	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "D5_TASK=" + task.JSON(), "D5_GATE=" + gate, "D5_RESULT_LOG=" + logPath,
+		"D5_BENCHMARK=harness-test"}, env...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("the harness failed: %v\n%s", err, out)
 	}
@@ -97,16 +117,7 @@ func runPythonHarness(t *testing.T, task *Task, seed int64, code, call string, c
 	if err != nil {
 		t.Fatalf("%v\n%s", err, data)
 	}
-	stream, err := os.Open(revealed)
-	if err != nil {
-		t.Fatalf("the run revealed nothing: %v", err)
-	}
-	defer stream.Close()
-	files, err := task.ReadRevealed(stream, challenge(committedIn(events)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return events, files
+	return events
 }
 
 // committedIn collects the commitments a log made before its run_stop.

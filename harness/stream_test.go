@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"os"
@@ -104,27 +103,8 @@ func trainingTestTask(t *testing.T, hidden []any, batch, epochs int64, every int
 // streamed into a file, and returns its log and every state it handed over.
 func runPythonTraining(t *testing.T, task *Task, seed int64, forge string) ([]mllog.Event, *Stream) {
 	t.Helper()
-	py := python(t)
-	dir := t.TempDir()
-	logPath, gate, states := filepath.Join(dir, "log"), filepath.Join(dir, "gate"), filepath.Join(dir, "states")
-	if err := os.WriteFile(gate, []byte(fmt.Sprintf("{\"seed\": %d}\n", seed)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	script := fmt.Sprintf("import sys; sys.path.insert(0, %q)\nimport numpy as np\nimport d5harness\n%s\n", ".", fmt.Sprintf(torchTraining, forge))
-	cmd := exec.Command(py, "-c", script)
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "D5_TASK=" + task.JSON(), "D5_GATE=" + gate, "D5_RESULT_LOG=" + logPath,
-		"D5_REVEAL=" + states, "D5_BENCHMARK=harness-test"}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("the training failed: %v\n%s", err, out)
-	}
-	data, err := os.ReadFile(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	events, err := mllog.Parse(bytes.NewReader(data), "log")
-	if err != nil {
-		t.Fatalf("%v\n%s", err, data)
-	}
+	states := filepath.Join(t.TempDir(), "states")
+	events := runPythonScript(t, task, seed, fmt.Sprintf(torchTraining, forge), "D5_REVEAL="+states)
 	f, err := os.Open(states)
 	if err != nil {
 		t.Fatalf("the run handed over no state: %v", err)

@@ -95,16 +95,7 @@ func TestTorchExamplesEndToEnd(t *testing.T) {
 	} {
 		t.Run(ex.benchmark, func(t *testing.T) {
 			got, dir := claimVerified(t, p, filepath.Join("../../examples", ex.folder), ex.benchmark, "run")
-			// BENCHMARKS.md's audit cost against the runs' own, per job.
-			var runsCPU, auditCPU float64
-			for _, r := range got.Measured.Runs {
-				if r.Clock != nil {
-					runsCPU += r.Clock.CPUS
-					if r.Clock.Audit != nil {
-						auditCPU += r.Clock.Audit.CPUS
-					}
-				}
-			}
+			auditCPU, runsCPU := auditAndRunsCPU(got.Measured)
 			t.Logf("%s: the runner's audit took %.2f s of CPU, the job's %d runs %.2f s (%.2f of it)", ex.benchmark, auditCPU, len(got.Measured.Runs), runsCPU, auditCPU/max(runsCPU, 1e-9))
 			// The runner saw the two torch.distributed workers compute.
 			for j, r := range got.Measured.Runs {
@@ -124,6 +115,23 @@ func TestTorchExamplesEndToEnd(t *testing.T) {
 			}
 		})
 	}
+}
+
+// auditAndRunsCPU is the CPU time the runner's audits of a job took, and
+// its runs' own: BENCHMARKS.md's audit cost, per job.
+func auditAndRunsCPU(m *d5list.Result) (audit, runs float64) {
+	if m == nil {
+		return 0, 0
+	}
+	for _, r := range m.Runs {
+		if r.Clock != nil {
+			runs += r.Clock.CPUS
+			if r.Clock.Audit != nil {
+				audit += r.Clock.Audit.CPUS
+			}
+		}
+	}
+	return audit, runs
 }
 
 // claimVerified makes the claims of the submission folder source as its

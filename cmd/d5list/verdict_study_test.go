@@ -102,8 +102,9 @@ func TestVerdictStudy(t *testing.T) {
 					if got.Measured != nil {
 						measured = got.Measured.Score.Value
 					}
-					t.Logf("TRIAL %s | %s | %d | %s | measurements %d | claimed %.3f measured %.3f | %v",
-						bench, condition, k, got.Status, n, got.Claimed.Score.Value, measured, codes)
+					auditCPU, runsCPU := auditAndRunsCPU(got.Measured)
+					t.Logf("TRIAL %s | %s | %d | %s | measurements %d | claimed %.3f measured %.3f | audit CPU %.2f s, runs' CPU %.2f s | %v",
+						bench, condition, k, got.Status, n, got.Claimed.Score.Value, measured, auditCPU, runsCPU, codes)
 				}
 				stop()
 				t.Logf("STUDY %s | %s | trials %d | verified %d | needs_review %d | discrepancy %d | failed %d | re-measured %d (%d measurements in all) | %s",

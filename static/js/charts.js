@@ -50,13 +50,23 @@
   }
 
   // fitWidth makes an option readable at el's width, a phone's included,
-  // where ECharts would clip or page: a value axis's title, which ECharts
+  // where ECharts would clip, page or overlap: a value axis's labels, a
+  // value axis's title, which ECharts
   // centres over the axis line at the chart's left edge ("ne to train
   // (s)"), starts at the line instead; a title or subtitle wider than the
   // chart wraps; a legend wraps onto as many lines as its items need
   // rather than paging them. The plot moves down or up by the lines added
   // and the chart grows by them, so that the plot keeps its height.
   function fitWidth(option, el, width) {
+    list(option.yAxis).forEach(function (axis) {
+      if (axis.type === 'value' || axis.type === 'log') {
+        // A value's label sits on its grid line instead of across it: the
+        // lowest, across the plot's bottom edge, met the horizontal
+        // axis's labels below it wherever a tick fell near the plot's
+        // left edge ("1" over "12:00").
+        axis.axisLabel = Object.assign({ verticalAlign: 'bottom' }, axis.axisLabel);
+      }
+    });
     list(option.yAxis).forEach(function (axis) {
       if (axis.name && (!axis.nameLocation || axis.nameLocation === 'end')) {
         axis.nameTextStyle = Object.assign({ align: 'left' }, axis.nameTextStyle);

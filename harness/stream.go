@@ -237,7 +237,10 @@ func (t *Task) CheckStream(seed int64, st *Stream, c Challenge, pace func()) *d5
 			start, ok1 := states[g-1]
 			got, ok2 := states[g]
 			if !ok1 || !ok2 {
-				continue // not a stretch of this run: Keeps kept both ends of every drawn one
+				// Keeps kept both ends of every drawn stretch and every
+				// state arrived: a stretch that cannot be checked fails.
+				fail(d5list.AuditMissing, "training, state %d: the runner holds no state at both ends of this drawn stretch", g)
+				continue
 			}
 			epoch, from, to := t.stretch(g)
 			want := trainSteps(t, data, start, seed, epoch, from, to, pace)

@@ -40,6 +40,10 @@ func FormatNumber(v float64) string {
 	if math.IsInf(v, 0) || math.IsNaN(v) {
 		return "—"
 	}
+	// The boards hold values without their float noise (noNoise) and an
+	// entry's own record holds them exact; a mean that lands a hair past a
+	// rounding tie (2.6550000000000002) must read the same in both.
+	v = noNoise(v)
 	a := math.Abs(v)
 	switch {
 	case a == 0:
@@ -66,7 +70,7 @@ func FormatFraction(v float64) string {
 	if a := math.Abs(v); a < 1e-3 {
 		return FormatNumber(v)
 	}
-	return strconv.FormatFloat(v, 'f', 4, 64)
+	return strconv.FormatFloat(noNoise(v), 'f', 4, 64)
 }
 
 // IsFraction reports whether a metric's values are fractions of one, as

@@ -89,3 +89,18 @@ func TestFormatValueByUnit(t *testing.T) {
 		}
 	}
 }
+
+// A value reads the same whether it comes from a board, which holds it
+// without float noise, or from the entry's own record, which holds it
+// exact: a mean a hair past a rounding tie once read 2.65 s on the board
+// and 2.66 s on the entry's page.
+func TestFormatReadsTheSameWithAndWithoutFloatNoise(t *testing.T) {
+	for _, v := range []float64{2.6550000000000002, 2.6549999999999998, 0.12350000000000001, 1.0005000000000002, 0.94505000000000006} {
+		if a, b := FormatNumber(v), FormatNumber(noNoise(v)); a != b {
+			t.Errorf("FormatNumber(%v) = %q but FormatNumber(noNoise) = %q", v, a, b)
+		}
+		if a, b := FormatFraction(v), FormatFraction(noNoise(v)); a != b {
+			t.Errorf("FormatFraction(%v) = %q but FormatFraction(noNoise) = %q", v, a, b)
+		}
+	}
+}

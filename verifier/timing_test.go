@@ -73,7 +73,7 @@ func TestTimingRules(t *testing.T) {
 			},
 			want:  d5list.StatusDiscrepancy,
 			codes: everyRunFlagged,
-			words: []string{"the logs' olympic mean is 6.19 s an epoch, 0.6 of the 10.3 s an epoch the portal measured with seeds it drew; claims down to 0.735 of the re-run pass (drift 25 % + precision 10 % + the re-run's own spread 1.9 %, 1.0 % over the runs its olympic mean keeps); claimed 24.8 s, measured 41.3 s, the olympic means the board shows"},
+			words: []string{"the logs' olympic mean is 6.20 s an epoch, 0.6 of the 10.3 s an epoch the portal measured with seeds it drew; claims down to 0.735 of the re-run pass (drift 25 % + precision 10 % + the re-run's own spread 1.9 %, 1.0 % over the runs its olympic mean keeps); claimed 24.8 s, measured 41.3 s, the olympic means the board shows"},
 		},
 		{
 			// Load on the runner that it measured is taken off: the forgery

@@ -3,6 +3,7 @@ package d5list
 import (
 	"math"
 	"strconv"
+	"time"
 )
 
 // Direction says whether a smaller or a larger metric value is better.
@@ -241,12 +242,64 @@ type VerifyPolicy struct {
 	// package): "operator" (Level 0: the fixed op, shapes and repeats) or
 	// "mlp-inference" (Level 1). Empty: the competitor's code times itself.
 	Harness string `json:"harness,omitempty" yaml:"harness"`
+	// Evaluation is the runner's own evaluation of the model each run of
+	// a benchmark without a harness ends with: the run hands its final
+	// model over before its run_stop, and the runner scores it with the
+	// benchmark's reference evaluation on its own copy of the test data,
+	// never taking the accuracy the run logged. Nil: no evaluation.
+	Evaluation *ModelEvaluation `json:"evaluation,omitempty" yaml:"evaluation"`
 	// AuditEscape is the stated probability that a job whose fresh runs
 	// skip AuditSkipShare of their work passes every audit of the runner
 	// (harness.Task.EscapeProbability): 1 for a benchmark of the
 	// competitor's code that the runner does not audit, 0 for the portal's
 	// own workloads. The catalogue computes it; no file sets it.
 	AuditEscape float64 `json:"audit_escape,omitempty" yaml:"-"`
+}
+
+// ModelEvaluation is a benchmark's reference evaluation of a run's final
+// model (VerifyPolicy.Evaluation). The organiser who defines the benchmark
+// writes it; the runner runs it in the job's sandbox, after the job's runs,
+// as `python3 -I SCRIPT MODEL` with the run's environment ($D5_DATA_DIR is
+// the runner's data sets), and it prints one JSON line, {"accuracy": A}.
+// MODEL holds the bytes the run wrote into $D5_MODEL before its run_stop.
+type ModelEvaluation struct {
+	// Script is the Python source of the evaluation.
+	Script string `json:"script" yaml:"script"`
+	// MaxModelBytes bounds the model a run hands over; zero means
+	// DefaultMaxModelBytes.
+	MaxModelBytes int64 `json:"max_model_bytes,omitempty" yaml:"max_model_bytes"`
+	// TimeLimitSeconds bounds one evaluation; zero means
+	// DefaultEvaluationSeconds.
+	TimeLimitSeconds int `json:"time_limit_s,omitempty" yaml:"time_limit_s"`
+}
+
+// Defaults of a ModelEvaluation.
+const (
+	DefaultMaxModelBytes     = 1 << 30
+	DefaultEvaluationSeconds = 600
+)
+
+// ModelBytes is the most a run's model may hold.
+func (e *ModelEvaluation) ModelBytes() int64 {
+	if e.MaxModelBytes > 0 {
+		return e.MaxModelBytes
+	}
+	return DefaultMaxModelBytes
+}
+
+// TimeLimit is how long one evaluation may take.
+func (e *ModelEvaluation) TimeLimit() time.Duration {
+	if e.TimeLimitSeconds > 0 {
+		return time.Duration(e.TimeLimitSeconds) * time.Second
+	}
+	return DefaultEvaluationSeconds * time.Second
+}
+
+// Audited reports whether the runner checks the work of b's runs itself:
+// its harness recomputes their calls or steps, or its evaluation scores
+// their final models.
+func (b *Benchmark) Audited() bool {
+	return b.Verify.Harness != "" || b.Verify.Evaluation != nil
 }
 
 // AuditSkipShare is the share of its work a job skips in the coverage the

@@ -199,6 +199,20 @@ func Validate(b *d5list.Benchmark) error {
 			return d5list.Errorf(d5list.EINVALID, "division: key %q is both fixed and mutable", k)
 		}
 	}
+	if e := b.Verify.Evaluation; e != nil {
+		switch {
+		case b.Workload != "":
+			return d5list.Errorf(d5list.EINVALID, "verify.evaluation: the portal's own workload %q is not evaluated by a script", b.Workload)
+		case b.Verify.Harness != "":
+			return d5list.Errorf(d5list.EINVALID, "verify.evaluation: a benchmark with a harness (%q) has the harness's evaluation already", b.Verify.Harness)
+		case strings.TrimSpace(e.Script) == "":
+			return d5list.Errorf(d5list.EINVALID, "verify.evaluation.script: required: the Python source that prints {\"accuracy\": A} for the model file it is given")
+		case e.MaxModelBytes < 0:
+			return d5list.Errorf(d5list.EINVALID, "verify.evaluation.max_model_bytes: must be 0 (%d) or more, got %d", d5list.DefaultMaxModelBytes, e.MaxModelBytes)
+		case e.TimeLimitSeconds < 0:
+			return d5list.Errorf(d5list.EINVALID, "verify.evaluation.time_limit_s: must be 0 (%d) or more, got %d", d5list.DefaultEvaluationSeconds, e.TimeLimitSeconds)
+		}
+	}
 	// A harness benchmark's task is made from its own definition: one that
 	// makes none would fail every job at the runner.
 	if _, err := harness.For(b, &d5list.Recipe{Fixed: b.Division.Fixed, Mutable: b.Division.Mutable}); err != nil {

@@ -83,6 +83,9 @@ func TestParseRejectsBadEntries(t *testing.T) {
 		{"empty timed metric", "- id: x\n  level: 0\n  category: c\n  runs: 1\n  ranking: {metric: m}\n  verify: {timed: [op_time_ms, \"\"]}\n", "verify.timed[1]: empty metric name"},
 		{"negative quota", "- {id: x, level: 1, category: c, runs: 1, ranking: {metric: m}, daily_quota: -1}\n", "daily_quota: must be 0"},
 		{"duplicate", "- {id: x, level: 1, category: c, runs: 1, ranking: {metric: m}}\n- {id: x, level: 1, category: c, runs: 1, ranking: {metric: m}}\n", "duplicate id"},
+		{"an evaluation without its script", "- {id: x, level: 2, category: c, runs: 1, ranking: {metric: m}, verify: {evaluation: {max_model_bytes: 10}}}\n", "verify.evaluation.script: required"},
+		{"an evaluation beside a harness", "- {id: x, level: 2, category: c, runs: 1, ranking: {metric: m}, verify: {harness: operator, evaluation: {script: x}}}\n", "has the harness's evaluation already"},
+		{"an evaluation of negative size", "- {id: x, level: 2, category: c, runs: 1, ranking: {metric: m}, verify: {evaluation: {script: x, max_model_bytes: -1}}}\n", "verify.evaluation.max_model_bytes: must be 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

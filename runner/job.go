@@ -32,6 +32,10 @@ type jobSetup struct {
 	// there, for what they ran with; its labels go into every run's
 	// RunClock.Environment.
 	record func(ctx context.Context) map[string]string
+	// afterRuns, when set, is called once the runs are over, in the job
+	// folder still there, with their logs in index order (the benchmark's
+	// evaluation of their models).
+	afterRuns func(ctx context.Context, job string, logs []d5list.RunLog) error
 	// freshFirst runs the job's fresh seeds before the claim's; the logs
 	// come back in index order either way.
 	freshFirst bool
@@ -104,6 +108,14 @@ func (s jobSetup) execute(ctx context.Context, spec d5list.JobSpec, run runFunc)
 		logs = append(logs, d5list.RunLog{Index: i, Seed: seed, Fresh: r.Fresh, Log: log, Clock: clock})
 	}
 	slices.SortFunc(logs, func(a, b d5list.RunLog) int { return a.Index - b.Index })
+	if s.afterRuns != nil {
+		if err := s.afterRuns(ctx, job, logs); err != nil {
+			if c := context.Cause(ctx); c != nil {
+				return nil, fmt.Errorf("%w: %w", err, c)
+			}
+			return nil, err
+		}
+	}
 	if s.record != nil {
 		versions := s.record(ctx)
 		for _, l := range logs {

@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -149,6 +150,12 @@ func (p *Process) Execute(ctx context.Context, spec d5list.JobSpec) ([]d5list.Ru
 			return err
 		}
 	}
+	if e := spec.Benchmark.Verify.Evaluation; e != nil && task == nil {
+		pj.models = map[int]modelHandover{}
+		setup.afterRuns = func(ctx context.Context, job string, logs []d5list.RunLog) error {
+			return p.evaluateModels(ctx, spec, job, &pj, logs)
+		}
+	}
 	// What the job's runs ran with is asked in their own sandbox, started
 	// as the first run's was, once the runs are done (off their clocks).
 	setup.record = func(ctx context.Context) map[string]string {
@@ -178,6 +185,9 @@ type processJob struct {
 	task    *harness.Task
 	audits  *auditor
 	launch  sandboxLaunch
+	// models are what each run handed over for the benchmark's
+	// evaluation, by run index (nil: the benchmark has none).
+	models map[int]modelHandover
 }
 
 // jobImage is a job's unpacked recipe image: its root filesystem and the
@@ -311,8 +321,16 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	// run takes its seed and its lines arrive, and live progress shows its
 	// events as they do, so an entrypoint need not print them.
 	var beforeWindow time.Duration
+	var model *modelSink
+	if pj.models != nil {
+		dir := filepath.Join(job, "models")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, nil, err
+		}
+		model = &modelSink{path: filepath.Join(dir, strconv.Itoa(i)), max: spec.Benchmark.Verify.Evaluation.ModelBytes()}
+	}
 	win, err := openWindow(host.ctl, windowRun{index: i, seed: seed, fresh: i >= len(spec.Seeds), full: spec.FullAudit, task: pj.task, audits: pj.audits,
-		maxBytes: p.opts.Limits.MaxResultBytes, onLine: LinesFrom(ctx), onGate: func() { beforeWindow = tree.cpuNow() }})
+		maxBytes: p.opts.Limits.MaxResultBytes, onLine: LinesFrom(ctx), onGate: func() { beforeWindow = tree.cpuNow() }, model: model})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -339,6 +357,13 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	}
 	if len(log) == 0 {
 		return nil, nil, fmt.Errorf("the entrypoint wrote nothing to $D5_RESULT_LOG%s", tail.String())
+	}
+	if model != nil {
+		h, err := win.handover(model.max)
+		if err != nil {
+			return nil, nil, err
+		}
+		pj.models[i] = h
 	}
 	// WaitS, as the builtin workloads report it: the share of the run
 	// that foreign work delayed its processes by, times its wall time.
@@ -439,10 +464,29 @@ func (p *Process) probeEnvironment(ctx context.Context, spec d5list.JobSpec, l s
 	}
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	argv, opts, err := p.startArgv(spec, l.sandbox, []string{"python3", probeFlag, "-c", environmentProbe})
-	if err != nil {
-		p.opts.Log.Info("the versions the job ran with were not recorded", "job", spec.JobID, "err", err)
+	var lines []string
+	size := 0
+	keep := func(_ int, stream, line string) {
+		if stream == "stdout" && size+len(line) <= maxProbeOutput {
+			lines = append(lines, line)
+			size += len(line)
+		}
+	}
+	if _, err := p.runTrusted(ctx, spec, l, []string{"python3", probeFlag, "-c", environmentProbe}, newTail(0), keep); err != nil {
+		p.opts.Log.Info("the versions the job ran with were not recorded: no python3 in its sandbox answered the probe", "job", spec.JobID, "err", err)
 		return nil
+	}
+	return parseEnvironmentProbe(lines)
+}
+
+// runTrusted runs the runner's own argv (a probe, the benchmark's
+// evaluation) in the sandbox, limits and environment the job's runs had
+// (l), within ctx, with its output lines to keep and the last of them in
+// tail; it returns the CPU time it took.
+func (p *Process) runTrusted(ctx context.Context, spec d5list.JobSpec, l sandboxLaunch, argv []string, tail *lineTail, keep LineFunc) (float64, error) {
+	argv, opts, err := p.startArgv(spec, l.sandbox, argv)
+	if err != nil {
+		return 0, err
 	}
 	if opts != nil {
 		defer opts.Close()
@@ -457,19 +501,13 @@ func (p *Process) probeEnvironment(ctx context.Context, spec d5list.JobSpec, l s
 	if l.dropUID {
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: sandboxUID, Gid: sandboxUID}
 	}
-	var lines []string
-	size := 0
-	keep := func(_ int, stream, line string) {
-		if stream == "stdout" && size+len(line) <= maxProbeOutput {
-			lines = append(lines, line)
-			size += len(line)
-		}
+	used0, counted := l.cgroup.cpuUsage()
+	err = admission.verdict(runGroup(ctx, cmd, admission.start, p.opts.KillGrace, 0, tail, keep, nil))
+	cpu := processCPU(cmd.ProcessState)
+	if used1, ok := l.cgroup.cpuUsage(); counted && ok {
+		cpu = max(cpu, (used1 - used0).Seconds())
 	}
-	if err := admission.verdict(runGroup(ctx, cmd, admission.start, p.opts.KillGrace, 0, newTail(0), keep, nil)); err != nil {
-		p.opts.Log.Info("the versions the job ran with were not recorded: no python3 in its sandbox answered the probe", "job", spec.JobID, "err", err)
-		return nil
-	}
-	return parseEnvironmentProbe(lines)
+	return cpu, err
 }
 
 // image pulls (a registry image) or finds (an archive in the bundle) the
@@ -574,6 +612,8 @@ func runEnv(spec d5list.JobSpec, l layout, gpus gpuShare, task *harness.Task) []
 	}
 	if task != nil {
 		env = append(env, "D5_TASK="+task.JSON(), "D5_AUDIT="+filepath.Join(l.ctl, windowAuditName), "D5_REVEAL="+filepath.Join(l.ctl, windowRevealName))
+	} else if spec.Benchmark.Verify.Evaluation != nil {
+		env = append(env, "D5_MODEL="+filepath.Join(l.ctl, windowModelName))
 	}
 	return append(env, gpuEnv(gpus)...)
 }

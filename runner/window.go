@@ -54,6 +54,7 @@ const (
 	windowGateName   = "gate"
 	windowAuditName  = "audit"
 	windowRevealName = "reveal"
+	windowModelName  = "model"
 )
 
 // gatePayload is what the gate hands a run: one JSON line, with its seed
@@ -108,8 +109,13 @@ type window struct {
 	streamLimit int64
 	stream      *harness.Stream
 	log         boundedBuffer
-	gateErr     error // the runner could not serve the gate
-	readErr     error
+	// The model a run of a benchmark with an evaluation hands over
+	// through $D5_MODEL, ended by the runner's mark at run_stop (model.go).
+	modelR, modelW *os.File
+	modelDone      chan struct{}
+	modelIn        modelIntake
+	gateErr        error // the runner could not serve the gate
+	readErr        error
 }
 
 // windowRun is the run a window serves.
@@ -127,6 +133,9 @@ type windowRun struct {
 	// audits, where set, are the job's audits of its earlier runs, held
 	// from the gate opening to the first run_stop (or the run's end).
 	audits *auditor
+	// model, where set, takes the model the run writes into $D5_MODEL
+	// for the benchmark's evaluation (model.go).
+	model *modelSink
 }
 
 // openWindow makes the run's FIFOs in dir (a folder it creates, which must
@@ -140,6 +149,9 @@ func openWindow(dir string, run windowRun) (*window, error) {
 	fifos := map[string]os.FileMode{windowLogName: 0o622, windowGateName: 0o444}
 	if run.task != nil {
 		fifos[windowAuditName], fifos[windowRevealName] = 0o444, 0o622
+	}
+	if run.model != nil {
+		fifos[windowModelName] = 0o622
 	}
 	// Mkfifo's mode passes through the umask; the final modes are set
 	// after, explicitly.
@@ -155,7 +167,7 @@ func openWindow(dir string, run windowRun) (*window, error) {
 	w := &window{dir: dir, maxBytes: run.maxBytes, onGate: run.onGate, audits: run.audits, task: run.task, fresh: run.fresh, full: run.full,
 		gateDone: make(chan struct{}), readDone: make(chan struct{}), auditDone: make(chan struct{}),
 		revealDone: make(chan struct{}), stopped: make(chan struct{}), over: make(chan struct{}), committed: map[string]string{},
-		streamLimit: -1}
+		streamLimit: -1, modelDone: make(chan struct{})}
 	var err error
 	if w.logR, w.logW, err = openReadSide(filepath.Join(dir, windowLogName)); err != nil {
 		return nil, err
@@ -166,6 +178,25 @@ func openWindow(dir string, run windowRun) (*window, error) {
 			w.logW.Close()
 			return nil, err
 		}
+	}
+	if run.model != nil {
+		if w.modelR, w.modelW, err = openReadSide(filepath.Join(dir, windowModelName)); err == nil {
+			err = w.startModel(run.model)
+		}
+		if err != nil {
+			for _, f := range []*os.File{w.logR, w.logW, w.modelR, w.modelW} {
+				if f != nil {
+					f.Close()
+				}
+			}
+			if w.revealR != nil {
+				w.revealR.Close()
+				w.revealW.Close()
+			}
+			return nil, err
+		}
+	} else {
+		close(w.modelDone)
 	}
 	w.log.max = run.maxBytes
 	w.lw = &lineWriter{w: &w.log, run: run.index, stream: d5list.StreamMLLOG, onLine: bothLines(w.arrived, run.onLine)}
@@ -351,6 +382,9 @@ func (w *window) arrived(_ int, _ string, line string) {
 				// the FIFO.
 				w.streamLimit = w.streamRead.Load() + harness.StreamReadBuffer + int64(fifoUnread(w.revealR))
 			}
+			if w.modelR != nil {
+				w.markModelEnd()
+			}
 		}
 		w.stops = append(w.stops, now)
 	case harness.CommitmentKey:
@@ -415,6 +449,9 @@ func (w *window) close(clock *d5list.RunClock) ([]byte, error) {
 	drain(w.logR, w.logW, w.readDone)
 	if w.task != nil {
 		drain(w.revealR, w.revealW, w.revealDone)
+	}
+	if w.modelR != nil {
+		drain(w.modelR, w.modelW, w.modelDone)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -141,7 +141,7 @@ func auditWords(c *d5list.RunClock) string {
 // for bench: the window, the whole run, the CPU before the window, the
 // wait and other work's CPU, and the audit where bench's harness has one.
 func clockColumns(bench *d5list.Benchmark) int {
-	if bench.Verify.Harness != "" {
+	if bench.Audited() {
 		return 6
 	}
 	return 5

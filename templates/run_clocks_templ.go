@@ -122,7 +122,7 @@ func runClocksTable(bench *d5list.Benchmark, m Measurement) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		if bench.Verify.Harness != "" {
+		if bench.Audited() {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "<th scope=\"col\">Audit</th>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -274,7 +274,7 @@ func runClocksTable(bench *d5list.Benchmark, m Measurement) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				if bench.Verify.Harness != "" {
+				if bench.Audited() {
 					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, "<td data-label=\"Audit\" data-testid=\"clock-audit\" data-audit=\"")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err

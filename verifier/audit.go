@@ -39,9 +39,13 @@ func (c *comparison) judgeAudits(measured *d5list.Result) {
 			a = r.Clock.Audit
 		}
 		if a == nil {
-			if c.bench.Verify.Harness != "" {
+			switch {
+			case c.bench.Verify.Harness != "":
 				c.review(d5list.Reason{Code: CodeAuditNotRun, Run: cmpIntPtr(r.Index),
 					Message: fmt.Sprintf("re-run %d: the runner did not audit its outputs, which this benchmark's harness needs: an organiser will look", r.Index)})
+			case c.bench.Verify.Evaluation != nil:
+				c.review(d5list.Reason{Code: CodeAuditNotRun, Run: cmpIntPtr(r.Index),
+					Message: fmt.Sprintf("re-run %d: the runner did not evaluate the model it ended with, which this benchmark's evaluation needs (a Slurm runner cannot take it): an organiser will look", r.Index)})
 			}
 			continue
 		}
@@ -52,11 +56,17 @@ func (c *comparison) judgeAudits(measured *d5list.Result) {
 		for _, s := range a.Sections {
 			// The runner's own evaluation of the run's last weights must be
 			// what the run logged (a float32 mean, maybe rounded: hence a
-			// margin, far below one test sample's share).
-			if s.Accuracy != nil && math.Abs(*s.Accuracy-r.FinalAccuracy) > 1e-4 {
+			// margin, far below one test sample's share). A benchmark's
+			// evaluation script may evaluate in another order or on another
+			// device than the run: its accuracy tolerance applies.
+			margin := 1e-4
+			if c.bench.Verify.Evaluation != nil {
+				margin = max(margin, c.bench.Verify.AccuracyTolerance)
+			}
+			if s.Accuracy != nil && math.Abs(*s.Accuracy-r.FinalAccuracy) > margin {
 				c.discrepancy(d5list.Reason{Code: d5list.AuditMismatch, Run: cmpIntPtr(r.Index),
 					Claimed: cmpFloatPtr(r.FinalAccuracy), Measured: cmpFloatPtr(*s.Accuracy),
-					Message: fmt.Sprintf("re-run %d: its last weights classify %.4f of the test split by the runner's own evaluation; its log says %.4f", r.Index, *s.Accuracy, r.FinalAccuracy)})
+					Message: fmt.Sprintf("re-run %d: the model it ended with classifies %.4f of the test split by the runner's own evaluation; its log says %.4f", r.Index, *s.Accuracy, r.FinalAccuracy)})
 			}
 		}
 	}

@@ -15,8 +15,20 @@ func TestRunnerFindingsOfACompetitorsRun(t *testing.T) {
 	bench := compareBench(0, 0.1)
 	harnessBench := *bench
 	harnessBench.Verify.Harness = "mlp-training"
+	evaluated := *bench
+	evaluated.Verify.AccuracyTolerance = 0.01
+	evaluated.Verify.Evaluation = &d5list.ModelEvaluation{Script: "print('{\"accuracy\": 1}')"}
 	claimed := baseResult(bench.Quality)
 	acc := func(v float64) *float64 { return &v }
+	evaluation := func(off float64) func(run int) *d5list.RunClock {
+		return func(run int) *d5list.RunClock {
+			a := &d5list.Audit{Sections: []d5list.AuditSection{{Name: "evaluation", Calls: 1, Checked: []int{0}, Accuracy: acc(claimed.Runs[run%5].FinalAccuracy)}}}
+			if run == 3 {
+				a.Sections[0].Accuracy = acc(claimed.Runs[run%5].FinalAccuracy - off)
+			}
+			return &d5list.RunClock{CompetitorLog: true, Audit: a}
+		}
+	}
 	cases := []struct {
 		name  string
 		bench *d5list.Benchmark
@@ -53,6 +65,12 @@ func TestRunnerFindingsOfACompetitorsRun(t *testing.T) {
 			}
 			return &d5list.RunClock{CompetitorLog: true, Audit: a}
 		}, d5list.StatusDiscrepancy, d5list.AuditMismatch},
+		// A benchmark's own evaluation script may score on another device
+		// or in another order than the run: its accuracy tolerance holds.
+		{"a model the benchmark's evaluation scores within its tolerance", &evaluated, evaluation(0.009), d5list.StatusVerified, ""},
+		{"a model the benchmark's evaluation scores below what its log says", &evaluated, evaluation(0.011), d5list.StatusDiscrepancy, d5list.AuditMismatch},
+		{"a model the benchmark's evaluation did not score (Slurm)", &evaluated, func(int) *d5list.RunClock { return &d5list.RunClock{WallS: 3} },
+			d5list.StatusNeedsReview, CodeAuditNotRun},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,0 +1,287 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	d5list "github.com/deep500/d5list"
+)
+
+// A run of a benchmark with an evaluation (VerifyPolicy.Evaluation) hands
+// the runner its final model through one more FIFO of its control folder,
+// $D5_MODEL, before it logs run_stop. The runner keeps the bytes in a file
+// of its own, out of the sandbox's sight, and after the job's runs scores
+// each model with the benchmark's evaluation: the accuracy the run logged
+// is then the run's claim, and the runner's is the measurement.
+//
+// What reaches the FIFO after run_stop was written after the window closed
+// and is no model of the window's work. The runner tells it exactly: when
+// the run_stop line arrives it writes a mark of its own, random and never
+// shown to the run, into the FIFO through its own write side. A pipe keeps
+// the order of what is written into it, and a write this short is never
+// split, so every byte the run wrote before run_stop comes before the mark
+// and every byte after it was written once the runner had seen run_stop.
+
+// modelSink is where a window writes the model its run hands over, and the
+// most it keeps.
+type modelSink struct {
+	path string
+	max  int64
+}
+
+// modelReadBuffer is the most one read of the model FIFO takes.
+const modelReadBuffer = 64 << 10
+
+// modelIntake is what a window took of its run's model; guarded by
+// window.mu.
+type modelIntake struct {
+	path   string
+	mark   []byte // written into the FIFO when run_stop arrives
+	marked bool   // the mark was written
+	kept   int64  // the model's bytes: those before the mark
+	late   int64  // bytes after the mark
+	found  bool   // the reader met the mark
+	over   bool   // the run wrote more than the sink keeps
+	err    error  // the runner could not keep it or mark its end
+}
+
+// startModel starts keeping what the run writes into $D5_MODEL in sink.
+func (w *window) startModel(sink *modelSink) error {
+	mark := make([]byte, 32)
+	if _, err := rand.Read(mark); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(sink.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	w.modelIn.path, w.modelIn.mark = sink.path, mark
+	go w.readModel(f, sink.max, mark)
+	return nil
+}
+
+// markModelEnd writes the mark after which nothing counts; w.mu is held.
+// The reader drains the FIFO all along, so the write does not wait long.
+func (w *window) markModelEnd() {
+	if _, err := w.modelW.Write(w.modelIn.mark); err != nil {
+		w.modelIn.err = fmt.Errorf("marking the model's end at run_stop: %w", err)
+		return
+	}
+	w.modelIn.marked = true
+}
+
+// readModel copies the FIFO into f up to the mark and up to max bytes,
+// counts what comes after the mark, and drains it all so that the run
+// never blocks on it.
+func (w *window) readModel(f *os.File, max int64, mark []byte) {
+	defer close(w.modelDone)
+	buf := make([]byte, modelReadBuffer)
+	var held []byte // the last bytes read, which may begin the mark
+	var kept, late int64
+	var found, over bool
+	var werr error
+	keep := func(b []byte) {
+		switch {
+		case kept+int64(len(b)) > max:
+			over = true
+		case werr == nil && len(b) > 0:
+			_, werr = f.Write(b)
+			kept += int64(len(b))
+		}
+	}
+	for {
+		n, err := w.modelR.Read(buf)
+		switch {
+		case n == 0:
+		case found:
+			late += int64(n)
+		default:
+			held = append(held, buf[:n]...)
+			if i := bytes.Index(held, mark); i >= 0 {
+				keep(held[:i])
+				late += int64(len(held) - i - len(mark))
+				found, held = true, nil
+			} else if cut := len(held) - (len(mark) - 1); cut > 0 {
+				// Only the last bytes, fewer than the mark's, can begin it.
+				keep(held[:cut])
+				held = append(held[:0], held[cut:]...)
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	if !found {
+		keep(held)
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	w.mu.Lock()
+	w.modelIn.kept, w.modelIn.late, w.modelIn.found, w.modelIn.over = kept, late, found, over
+	if w.modelIn.err == nil && werr != nil {
+		w.modelIn.err = fmt.Errorf("keeping the run's model: %w", werr)
+	}
+	w.mu.Unlock()
+}
+
+// modelHandover is what a run handed over for the evaluation: the file
+// that holds it, or the audit failure that takes its place.
+type modelHandover struct {
+	path  string
+	fault *d5list.Reason
+}
+
+// handover is what the window took of the run's model, once closed; an
+// error where the runner could not keep it (its own failure, not the
+// run's).
+func (w *window) handover(max int64) (modelHandover, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	in := &w.modelIn
+	if in.err != nil {
+		return modelHandover{}, in.err
+	}
+	fault := func(code, format string, args ...any) (modelHandover, error) {
+		return modelHandover{fault: &d5list.Reason{Code: code, Message: fmt.Sprintf(format, args...)}}, nil
+	}
+	switch {
+	case !in.marked:
+		return fault(d5list.AuditMissing, "the run logged no run_stop, so no model it handed over is the one its window ended with")
+	case !in.found:
+		return fault(d5list.AuditMissing, "the model the run wrote into $D5_MODEL did not end within %s of the run's end", windowDrain)
+	case in.late > 0:
+		return fault(d5list.AuditMissing, "%d bytes of its model reached $D5_MODEL after its run_stop, so they were written after the window closed: a run writes its model before it logs run_stop", in.late)
+	case in.over:
+		return fault(d5list.AuditMissing, "its model ($D5_MODEL) is larger than the %d bytes the benchmark's evaluation takes", max)
+	case in.kept == 0:
+		return fault(d5list.AuditMissing, "it wrote no model into $D5_MODEL before its run_stop: the runner scores the model a run ends with itself")
+	}
+	return modelHandover{path: in.path}, nil
+}
+
+// Where the evaluation finds its script and the model in the run's
+// control folder, which the sandbox sees read-only; written there only
+// once the job's runs are over.
+const (
+	evaluationScriptName = "evaluate.py"
+	evaluationModelName  = "evaluated-model"
+	// maxEvaluationOutput bounds what the runner keeps of an evaluation's
+	// standard output: its answer is one short line.
+	maxEvaluationOutput = 64 << 10
+)
+
+// evaluateModels scores the model each run of the job handed over with
+// the benchmark's evaluation, one after another in the job's sandbox once
+// its runs are over (off every run's clock), and gives each run's clock
+// the result as its audit.
+func (p *Process) evaluateModels(ctx context.Context, spec d5list.JobSpec, job string, pj *processJob, logs []d5list.RunLog) error {
+	for _, l := range logs {
+		h, ok := pj.models[l.Index]
+		if !ok || l.Clock == nil {
+			continue
+		}
+		a := &d5list.Audit{Sections: []d5list.AuditSection{{Name: "evaluation", Calls: 1}}}
+		if h.fault != nil {
+			a.Failures = []d5list.Reason{*h.fault}
+		} else if err := p.evaluateModel(ctx, spec, job, pj, h.path, a); err != nil {
+			return fmt.Errorf("run %d (seed %d): evaluating its model: %w", l.Index, l.Seed, err)
+		}
+		l.Clock.Audit = a
+	}
+	return nil
+}
+
+// evaluateModel runs the benchmark's evaluation of the model at model and
+// fills a with its accuracy, or with why the model could not be scored.
+// An error is the runner's own failure.
+func (p *Process) evaluateModel(ctx context.Context, spec d5list.JobSpec, job string, pj *processJob, model string, a *d5list.Audit) error {
+	e := spec.Benchmark.Verify.Evaluation
+	if !pj.launch.started {
+		return errors.New("no run of the job was started, so there is no sandbox to evaluate in")
+	}
+	ctl := filepath.Join(job, "ctl")
+	script, staged := filepath.Join(ctl, evaluationScriptName), filepath.Join(ctl, evaluationModelName)
+	if err := os.WriteFile(script, []byte(e.Script), 0o644); err != nil {
+		return err
+	}
+	if err := os.Remove(staged); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if err := os.Link(model, staged); err != nil {
+		return err
+	}
+	in := filepath.ToSlash(ctl)
+	if p.bwrap != "" {
+		in = sandboxLayout.ctl
+	}
+	ctx, cancel := context.WithTimeout(ctx, e.TimeLimit())
+	defer cancel()
+	var out []string
+	size := 0
+	keep := func(_ int, stream, line string) {
+		if stream == "stdout" && size+len(line) <= maxEvaluationOutput {
+			out = append(out, line)
+			size += len(line)
+		}
+	}
+	tail := newTail(20)
+	cpu, err := p.runTrusted(ctx, spec, pj.launch, []string{"python3", "-I", path.Join(in, evaluationScriptName), path.Join(in, evaluationModelName)}, tail, keep)
+	a.CPUS = cpu
+	fail := func(code, format string, args ...any) {
+		a.Failures = append(a.Failures, d5list.Reason{Code: code, Message: fmt.Sprintf(format, args...)})
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			fail(d5list.AuditMismatch, "the benchmark's evaluation did not score the model it handed over within %s", e.TimeLimit())
+			return nil
+		}
+		fail(d5list.AuditMismatch, "the benchmark's evaluation could not score the model it handed over (%v)%s", err, tail.String())
+		return nil
+	}
+	acc, reason := evaluationAccuracy(out)
+	if reason != nil {
+		a.Failures = append(a.Failures, *reason)
+		return nil
+	}
+	a.Sections[0].Checked = []int{0}
+	a.Sections[0].Accuracy = &acc
+	return nil
+}
+
+// evaluationAccuracy reads the evaluation's answer, its last line that
+// is a JSON object: {"accuracy": A}. Python writes a NaN or an infinity
+// as NaN or Infinity, which JSON does not have: such an answer is a
+// non-finite accuracy, never one left undecided.
+func evaluationAccuracy(lines []string) (float64, *d5list.Reason) {
+	for i := len(lines) - 1; i >= 0; i-- {
+		line := strings.TrimSpace(lines[i])
+		if !strings.HasPrefix(line, "{") {
+			continue
+		}
+		if strings.Contains(line, "NaN") || strings.Contains(line, "Infinity") {
+			return 0, &d5list.Reason{Code: d5list.AuditNonFinite, Message: fmt.Sprintf("the benchmark's evaluation scored the model it handed over as %.80s: the runner judges no NaN or infinity", line)}
+		}
+		var answer struct {
+			Accuracy *float64 `json:"accuracy"`
+		}
+		if err := json.Unmarshal([]byte(line), &answer); err != nil || answer.Accuracy == nil {
+			break
+		}
+		if v := *answer.Accuracy; math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0, &d5list.Reason{Code: d5list.AuditNonFinite, Message: "the benchmark's evaluation scored the model it handed over as " + strconv.FormatFloat(v, 'g', -1, 64)}
+		}
+		return *answer.Accuracy, nil
+	}
+	return 0, &d5list.Reason{Code: d5list.AuditMismatch, Message: `the benchmark's evaluation printed no {"accuracy": A} line for the model it handed over`}
+}

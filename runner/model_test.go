@@ -1,0 +1,115 @@
+package runner
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	d5list "github.com/deep500/d5list"
+)
+
+// evaluationSpec is a benchmark without a harness whose evaluation reads
+// the model a run hands over (here a text file naming an accuracy, which
+// the script checks against the data set the runner holds: a real
+// evaluation loads weights) and answers with the runner's accuracy.
+func evaluationSpec() d5list.JobSpec {
+	spec := testSpec(11)
+	spec.FreshSeeds = []int64{907}
+	spec.Benchmark.ID = "l2-imported-test"
+	spec.Benchmark.Verify.Evaluation = &d5list.ModelEvaluation{MaxModelBytes: 1 << 20, Script: `import json, sys
+with open(sys.argv[1]) as f:
+    text = f.read()
+if text.startswith("crash"):
+    raise SystemExit("cannot load this model")
+print("evaluating", len(text), "bytes")
+print(json.dumps({"accuracy": float(text.split()[0])}))
+`}
+	return spec
+}
+
+// modelRun is an entrypoint that takes its seed, logs its window, and
+// runs the shell commands before (ahead of its run_stop) and after (once
+// it is logged, after a pause).
+func modelRun(before, after string) string {
+	s := "#!/bin/sh\n" + takeSeed + mllogLine("run_start", "1000", "") + before + "\n"
+	s += mllogLine("run_stop", "1010", `"status": "success"`)
+	if after != "" {
+		s += "sleep 0.3\n" + after + "\n"
+	}
+	return s
+}
+
+// writeModel is the shell command that writes text as the model.
+func writeModel(text string) string { return "printf '%s' '" + text + "' > \"$D5_MODEL\"" }
+
+// A benchmark without a harness but with an evaluation: the runner keeps
+// the model each run writes into $D5_MODEL before its run_stop and scores
+// it itself, in the job's sandbox, once the runs are over. A model handed
+// over after run_stop, none at all, one larger than the benchmark takes,
+// one the evaluation cannot load and one it scores as NaN each fail the
+// run's audit with what happened.
+func TestProcessEvaluatesTheModelItself(t *testing.T) {
+	needBwrap(t)
+	cases := []struct {
+		name, before, after string
+		code, words         string // "" for a model the runner scores
+	}{
+		{name: "a model handed over in the window", before: writeModel("0.9375 weights")},
+		// Larger than a pipe holds, so that the runner reads it while it
+		// is written.
+		{name: "a large model handed over in the window", before: "{ printf '0.9375 '; head -c 900000 /dev/zero; } > \"$D5_MODEL\""},
+		{name: "a model written after run_stop", after: writeModel("0.9375 weights"), code: d5list.AuditMissing, words: "after its run_stop"},
+		{name: "a model begun in the window and ended after run_stop", before: "printf '0.9375 ' > \"$D5_MODEL\"", after: writeModel("weights"), code: d5list.AuditMissing, words: "7 bytes of its model reached $D5_MODEL after its run_stop"},
+		{name: "no model", code: d5list.AuditMissing, words: "wrote no model"},
+		{name: "a model larger than the benchmark takes", before: "head -c 1048577 /dev/zero > \"$D5_MODEL\"", code: d5list.AuditMissing, words: "larger than the 1048576 bytes"},
+		{name: "a model the evaluation cannot load", before: writeModel("crash"), code: d5list.AuditMismatch, words: "cannot load this model"},
+		{name: "a model scored as NaN", before: writeModel("nan"), code: d5list.AuditNonFinite, words: "NaN"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := NewProcess(ProcessOptions{Versions: testVersions[true], Fetch: fixtureBundle(t, modelRun(c.before, c.after)), WorkDir: workDir(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			logs, err := p.Execute(context.Background(), evaluationSpec())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(logs) != 2 {
+				t.Fatalf("%d logs, want 2", len(logs))
+			}
+			for _, l := range logs {
+				a := l.Clock.Audit
+				if len(l.Clock.Breaches) != 0 || a == nil || len(a.Sections) != 1 || a.Sections[0].Name != "evaluation" {
+					t.Fatalf("run %d: breaches %+v, audit %+v; want no breach and the evaluation's audit", l.Index, l.Clock.Breaches, a)
+				}
+				if c.code == "" {
+					acc := a.Sections[0].Accuracy
+					if len(a.Failures) != 0 || acc == nil || *acc != 0.9375 || a.CPUS <= 0 {
+						t.Fatalf("run %d: audit %+v (accuracy %v, CPU %v s); want the runner's own accuracy 0.9375 and the CPU it took", l.Index, a, acc, a.CPUS)
+					}
+					continue
+				}
+				if len(a.Failures) != 1 || a.Failures[0].Code != c.code || !strings.Contains(a.Failures[0].Message, c.words) || a.Sections[0].Accuracy != nil {
+					t.Errorf("run %d: audit %+v; want one %s naming %q and no accuracy", l.Index, a, c.code, c.words)
+				}
+			}
+		})
+	}
+}
+
+// The environment tells a run of an evaluated benchmark where its model
+// goes, and tells one without an evaluation nothing of it.
+func TestRunEnvNamesTheModelOnlyWhereItIsEvaluated(t *testing.T) {
+	has := func(spec d5list.JobSpec) bool {
+		for _, kv := range runEnv(spec, sandboxLayout, gpuShare{}, nil) {
+			if kv == "D5_MODEL=/d5/ctl/model" {
+				return true
+			}
+		}
+		return false
+	}
+	if !has(evaluationSpec()) || has(testSpec(1)) {
+		t.Fatalf("D5_MODEL in an evaluated benchmark's run: %v, in another's: %v; want only the former", has(evaluationSpec()), has(testSpec(1)))
+	}
+}

@@ -258,10 +258,11 @@ type VerifyPolicy struct {
 
 // ModelEvaluation is a benchmark's reference evaluation of a run's final
 // model (VerifyPolicy.Evaluation). The organiser who defines the benchmark
-// writes it; the runner runs it in the job's sandbox, after the job's runs,
-// as `python3 -I SCRIPT MODEL` with the run's environment ($D5_DATA_DIR is
-// the runner's data sets), and it prints one JSON line, {"accuracy": A}.
-// MODEL holds the bytes the run wrote into $D5_MODEL before its run_stop.
+// writes it; the runner runs it once a job, in the sandbox of the job's
+// runs once they are over, as `python3 -I SCRIPT MODEL...` with their
+// environment ($D5_DATA_DIR is the runner's data sets), and it prints one
+// JSON line a model, in order: {"accuracy": A}. Each MODEL holds the bytes
+// a run wrote into $D5_MODEL before its run_stop.
 type ModelEvaluation struct {
 	// Script is the Python source of the evaluation.
 	Script string `json:"script" yaml:"script"`

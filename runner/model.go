@@ -170,60 +170,90 @@ func (w *window) handover(max int64) (modelHandover, error) {
 	return modelHandover{path: in.path}, nil
 }
 
-// Where the evaluation finds its script and the model in the run's
-// control folder, which the sandbox sees read-only; written there only
-// once the job's runs are over.
+// Where the evaluation finds its script and the models in the job's
+// last control folder, which the sandbox sees read-only; written there
+// only once the job's runs are over.
 const (
 	evaluationScriptName = "evaluate.py"
-	evaluationModelName  = "evaluated-model"
+	evaluationModelName  = "evaluated-model-"
 	// maxEvaluationOutput bounds what the runner keeps of an evaluation's
-	// standard output: its answer is one short line.
+	// standard output: its answer is a short line a model.
 	maxEvaluationOutput = 64 << 10
 )
 
-// evaluateModels scores the model each run of the job handed over with
-// the benchmark's evaluation, one after another in the job's sandbox once
-// its runs are over (off every run's clock), and gives each run's clock
-// the result as its audit.
+// evaluateModels scores the models the job's runs handed over with the
+// benchmark's evaluation, all in one process (its interpreter and imports,
+// seconds of CPU, paid once a job) in the job's sandbox once its runs are
+// over, off every run's clock, and gives each run's clock the result as
+// its audit. An error is the runner's own failure.
 func (p *Process) evaluateModels(ctx context.Context, spec d5list.JobSpec, job string, pj *processJob, logs []d5list.RunLog) error {
+	audits := map[int]*d5list.Audit{}
+	var scored []int // the runs whose models the evaluation is given, in order
+	var models []string
 	for _, l := range logs {
 		h, ok := pj.models[l.Index]
 		if !ok || l.Clock == nil {
 			continue
 		}
 		a := &d5list.Audit{Sections: []d5list.AuditSection{{Name: "evaluation", Calls: 1}}}
+		audits[l.Index], l.Clock.Audit = a, a
 		if h.fault != nil {
 			a.Failures = []d5list.Reason{*h.fault}
-		} else if err := p.evaluateModel(ctx, spec, job, pj, h.path, a); err != nil {
-			return fmt.Errorf("run %d (seed %d): evaluating its model: %w", l.Index, l.Seed, err)
+			continue
 		}
-		l.Clock.Audit = a
+		scored, models = append(scored, l.Index), append(models, h.path)
+	}
+	if len(models) == 0 {
+		return nil
+	}
+	answers, cpu, err := p.evaluate(ctx, spec, job, pj, models)
+	if err != nil {
+		return fmt.Errorf("evaluating the runs' models: %w", err)
+	}
+	for k, i := range scored {
+		a := audits[i]
+		a.CPUS = cpu / float64(len(scored))
+		if r := answers[k].fault; r != nil {
+			a.Failures = append(a.Failures, *r)
+			continue
+		}
+		acc := answers[k].accuracy
+		a.Sections[0].Checked = []int{0}
+		a.Sections[0].Accuracy = &acc
 	}
 	return nil
 }
 
-// evaluateModel runs the benchmark's evaluation of the model at model and
-// fills a with its accuracy, or with why the model could not be scored.
-// An error is the runner's own failure.
-func (p *Process) evaluateModel(ctx context.Context, spec d5list.JobSpec, job string, pj *processJob, model string, a *d5list.Audit) error {
+// evaluationAnswer is the evaluation's accuracy of one model, or why it
+// gave none.
+type evaluationAnswer struct {
+	accuracy float64
+	fault    *d5list.Reason
+}
+
+// evaluate runs the benchmark's evaluation on the models, in the sandbox
+// of the job's runs, and returns its answer for each and the CPU time it
+// took.
+func (p *Process) evaluate(ctx context.Context, spec d5list.JobSpec, job string, pj *processJob, models []string) ([]evaluationAnswer, float64, error) {
 	e := spec.Benchmark.Verify.Evaluation
 	if !pj.launch.started {
-		return errors.New("no run of the job was started, so there is no sandbox to evaluate in")
+		return nil, 0, errors.New("no run of the job was started, so there is no sandbox to evaluate in")
 	}
 	ctl := filepath.Join(job, "ctl")
-	script, staged := filepath.Join(ctl, evaluationScriptName), filepath.Join(ctl, evaluationModelName)
-	if err := os.WriteFile(script, []byte(e.Script), 0o644); err != nil {
-		return err
-	}
-	if err := os.Remove(staged); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	if err := os.Link(model, staged); err != nil {
-		return err
+	if err := os.WriteFile(filepath.Join(ctl, evaluationScriptName), []byte(e.Script), 0o644); err != nil {
+		return nil, 0, err
 	}
 	in := filepath.ToSlash(ctl)
 	if p.bwrap != "" {
 		in = sandboxLayout.ctl
+	}
+	argv := []string{"python3", "-I", path.Join(in, evaluationScriptName)}
+	for k, m := range models {
+		name := evaluationModelName + strconv.Itoa(k)
+		if err := os.Link(m, filepath.Join(ctl, name)); err != nil {
+			return nil, 0, err
+		}
+		argv = append(argv, path.Join(in, name))
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.TimeLimit())
 	defer cancel()
@@ -236,52 +266,57 @@ func (p *Process) evaluateModel(ctx context.Context, spec d5list.JobSpec, job st
 		}
 	}
 	tail := newTail(20)
-	cpu, err := p.runTrusted(ctx, spec, pj.launch, []string{"python3", "-I", path.Join(in, evaluationScriptName), path.Join(in, evaluationModelName)}, tail, keep)
-	a.CPUS = cpu
-	fail := func(code, format string, args ...any) {
-		a.Failures = append(a.Failures, d5list.Reason{Code: code, Message: fmt.Sprintf(format, args...)})
-	}
-	if err != nil {
-		if ctx.Err() != nil {
-			fail(d5list.AuditMismatch, "the benchmark's evaluation did not score the model it handed over within %s", e.TimeLimit())
-			return nil
+	cpu, err := p.runTrusted(ctx, spec, pj.launch, argv, tail, keep)
+	all := func(format string, args ...any) ([]evaluationAnswer, float64, error) {
+		r := &d5list.Reason{Code: d5list.AuditMismatch, Message: fmt.Sprintf(format, args...)}
+		answers := make([]evaluationAnswer, len(models))
+		for k := range answers {
+			answers[k].fault = r
 		}
-		fail(d5list.AuditMismatch, "the benchmark's evaluation could not score the model it handed over (%v)%s", err, tail.String())
-		return nil
+		return answers, cpu, nil
 	}
-	acc, reason := evaluationAccuracy(out)
-	if reason != nil {
-		a.Failures = append(a.Failures, *reason)
-		return nil
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return all("the benchmark's evaluation did not score the models the job's runs handed over within %s", e.TimeLimit())
+	case err != nil:
+		return all("the benchmark's evaluation could not score the models the job's runs handed over (%v)%s", err, tail.String())
 	}
-	a.Sections[0].Checked = []int{0}
-	a.Sections[0].Accuracy = &acc
-	return nil
+	var lines []string
+	for _, l := range out {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "{") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) < len(models) {
+		return all(`the benchmark's evaluation printed %d {"accuracy": A} lines for the %d models the job's runs handed over, one each`, len(lines), len(models))
+	}
+	lines = lines[len(lines)-len(models):]
+	answers := make([]evaluationAnswer, len(models))
+	for k, l := range lines {
+		answers[k] = evaluationAccuracy(l)
+	}
+	return answers, cpu, nil
 }
 
-// evaluationAccuracy reads the evaluation's answer, its last line that
-// is a JSON object: {"accuracy": A}. Python writes a NaN or an infinity
-// as NaN or Infinity, which JSON does not have: such an answer is a
-// non-finite accuracy, never one left undecided.
-func evaluationAccuracy(lines []string) (float64, *d5list.Reason) {
-	for i := len(lines) - 1; i >= 0; i-- {
-		line := strings.TrimSpace(lines[i])
-		if !strings.HasPrefix(line, "{") {
-			continue
-		}
-		if strings.Contains(line, "NaN") || strings.Contains(line, "Infinity") {
-			return 0, &d5list.Reason{Code: d5list.AuditNonFinite, Message: fmt.Sprintf("the benchmark's evaluation scored the model it handed over as %.80s: the runner judges no NaN or infinity", line)}
-		}
-		var answer struct {
-			Accuracy *float64 `json:"accuracy"`
-		}
-		if err := json.Unmarshal([]byte(line), &answer); err != nil || answer.Accuracy == nil {
-			break
-		}
-		if v := *answer.Accuracy; math.IsNaN(v) || math.IsInf(v, 0) {
-			return 0, &d5list.Reason{Code: d5list.AuditNonFinite, Message: "the benchmark's evaluation scored the model it handed over as " + strconv.FormatFloat(v, 'g', -1, 64)}
-		}
-		return *answer.Accuracy, nil
+// evaluationAccuracy reads the evaluation's answer for one model, a JSON
+// line: {"accuracy": A}. Python writes a NaN or an infinity as NaN or
+// Infinity, which JSON does not have: such an answer is a non-finite
+// accuracy, never one left undecided.
+func evaluationAccuracy(line string) evaluationAnswer {
+	fault := func(code, format string, args ...any) evaluationAnswer {
+		return evaluationAnswer{fault: &d5list.Reason{Code: code, Message: fmt.Sprintf(format, args...)}}
 	}
-	return 0, &d5list.Reason{Code: d5list.AuditMismatch, Message: `the benchmark's evaluation printed no {"accuracy": A} line for the model it handed over`}
+	if strings.Contains(line, "NaN") || strings.Contains(line, "Infinity") {
+		return fault(d5list.AuditNonFinite, "the benchmark's evaluation scored the model it handed over as %.80s: the runner judges no NaN or infinity", line)
+	}
+	var answer struct {
+		Accuracy *float64 `json:"accuracy"`
+	}
+	if err := json.Unmarshal([]byte(line), &answer); err != nil || answer.Accuracy == nil {
+		return fault(d5list.AuditMismatch, `the benchmark's evaluation answered %.80q for the model it handed over, not {"accuracy": A}`, line)
+	}
+	if v := *answer.Accuracy; math.IsNaN(v) || math.IsInf(v, 0) {
+		return fault(d5list.AuditNonFinite, "the benchmark's evaluation scored the model it handed over as %v", v)
+	}
+	return evaluationAnswer{accuracy: *answer.Accuracy}
 }

@@ -9,20 +9,21 @@ import (
 )
 
 // evaluationSpec is a benchmark without a harness whose evaluation reads
-// the model a run hands over (here a text file naming an accuracy, which
-// the script checks against the data set the runner holds: a real
-// evaluation loads weights) and answers with the runner's accuracy.
+// the models a job's runs hand over (here text files naming an accuracy;
+// a real evaluation loads weights and scores them on the runner's data)
+// and answers with one accuracy a model.
 func evaluationSpec() d5list.JobSpec {
 	spec := testSpec(11)
 	spec.FreshSeeds = []int64{907}
 	spec.Benchmark.ID = "l2-imported-test"
 	spec.Benchmark.Verify.Evaluation = &d5list.ModelEvaluation{MaxModelBytes: 1 << 20, Script: `import json, sys
-with open(sys.argv[1]) as f:
-    text = f.read()
-if text.startswith("crash"):
-    raise SystemExit("cannot load this model")
-print("evaluating", len(text), "bytes")
-print(json.dumps({"accuracy": float(text.split()[0])}))
+for model in sys.argv[1:]:
+    with open(model) as f:
+        text = f.read()
+    if text.startswith("crash"):
+        raise SystemExit("cannot load this model")
+    print("evaluating", len(text), "bytes")
+    print(json.dumps({"accuracy": float(text.split()[0])}))
 `}
 	return spec
 }

@@ -293,6 +293,8 @@ func AuditCoverage(bench *d5list.Benchmark) string {
 	switch {
 	case bench.Workload != "" || p < 0:
 		return ""
+	case p >= 1 && bench.Verify.Evaluation != nil:
+		return "Audit coverage: the model each run ends with. The runner scores every run's final weights itself, with the benchmark's own evaluation on its own copy of the test data, so the accuracy that counts is the runner's; it does not check the training steps, so work skipped that the final model does not show goes unseen."
 	case p >= 1:
 		return "Audit coverage: none. The runner times this benchmark's runs but does not check their work; the verdict rests on its clock and on the accuracy the runs logged."
 	case p == 0:

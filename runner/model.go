@@ -232,11 +232,11 @@ type evaluationAnswer struct {
 }
 
 // evaluate runs the benchmark's evaluation on the models, in the sandbox
-// of the job's runs, and returns its answer for each and the CPU time it
-// took.
+// of the job's runs (the runner's own /usr, never a recipe's image), and
+// returns its answer for each and the CPU time it took.
 func (p *Process) evaluate(ctx context.Context, spec d5list.JobSpec, job string, pj *processJob, models []string) ([]evaluationAnswer, float64, error) {
 	e := spec.Benchmark.Verify.Evaluation
-	if !pj.launch.started {
+	if !pj.ownLaunch.started {
 		return nil, 0, errors.New("no run of the job was started, so there is no sandbox to evaluate in")
 	}
 	ctl := filepath.Join(job, "ctl")
@@ -266,7 +266,7 @@ func (p *Process) evaluate(ctx context.Context, spec d5list.JobSpec, job string,
 		}
 	}
 	tail := newTail(20)
-	cpu, err := p.runTrusted(ctx, spec, pj.launch, argv, tail, keep)
+	cpu, err := p.runTrusted(ctx, spec, pj.ownLaunch, argv, tail, keep)
 	all := func(format string, args ...any) ([]evaluationAnswer, float64, error) {
 		r := &d5list.Reason{Code: d5list.AuditMismatch, Message: fmt.Sprintf(format, args...)}
 		answers := make([]evaluationAnswer, len(models))

@@ -1,7 +1,11 @@
 package runner
 
 import (
+	"archive/tar"
 	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -112,5 +116,97 @@ func TestRunEnvNamesTheModelOnlyWhereItIsEvaluated(t *testing.T) {
 	}
 	if !has(evaluationSpec()) || has(testSpec(1)) {
 		t.Fatalf("D5_MODEL in an evaluated benchmark's run: %v, in another's: %v; want only the former", has(evaluationSpec()), has(testSpec(1)))
+	}
+}
+
+// staticProgram builds the Go source src into a static binary and returns
+// its bytes.
+func staticProgram(t *testing.T, src string) []byte {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the go tool is not on PATH: the static programs cannot be built")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	build := exec.Command(goTool, "build", "-o", filepath.Join(dir, "prog"), filepath.Join(dir, "main.go"))
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building a static program: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "prog"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// A recipe's image is the competitor's: its python3 answers what they
+// like. The benchmark's evaluation runs in the runner's own /usr, never in
+// the image: here the image's python3 scores every model 1, and the
+// runner's finds the 0.5 the model says.
+func TestEvaluationNeverRunsInTheRecipesImage(t *testing.T) {
+	needBwrap(t)
+	entry := staticProgram(t, `package main
+
+import "os"
+
+func main() {
+	gate, err := os.Open(os.Getenv("D5_GATE"))
+	if err != nil {
+		os.Exit(1)
+	}
+	gate.Read(make([]byte, 64))
+	log, err := os.OpenFile(os.Getenv("D5_RESULT_LOG"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		os.Exit(1)
+	}
+	line := func(key string) {
+		log.WriteString(":::MLLOG {\"namespace\": \"\", \"time_ms\": 1000, \"event_type\": \"POINT_IN_TIME\", \"key\": \"" + key + "\", \"value\": null, \"metadata\": {}}\n")
+	}
+	line("run_start")
+	if err := os.WriteFile(os.Getenv("D5_MODEL"), []byte("0.5 weights"), 0); err != nil {
+		os.Exit(1)
+	}
+	line("run_stop")
+}
+`)
+	fakePython := staticProgram(t, `package main
+
+import "fmt"
+
+func main() {
+	for range 4 {
+		fmt.Println("{\"accuracy\": 1}")
+	}
+}
+`)
+	dir := filepath.Join(t.TempDir(), "bundle")
+	if err := os.CopyFS(dir, os.DirFS("testdata/process-bundle")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "code", "entry"), entry, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	archive := imageArchive(t, []string{"PATH=/usr/bin"}, []layerEntry{
+		{name: "usr/", typ: tar.TypeDir, mode: 0o755}, {name: "usr/bin/", typ: tar.TypeDir, mode: 0o755},
+		{name: "usr/bin/python3", body: string(fakePython), mode: 0o755}})
+	p, err := NewProcess(ProcessOptions{Versions: testVersions[true], Fetch: fetchOf(withImage(t, dir, archive)), WorkDir: workDir(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := evaluationSpec()
+	spec.Recipe = d5list.Recipe{Entrypoint: "code/entry", Image: "code/image.tar"}
+	logs, err := p.Execute(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range logs {
+		a := l.Clock.Audit
+		if a == nil || len(a.Failures) != 0 || a.Sections[0].Accuracy == nil || *a.Sections[0].Accuracy != 0.5 {
+			t.Fatalf("run %d: audit %+v; want the runner's own python3 to score the model 0.5", l.Index, a)
+		}
 	}
 }

@@ -185,6 +185,9 @@ type processJob struct {
 	task    *harness.Task
 	audits  *auditor
 	launch  sandboxLaunch
+	// ownLaunch is launch without the recipe's image: the runner's own
+	// /usr, for what the runner runs of its own in the job's sandbox.
+	ownLaunch sandboxLaunch
 	// models are what each run handed over for the benchmark's
 	// evaluation, by run index (nil: the benchmark has none).
 	models map[int]modelHandover
@@ -264,6 +267,7 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	if len(p.opts.ExtraPath) > 0 {
 		env[0] = "PATH=" + strings.Join(p.opts.ExtraPath, ":") + ":" + strings.TrimPrefix(env[0], "PATH=")
 	}
+	ownEnv := slices.Clone(env)
 	var sandbox []string // bwrap's options; none unsandboxed
 	switch {
 	case img.rootfs != "":
@@ -305,8 +309,14 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 	}
 	if i == 0 {
 		// The sandbox (or, unsandboxed, the plain start) of the job's runs,
-		// for probeEnvironment.
+		// for probeEnvironment; and the runner's own, for the benchmark's
+		// evaluation, which never runs in the competitor's image: its
+		// python3 would be theirs to write.
 		pj.launch = sandboxLaunch{started: true, sandbox: sandbox, env: cmd.Env, dir: cmd.Dir, dropUID: dropUID, cgroup: pj.cgroup}
+		pj.ownLaunch = pj.launch
+		if img.rootfs != "" {
+			pj.ownLaunch.sandbox = p.bwrapArgs(host, in, ownEnv, spec)
+		}
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if dropUID {

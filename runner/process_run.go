@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"os"
 	"os/exec"
 	"path"
@@ -13,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -417,108 +415,6 @@ func (p *Process) startArgv(spec d5list.JobSpec, sandbox, argv []string) ([]stri
 // sandboxLayout is where a sandboxed run sees its folders.
 var sandboxLayout = layout{bundle: "/d5/bundle", run: "/d5/run", ctl: "/d5/ctl", lib: "/d5/lib",
 	result: "/d5/ctl/" + windowLogName, gate: "/d5/ctl/" + windowGateName, scratch: "/d5/run/scratch"}
-
-// hostVersionsTTL is how long the runner reuses what its own sandbox's
-// python3 reported: a probe starts Python and imports torch (about a
-// second), which every job would otherwise pay after its runs; a package
-// upgraded on the runner shows within this time.
-const hostVersionsTTL = 10 * time.Minute
-
-// VersionCache keeps the last probe of the runner's own sandbox (jobs
-// without an image all run the same python3); an empty probe is not kept.
-// The zero value is ready to use.
-type VersionCache struct {
-	mu sync.Mutex
-	at time.Time
-	v  map[string]string
-}
-
-func (c *VersionCache) get(probe func() map[string]string) map[string]string {
-	c.mu.Lock()
-	if c.v != nil && time.Since(c.at) <= hostVersionsTTL {
-		defer c.mu.Unlock()
-		return maps.Clone(c.v)
-	}
-	c.mu.Unlock()
-	// Probed without the lock: a slow probe (up to probeTimeout) holds up
-	// only its own job; two jobs ending together may both probe.
-	v := probe()
-	if len(v) > 0 {
-		c.mu.Lock()
-		c.v, c.at = maps.Clone(v), time.Now()
-		c.mu.Unlock()
-	}
-	return v
-}
-
-// sandboxLaunch is how a job's first run was started on the host: bwrap's
-// options (none unsandboxed), the environment and folder it started in,
-// and the job's cgroup.
-type sandboxLaunch struct {
-	started bool
-	sandbox []string
-	env     []string
-	dir     string
-	dropUID bool
-	cgroup  *jobCgroup
-}
-
-// probeEnvironment asks the python3 on the job's sandbox PATH (an image's
-// own, in an image) what it computes with (environmentProbe), in the same
-// sandbox, limits and environment as the job's runs, bounded in time and
-// output. A job whose sandbox has no python3, or whose probe fails, records
-// no versions; that is not the job's failure.
-func (p *Process) probeEnvironment(ctx context.Context, spec d5list.JobSpec, l sandboxLaunch) map[string]string {
-	if !l.started {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
-	var lines []string
-	size := 0
-	keep := func(_ int, stream, line string) {
-		if stream == "stdout" && size+len(line) <= maxProbeOutput {
-			lines = append(lines, line)
-			size += len(line)
-		}
-	}
-	if _, err := p.runTrusted(ctx, spec, l, []string{"python3", probeFlag, "-c", environmentProbe}, newTail(0), keep); err != nil {
-		p.opts.Log.Info("the versions the job ran with were not recorded: no python3 in its sandbox answered the probe", "job", spec.JobID, "err", err)
-		return nil
-	}
-	return parseEnvironmentProbe(lines)
-}
-
-// runTrusted runs the runner's own argv (a probe, the benchmark's
-// evaluation) in the sandbox, limits and environment the job's runs had
-// (l), within ctx, with its output lines to keep and the last of them in
-// tail; it returns the CPU time it took.
-func (p *Process) runTrusted(ctx context.Context, spec d5list.JobSpec, l sandboxLaunch, argv []string, tail *lineTail, keep LineFunc) (float64, error) {
-	argv, opts, err := p.startArgv(spec, l.sandbox, argv)
-	if err != nil {
-		return 0, err
-	}
-	if opts != nil {
-		defer opts.Close()
-	}
-	cmd, admission := l.cgroup.hold(argv)
-	if opts != nil {
-		cmd.ExtraFiles = []*os.File{opts}
-	}
-	cmd.Dir = l.dir
-	cmd.Env = l.env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if l.dropUID {
-		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: sandboxUID, Gid: sandboxUID}
-	}
-	used0, counted := l.cgroup.cpuUsage()
-	err = admission.verdict(runGroup(ctx, cmd, admission.start, p.opts.KillGrace, 0, tail, keep, nil))
-	cpu := processCPU(cmd.ProcessState)
-	if used1, ok := l.cgroup.cpuUsage(); counted && ok {
-		cpu = max(cpu, (used1 - used0).Seconds())
-	}
-	return cpu, err
-}
 
 // image pulls (a registry image) or finds (an archive in the bundle) the
 // recipe's container image and unpacks it into the job's rootfs, once per

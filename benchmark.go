@@ -269,8 +269,8 @@ type ModelEvaluation struct {
 	// MaxModelBytes bounds the model a run hands over; zero means
 	// DefaultMaxModelBytes.
 	MaxModelBytes int64 `json:"max_model_bytes,omitempty" yaml:"max_model_bytes"`
-	// TimeLimitSeconds bounds one evaluation; zero means
-	// DefaultEvaluationSeconds.
+	// TimeLimitSeconds bounds the evaluation of a job's models; zero
+	// means DefaultEvaluationSeconds.
 	TimeLimitSeconds int `json:"time_limit_s,omitempty" yaml:"time_limit_s"`
 }
 
@@ -288,7 +288,7 @@ func (e *ModelEvaluation) ModelBytes() int64 {
 	return DefaultMaxModelBytes
 }
 
-// TimeLimit is how long one evaluation may take.
+// TimeLimit is how long the evaluation of a job's models may take.
 func (e *ModelEvaluation) TimeLimit() time.Duration {
 	if e.TimeLimitSeconds > 0 {
 		return time.Duration(e.TimeLimitSeconds) * time.Second

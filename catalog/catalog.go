@@ -206,7 +206,7 @@ func Validate(b *d5list.Benchmark) error {
 		case b.Verify.Harness != "":
 			return d5list.Errorf(d5list.EINVALID, "verify.evaluation: a benchmark with a harness (%q) has the harness's evaluation already", b.Verify.Harness)
 		case strings.TrimSpace(e.Script) == "":
-			return d5list.Errorf(d5list.EINVALID, "verify.evaluation.script: required: the Python source that prints {\"accuracy\": A} for the model file it is given")
+			return d5list.Errorf(d5list.EINVALID, "verify.evaluation.script: required: the Python source that prints {\"accuracy\": A} for each model file it is given")
 		case e.MaxModelBytes < 0:
 			return d5list.Errorf(d5list.EINVALID, "verify.evaluation.max_model_bytes: must be 0 (%d) or more, got %d", d5list.DefaultMaxModelBytes, e.MaxModelBytes)
 		case e.TimeLimitSeconds < 0:

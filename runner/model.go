@@ -153,7 +153,7 @@ func (w *window) handover(max int64) (modelHandover, error) {
 		return modelHandover{}, in.err
 	}
 	fault := func(code, format string, args ...any) (modelHandover, error) {
-		return modelHandover{fault: &d5list.Reason{Code: code, Message: fmt.Sprintf(format, args...)}}, nil
+		return modelHandover{fault: &d5list.Reason{Code: code, Message: auditMessage(format, args...)}}, nil
 	}
 	switch {
 	case !in.marked:
@@ -265,10 +265,12 @@ func (p *Process) evaluate(ctx context.Context, spec d5list.JobSpec, job string,
 			size += len(line)
 		}
 	}
-	tail := newTail(20)
-	cpu, err := p.runTrusted(ctx, spec, pj.ownLaunch, argv, tail, keep)
+	// The last line an evaluation that fails writes is its error (a
+	// Python exception's): the one the finding quotes.
+	last := newTail(1)
+	cpu, err := p.runTrusted(ctx, spec, pj.ownLaunch, argv, last, keep)
 	all := func(format string, args ...any) ([]evaluationAnswer, float64, error) {
-		r := &d5list.Reason{Code: d5list.AuditMismatch, Message: fmt.Sprintf(format, args...)}
+		r := &d5list.Reason{Code: d5list.AuditMismatch, Message: auditMessage(format, args...)}
 		answers := make([]evaluationAnswer, len(models))
 		for k := range answers {
 			answers[k].fault = r
@@ -279,7 +281,7 @@ func (p *Process) evaluate(ctx context.Context, spec d5list.JobSpec, job string,
 	case err != nil && ctx.Err() != nil:
 		return all("the benchmark's evaluation did not score the models the job's runs handed over within %s", e.TimeLimit())
 	case err != nil:
-		return all("the benchmark's evaluation could not score the models the job's runs handed over (%v)%s", err, tail.String())
+		return all("the benchmark's evaluation could not score the models the job's runs handed over (%v): %s", err, strings.Join(last.lines, ""))
 	}
 	var lines []string
 	for _, l := range out {
@@ -304,7 +306,7 @@ func (p *Process) evaluate(ctx context.Context, spec d5list.JobSpec, job string,
 // accuracy, never one left undecided.
 func evaluationAccuracy(line string) evaluationAnswer {
 	fault := func(code, format string, args ...any) evaluationAnswer {
-		return evaluationAnswer{fault: &d5list.Reason{Code: code, Message: fmt.Sprintf(format, args...)}}
+		return evaluationAnswer{fault: &d5list.Reason{Code: code, Message: auditMessage(format, args...)}}
 	}
 	if strings.Contains(line, "NaN") || strings.Contains(line, "Infinity") {
 		return fault(d5list.AuditNonFinite, "the benchmark's evaluation scored the model it handed over as %.80s: the runner judges no NaN or infinity", line)
@@ -319,4 +321,18 @@ func evaluationAccuracy(line string) evaluationAnswer {
 		return fault(d5list.AuditNonFinite, "the benchmark's evaluation scored the model it handed over as %v", v)
 	}
 	return evaluationAnswer{accuracy: *answer.Accuracy}
+}
+
+// maxAuditMessage is the longest failure message the portal takes in a
+// runner's report of an audit (portal.checkAudit).
+const maxAuditMessage = 300
+
+// auditMessage is an audit failure's sentence, cut to what the portal
+// takes: an evaluation's error line is the script's to make long.
+func auditMessage(format string, args ...any) string {
+	m := fmt.Sprintf(format, args...)
+	if len(m) <= maxAuditMessage {
+		return m
+	}
+	return cutUTF8(m, maxAuditMessage-len(" [cut]")) + " [cut]"
 }

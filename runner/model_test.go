@@ -25,7 +25,7 @@ for model in sys.argv[1:]:
     with open(model) as f:
         text = f.read()
     if text.startswith("crash"):
-        raise SystemExit("cannot load this model")
+        raise SystemExit("cannot load this model" + (": " + "x" * 2000 if "long" in text else ""))
     print("evaluating", len(text), "bytes")
     print(json.dumps({"accuracy": float(text.split()[0])}))
 `}
@@ -68,6 +68,8 @@ func TestProcessEvaluatesTheModelItself(t *testing.T) {
 		{name: "no model", code: d5list.AuditMissing, words: "wrote no model"},
 		{name: "a model larger than the benchmark takes", before: "head -c 1048577 /dev/zero > \"$D5_MODEL\"", code: d5list.AuditMissing, words: "larger than the 1048576 bytes"},
 		{name: "a model the evaluation cannot load", before: writeModel("crash"), code: d5list.AuditMismatch, words: "cannot load this model"},
+		// The portal takes a failure's message of 300 bytes at most.
+		{name: "a model the evaluation refuses at length", before: writeModel("crash long"), code: d5list.AuditMismatch, words: "cannot load this model: xxx"},
 		{name: "a model scored as NaN", before: writeModel("nan"), code: d5list.AuditNonFinite, words: "NaN"},
 	}
 	for _, c := range cases {
@@ -95,7 +97,7 @@ func TestProcessEvaluatesTheModelItself(t *testing.T) {
 					}
 					continue
 				}
-				if len(a.Failures) != 1 || a.Failures[0].Code != c.code || !strings.Contains(a.Failures[0].Message, c.words) || a.Sections[0].Accuracy != nil {
+				if len(a.Failures) != 1 || a.Failures[0].Code != c.code || !strings.Contains(a.Failures[0].Message, c.words) || len(a.Failures[0].Message) > maxAuditMessage || a.Sections[0].Accuracy != nil {
 					t.Errorf("run %d: audit %+v; want one %s naming %q and no accuracy", l.Index, a, c.code, c.words)
 				}
 			}

@@ -77,7 +77,7 @@ func runEntrypoint(ctx context.Context, dir string, b *d5list.Benchmark, recipe 
 				l.Index, l.Seed, l.Clock.Breaches[0].Message, l.Clock.Breaches[0].Code)
 		}
 		if a := l.Clock.Audit; a != nil && len(a.Failures) > 0 {
-			return nil, fmt.Errorf("run %d (seed %d) failed the runner's audit of its outputs, as a runner would find: %s (%s); docs/bundle-format.md says what the harness checks",
+			return nil, fmt.Errorf("run %d (seed %d) failed the runner's audit of its work, as a runner would find: %s (%s); docs/bundle-format.md says what the runner checks",
 				l.Index, l.Seed, a.Failures[0].Message, a.Failures[0].Code)
 		}
 	}

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -180,5 +181,27 @@ func TestPublishedEntriesNeedTheirHardwareAndData(t *testing.T) {
 		case !strings.Contains(b.RunnerNeeds(nil), "dataset."+tc.dataset+"=yes"):
 			t.Errorf("%s says it needs %q", tc.id, b.RunnerNeeds(nil))
 		}
+	}
+}
+
+// The example benchmark an organiser imports parses as the import reads
+// it, with its evaluation, and states no sampled coverage: its runner
+// checks the final models, not the steps.
+func TestExampleImportedBenchmarkIsValid(t *testing.T) {
+	const file = "../examples/benchmarks/l2-uci-digits-torch-evaluated.yaml"
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs, err := Parse(file, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bs) != 1 {
+		t.Fatalf("%d benchmarks, want 1", len(bs))
+	}
+	e := bs[0].Verify.Evaluation
+	if e == nil || !strings.Contains(e.Script, "weights_only=True") || e.ModelBytes() != 8000000 || !bs[0].Audited() || bs[0].Verify.AuditEscape != 1 {
+		t.Fatalf("verify %+v (evaluation %+v), want the weights-only evaluation of 8 MB models, audited, escape 1", bs[0].Verify, e)
 	}
 }

@@ -257,18 +257,11 @@ func (p *Process) evaluate(ctx context.Context, spec d5list.JobSpec, job string,
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.TimeLimit())
 	defer cancel()
-	var out []string
-	size := 0
-	keep := func(_ int, stream, line string) {
-		if stream == "stdout" && size+len(line) <= maxEvaluationOutput {
-			out = append(out, line)
-			size += len(line)
-		}
-	}
+	out := stdoutLines{max: maxEvaluationOutput}
 	// The last line an evaluation that fails writes is its error (a
 	// Python exception's): the one the finding quotes.
 	last := newTail(1)
-	cpu, err := p.runTrusted(ctx, spec, pj.ownLaunch, argv, last, keep)
+	cpu, err := p.runTrusted(ctx, spec, pj.ownLaunch, argv, last, out.keep)
 	all := func(format string, args ...any) ([]evaluationAnswer, float64, error) {
 		r := &d5list.Reason{Code: d5list.AuditMismatch, Message: auditMessage(format, args...)}
 		answers := make([]evaluationAnswer, len(models))
@@ -284,7 +277,7 @@ func (p *Process) evaluate(ctx context.Context, spec d5list.JobSpec, job string,
 		return all("the benchmark's evaluation could not score the models the job's runs handed over (%v): %s", err, strings.Join(last.lines, ""))
 	}
 	var lines []string
-	for _, l := range out {
+	for _, l := range out.lines {
 		if l = strings.TrimSpace(l); strings.HasPrefix(l, "{") {
 			lines = append(lines, l)
 		}

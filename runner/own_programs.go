@@ -71,19 +71,12 @@ func (p *Process) probeEnvironment(ctx context.Context, spec d5list.JobSpec, l s
 	}
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	var lines []string
-	size := 0
-	keep := func(_ int, stream, line string) {
-		if stream == "stdout" && size+len(line) <= maxProbeOutput {
-			lines = append(lines, line)
-			size += len(line)
-		}
-	}
-	if _, err := p.runTrusted(ctx, spec, l, []string{"python3", probeFlag, "-c", environmentProbe}, newTail(0), keep); err != nil {
+	out := stdoutLines{max: maxProbeOutput}
+	if _, err := p.runTrusted(ctx, spec, l, []string{"python3", probeFlag, "-c", environmentProbe}, newTail(0), out.keep); err != nil {
 		p.opts.Log.Info("the versions the job ran with were not recorded: no python3 in its sandbox answered the probe", "job", spec.JobID, "err", err)
 		return nil
 	}
-	return parseEnvironmentProbe(lines)
+	return parseEnvironmentProbe(out.lines)
 }
 
 // runTrusted runs the runner's own argv (a probe, the benchmark's
@@ -115,4 +108,19 @@ func (p *Process) runTrusted(ctx context.Context, spec d5list.JobSpec, l sandbox
 		cpu = max(cpu, (used1 - used0).Seconds())
 	}
 	return cpu, err
+}
+
+// stdoutLines keeps the standard output of one of the runner's own
+// programs, max bytes of lines in all: its answer is short, and a program
+// that prints more cannot make the runner hold it.
+type stdoutLines struct {
+	lines     []string
+	size, max int
+}
+
+func (o *stdoutLines) keep(_ int, stream, line string) {
+	if stream == "stdout" && o.size+len(line) <= o.max {
+		o.lines = append(o.lines, line)
+		o.size += len(line)
+	}
 }

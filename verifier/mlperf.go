@@ -121,7 +121,7 @@ func CheckMLPerfRoundRules(dir, round, which string) (*MLPerfReport, error) {
 	if err := checkMLPerfInput(dir); err != nil {
 		return nil, err
 	}
-	rules, err := namedRound(dir, round)
+	rules, err := namedRound(dir, round, which)
 	if err != nil {
 		return nil, err
 	}

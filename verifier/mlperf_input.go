@@ -150,7 +150,7 @@ var reRoundFolder = regexp.MustCompile(`(?:^|[_-])v(\d+\.\d+)$`)
 // namedRound is the round given, else the one dir's name starts with
 // (v3.1-...), else the one its parent folder names (v5.0/AMD,
 // training_results_v5.0/AMD); nil when none names one.
-func namedRound(dir, round string) (*MLPerfRound, error) {
+func namedRound(dir, round, which string) (*MLPerfRound, error) {
 	abs, _ := filepath.Abs(dir)
 	if m := reRoundPrefix.FindStringSubmatch(filepath.Base(abs)); round == "" && m != nil {
 		round = m[1]
@@ -168,5 +168,8 @@ func namedRound(dir, round string) (*MLPerfRound, error) {
 		}
 		return nil, e
 	}
-	return loadMLPerfRound(round)
+	if which == "" {
+		which = RulesRelease
+	}
+	return loadMLPerfRoundRules(round, which)
 }

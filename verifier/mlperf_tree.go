@@ -104,7 +104,7 @@ func CheckMLPerfTreeRules(dir, round, which string) (*MLPerfTreeReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	rules, err := namedRound(dir, round)
+	rules, err := namedRound(dir, round, which)
 	if err == nil && rules == nil {
 		rules, err = roundOfTree(dir, systemDirs)
 	}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -294,26 +293,80 @@ func (p *Process) evaluate(ctx context.Context, spec d5list.JobSpec, job string,
 }
 
 // evaluationAccuracy reads the evaluation's answer for one model, a JSON
-// line: {"accuracy": A}. Python writes a NaN or an infinity as NaN or
-// Infinity, which JSON does not have: such an answer is a non-finite
-// accuracy, never one left undecided.
+// line: {"accuracy": A}, A a fraction between 0 and 1. Python writes a
+// NaN or an infinity as NaN, Infinity or -Infinity, which JSON does not
+// have: an accuracy written so is a non-finite accuracy, never one left
+// undecided; one elsewhere in the line is no business of the audit.
 func evaluationAccuracy(line string) evaluationAnswer {
 	fault := func(code, format string, args ...any) evaluationAnswer {
 		return evaluationAnswer{fault: &d5list.Reason{Code: code, Message: auditMessage(format, args...)}}
 	}
-	if strings.Contains(line, "NaN") || strings.Contains(line, "Infinity") {
-		return fault(d5list.AuditNonFinite, "the benchmark's evaluation scored the model it handed over as %.80s: the runner judges no NaN or infinity", line)
-	}
-	var answer struct {
-		Accuracy *float64 `json:"accuracy"`
-	}
-	if err := json.Unmarshal([]byte(line), &answer); err != nil || answer.Accuracy == nil {
+	notAnswer := func() evaluationAnswer {
 		return fault(d5list.AuditMismatch, `the benchmark's evaluation answered %.80q for the model it handed over, not {"accuracy": A}`, line)
 	}
-	if v := *answer.Accuracy; math.IsNaN(v) || math.IsInf(v, 0) {
-		return fault(d5list.AuditNonFinite, "the benchmark's evaluation scored the model it handed over as %v", v)
+	text, marker := markNonFinite(line)
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(text), &fields); err != nil {
+		return notAnswer()
 	}
-	return evaluationAnswer{accuracy: *answer.Accuracy}
+	raw, ok := fields["accuracy"]
+	if !ok {
+		return notAnswer()
+	}
+	if v, ok := strings.CutPrefix(string(raw), `"`+marker); ok {
+		return fault(d5list.AuditNonFinite, "the benchmark's evaluation scored the model it handed over as %s: the runner judges no NaN or infinity", strings.TrimSuffix(v, `"`))
+	}
+	var acc *float64
+	if err := json.Unmarshal(raw, &acc); err != nil || acc == nil {
+		return notAnswer()
+	}
+	if v := *acc; v < 0 || v > 1 {
+		return fault(d5list.AuditMismatch, "the benchmark's evaluation scored the model it handed over as %v: an accuracy is a fraction, between 0 and 1", v)
+	}
+	return evaluationAnswer{accuracy: *acc}
+}
+
+// nonFiniteAt is the literal Python's json module writes for a float
+// JSON has no number for that s begins with, or "".
+func nonFiniteAt(s string) string {
+	for _, lit := range []string{"-Infinity", "Infinity", "NaN"} {
+		if strings.HasPrefix(s, lit) {
+			return lit
+		}
+	}
+	return ""
+}
+
+// markNonFinite returns line with each of Python's non-finite literals
+// outside its strings made a JSON string, marker followed by the literal,
+// where marker occurs nowhere in line: a value that begins with it was one
+// of them, and no string of the line can pass for one.
+func markNonFinite(line string) (string, string) {
+	marker := "d5-non-finite:"
+	for strings.Contains(line, marker) {
+		marker = "~" + marker
+	}
+	var b strings.Builder
+	inString, escaped := false, false
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case inString && escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case c == '"':
+			inString = !inString
+		case !inString:
+			if lit := nonFiniteAt(line[i:]); lit != "" {
+				b.WriteString(`"` + marker + lit + `"`)
+				i += len(lit) - 1
+				continue
+			}
+		}
+		b.WriteByte(c)
+	}
+	return b.String(), marker
 }
 
 // maxAuditMessage is the longest failure message the portal takes in a

@@ -105,6 +105,55 @@ func TestProcessEvaluatesTheModelItself(t *testing.T) {
 	}
 }
 
+// The evaluation's answer for a model is the accuracy field of its line,
+// a fraction: only that field being NaN or an infinity, as Python writes
+// them, is a non-finite accuracy, whatever else the line says; an
+// accuracy outside [0, 1], or a line that is no such answer, is a fault
+// of the evaluation.
+func TestEvaluationAccuracyReadsTheAccuracyField(t *testing.T) {
+	long := `{"accuracy": NaN, "note": "` + strings.Repeat("x", 2000) + `"}`
+	cases := []struct {
+		line  string
+		acc   float64
+		code  string // "" for an accuracy the runner takes
+		words string
+	}{
+		{line: `{"accuracy": 0.9375}`, acc: 0.9375},
+		{line: `{"accuracy": 0}`, acc: 0},
+		{line: `{"accuracy": 1}`, acc: 1},
+		{line: `{"accuracy": 0.93, "note": "NaN-free"}`, acc: 0.93},
+		{line: `{"Infinity": 2, "accuracy": 0.5}`, acc: 0.5},
+		{line: `{"accuracy": 0.5, "loss": NaN, "bound": -Infinity}`, acc: 0.5},
+		{line: `{"note": "say \"NaN\"", "accuracy": 0.25}`, acc: 0.25},
+		{line: `{"accuracy": NaN}`, code: d5list.AuditNonFinite, words: "as NaN"},
+		{line: `{"accuracy": Infinity}`, code: d5list.AuditNonFinite, words: "as Infinity"},
+		{line: `{"accuracy":-Infinity, "note": "ok"}`, code: d5list.AuditNonFinite, words: "as -Infinity"},
+		{line: long, code: d5list.AuditNonFinite, words: "as NaN"},
+		// A string that looks like the runner's own mark is a string.
+		{line: `{"accuracy": "d5-non-finite:NaN"}`, code: d5list.AuditMismatch, words: "not {\"accuracy\": A}"},
+		{line: `{"accuracy": "NaN"}`, code: d5list.AuditMismatch, words: "not {\"accuracy\": A}"},
+		{line: `{"accuracy": null}`, code: d5list.AuditMismatch, words: "not {\"accuracy\": A}"},
+		{line: `{"score": 0.5}`, code: d5list.AuditMismatch, words: "not {\"accuracy\": A}"},
+		{line: `{"accuracy": NaNa}`, code: d5list.AuditMismatch, words: "not {\"accuracy\": A}"},
+		{line: `{"accuracy": 0.5`, code: d5list.AuditMismatch, words: "not {\"accuracy\": A}"},
+		{line: `{"accuracy": 93.75}`, code: d5list.AuditMismatch, words: "as 93.75: an accuracy is a fraction, between 0 and 1"},
+		{line: `{"accuracy": 1.0001}`, code: d5list.AuditMismatch, words: "as 1.0001"},
+		{line: `{"accuracy": -0.5}`, code: d5list.AuditMismatch, words: "as -0.5"},
+	}
+	for _, c := range cases {
+		got := evaluationAccuracy(c.line)
+		if c.code == "" {
+			if got.fault != nil || got.accuracy != c.acc {
+				t.Errorf("%.60s: accuracy %v, fault %+v; want %v", c.line, got.accuracy, got.fault, c.acc)
+			}
+			continue
+		}
+		if got.fault == nil || got.fault.Code != c.code || !strings.Contains(got.fault.Message, c.words) || len(got.fault.Message) > maxAuditMessage {
+			t.Errorf("%.60s: fault %+v; want %s naming %q, at most %d bytes", c.line, got.fault, c.code, c.words, maxAuditMessage)
+		}
+	}
+}
+
 // The environment tells a run of an evaluated benchmark where its model
 // goes, and tells one without an evaluation nothing of it.
 func TestRunEnvNamesTheModelOnlyWhereItIsEvaluated(t *testing.T) {

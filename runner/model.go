@@ -32,10 +32,24 @@ import (
 // and every byte after it was written once the runner had seen run_stop.
 
 // modelSink is where a window writes the model its run hands over, and the
-// most it keeps.
+// most it keeps. The kept models are on the runner's disk, not in a work
+// area of the job's: they count against the job's disk cap (DiskBytes)
+// together, as one more place its runs write, so that a job's models fill
+// no more of the runner's disk than any one of its work areas may take.
 type modelSink struct {
 	path string
-	max  int64
+	max  int64 // what the benchmark's evaluation takes
+	disk int64 // the job's disk cap; negative: none
+	room int64 // what the cap leaves after the job's earlier models
+}
+
+// limit is the most the sink keeps: what the evaluation takes, and no
+// more than the job's disk cap leaves.
+func (s *modelSink) limit() int64 {
+	if s.disk >= 0 {
+		return min(s.max, s.room)
+	}
+	return s.max
 }
 
 // modelReadBuffer is the most one read of the model FIFO takes.
@@ -65,7 +79,7 @@ func (w *window) startModel(sink *modelSink) error {
 		return err
 	}
 	w.modelIn.path, w.modelIn.mark = sink.path, mark
-	go w.readModel(f, sink.max, mark)
+	go w.readModel(f, sink.limit(), mark)
 	return nil
 }
 
@@ -135,16 +149,17 @@ func (w *window) readModel(f *os.File, max int64, mark []byte) {
 }
 
 // modelHandover is what a run handed over for the evaluation: the file
-// that holds it, or the audit failure that takes its place.
+// that holds it and its size, or the audit failure that takes its place.
 type modelHandover struct {
 	path  string
+	size  int64
 	fault *d5list.Reason
 }
 
 // handover is what the window took of the run's model, once closed; an
 // error where the runner could not keep it (its own failure, not the
 // run's).
-func (w *window) handover(max int64) (modelHandover, error) {
+func (w *window) handover(sink *modelSink) (modelHandover, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	in := &w.modelIn
@@ -161,12 +176,14 @@ func (w *window) handover(max int64) (modelHandover, error) {
 		return fault(d5list.AuditMissing, "the model the run wrote into $D5_MODEL did not end within %s of the run's end", windowDrain)
 	case in.late > 0:
 		return fault(d5list.AuditMissing, "%d bytes of its model reached $D5_MODEL after its run_stop, so they were written after the window closed: a run writes its model before it logs run_stop", in.late)
+	case in.over && sink.limit() < sink.max:
+		return fault(d5list.AuditMissing, "its model ($D5_MODEL) would pass the job's disk cap of %d bytes (the runner's --job-disk), which the models of the job's runs count against together: %d bytes of it were left", sink.disk, sink.room)
 	case in.over:
-		return fault(d5list.AuditMissing, "its model ($D5_MODEL) is larger than the %d bytes the benchmark's evaluation takes", max)
+		return fault(d5list.AuditMissing, "its model ($D5_MODEL) is larger than the %d bytes the benchmark's evaluation takes", sink.max)
 	case in.kept == 0:
 		return fault(d5list.AuditMissing, "it wrote no model into $D5_MODEL before its run_stop: the runner scores the model a run ends with itself")
 	}
-	return modelHandover{path: in.path}, nil
+	return modelHandover{path: in.path, size: in.kept}, nil
 }
 
 // Where the evaluation finds its script and the models in the job's

@@ -3,9 +3,11 @@ package runner
 import (
 	"archive/tar"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -99,6 +101,63 @@ func TestProcessEvaluatesTheModelItself(t *testing.T) {
 				}
 				if len(a.Failures) != 1 || a.Failures[0].Code != c.code || !strings.Contains(a.Failures[0].Message, c.words) || len(a.Failures[0].Message) > maxAuditMessage || a.Sections[0].Accuracy != nil {
 					t.Errorf("run %d: audit %+v; want one %s naming %q and no accuracy", l.Index, a, c.code, c.words)
+				}
+			}
+		})
+	}
+}
+
+// The models a job's runs hand over are kept on the runner's disk, where
+// no work area's tmpfs bounds them: together they count against the job's
+// disk cap. Each run here hands over a model of 400 007 bytes: under a cap
+// of 900 000 both are scored; under one of 600 000 the second would pass
+// it, and fails its audit naming the cap, its bytes not kept.
+func TestProcessModelsCountAgainstTheJobsDiskCap(t *testing.T) {
+	needBwrap(t)
+	const model = 400007
+	write := "{ printf '0.9375 '; head -c 400000 /dev/zero; } > \"$D5_MODEL\""
+	for _, c := range []struct {
+		disk   int64
+		scored int // how many of the two runs' models are scored
+	}{{disk: 900000, scored: 2}, {disk: 600000, scored: 1}} {
+		t.Run(strconv.FormatInt(c.disk, 10), func(t *testing.T) {
+			work := workDir(t)
+			p, err := NewProcess(ProcessOptions{Versions: testVersions[true], Fetch: fixtureBundle(t, modelRun(write, "")), WorkDir: work, KeepWork: true,
+				RLimits: ResourceLimits{DiskBytes: c.disk}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			logs, err := p.Execute(context.Background(), evaluationSpec())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(logs) != 2 {
+				t.Fatalf("%d logs, want 2", len(logs))
+			}
+			for _, l := range logs {
+				a := l.Clock.Audit
+				if a == nil || len(a.Sections) != 1 {
+					t.Fatalf("run %d: audit %+v; want the evaluation's", l.Index, a)
+				}
+				if l.Index < c.scored {
+					if len(a.Failures) != 0 || a.Sections[0].Accuracy == nil || *a.Sections[0].Accuracy != 0.9375 {
+						t.Errorf("run %d: audit %+v; want its model scored 0.9375", l.Index, a)
+					}
+					continue
+				}
+				want := fmt.Sprintf("would pass the job's disk cap of %d bytes", c.disk)
+				if len(a.Failures) != 1 || a.Failures[0].Code != d5list.AuditMissing || !strings.Contains(a.Failures[0].Message, want) ||
+					len(a.Failures[0].Message) > maxAuditMessage || a.Sections[0].Accuracy != nil {
+					t.Errorf("run %d: audit %+v; want one %s naming %q and no accuracy", l.Index, a, d5list.AuditMissing, want)
+				}
+			}
+			kept, err := filepath.Glob(filepath.Join(work, "d5job-*", "models", "*"))
+			if err != nil || len(kept) != c.scored {
+				t.Fatalf("kept models %v (%v); want the %d scored", kept, err, c.scored)
+			}
+			for _, f := range kept {
+				if fi, err := os.Stat(f); err != nil || fi.Size() != model {
+					t.Errorf("kept model %s: %v; want %d bytes", f, err, model)
 				}
 			}
 		})

@@ -82,22 +82,13 @@ func main() {
 // into it as code/probe.
 func probeBundle(t *testing.T) string {
 	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("the go tool is not on PATH: the static probe cannot be built")
-	}
+	probe := staticProgram(t, probeSource) // skips without the go tool
 	dir := filepath.Join(t.TempDir(), "bundle")
 	if err := os.CopyFS(dir, os.DirFS("testdata/process-bundle")); err != nil {
 		t.Fatal(err)
 	}
-	src := filepath.Join(t.TempDir(), "probe.go")
-	if err := os.WriteFile(src, []byte(probeSource), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "code", "probe"), probe, 0o755); err != nil {
 		t.Fatal(err)
-	}
-	build := exec.Command(goTool, "build", "-o", filepath.Join(dir, "code", "probe"), src)
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the probe: %v\n%s", err, out)
 	}
 	return dir
 }

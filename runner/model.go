@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -33,10 +32,24 @@ import (
 // and every byte after it was written once the runner had seen run_stop.
 
 // modelSink is where a window writes the model its run hands over, and the
-// most it keeps.
+// most it keeps. The kept models are on the runner's disk, not in a work
+// area of the job's: they count against the job's disk cap (DiskBytes)
+// together, as one more place its runs write, so that a job's models fill
+// no more of the runner's disk than any one of its work areas may take.
 type modelSink struct {
 	path string
-	max  int64
+	max  int64 // what the benchmark's evaluation takes
+	disk int64 // the job's disk cap; negative: none
+	room int64 // what the cap leaves after the job's earlier models
+}
+
+// limit is the most the sink keeps: what the evaluation takes, and no
+// more than the job's disk cap leaves.
+func (s *modelSink) limit() int64 {
+	if s.disk >= 0 {
+		return min(s.max, s.room)
+	}
+	return s.max
 }
 
 // modelReadBuffer is the most one read of the model FIFO takes.
@@ -66,7 +79,7 @@ func (w *window) startModel(sink *modelSink) error {
 		return err
 	}
 	w.modelIn.path, w.modelIn.mark = sink.path, mark
-	go w.readModel(f, sink.max, mark)
+	go w.readModel(f, sink.limit(), mark)
 	return nil
 }
 
@@ -136,16 +149,17 @@ func (w *window) readModel(f *os.File, max int64, mark []byte) {
 }
 
 // modelHandover is what a run handed over for the evaluation: the file
-// that holds it, or the audit failure that takes its place.
+// that holds it and its size, or the audit failure that takes its place.
 type modelHandover struct {
 	path  string
+	size  int64
 	fault *d5list.Reason
 }
 
 // handover is what the window took of the run's model, once closed; an
 // error where the runner could not keep it (its own failure, not the
 // run's).
-func (w *window) handover(max int64) (modelHandover, error) {
+func (w *window) handover(sink *modelSink) (modelHandover, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	in := &w.modelIn
@@ -162,12 +176,14 @@ func (w *window) handover(max int64) (modelHandover, error) {
 		return fault(d5list.AuditMissing, "the model the run wrote into $D5_MODEL did not end within %s of the run's end", windowDrain)
 	case in.late > 0:
 		return fault(d5list.AuditMissing, "%d bytes of its model reached $D5_MODEL after its run_stop, so they were written after the window closed: a run writes its model before it logs run_stop", in.late)
+	case in.over && sink.limit() < sink.max:
+		return fault(d5list.AuditMissing, "its model ($D5_MODEL) would pass the job's disk cap of %d bytes (the runner's --job-disk), which the models of the job's runs count against together: %d bytes of it were left", sink.disk, sink.room)
 	case in.over:
-		return fault(d5list.AuditMissing, "its model ($D5_MODEL) is larger than the %d bytes the benchmark's evaluation takes", max)
+		return fault(d5list.AuditMissing, "its model ($D5_MODEL) is larger than the %d bytes the benchmark's evaluation takes", sink.max)
 	case in.kept == 0:
 		return fault(d5list.AuditMissing, "it wrote no model into $D5_MODEL before its run_stop: the runner scores the model a run ends with itself")
 	}
-	return modelHandover{path: in.path}, nil
+	return modelHandover{path: in.path, size: in.kept}, nil
 }
 
 // Where the evaluation finds its script and the models in the job's
@@ -294,26 +310,80 @@ func (p *Process) evaluate(ctx context.Context, spec d5list.JobSpec, job string,
 }
 
 // evaluationAccuracy reads the evaluation's answer for one model, a JSON
-// line: {"accuracy": A}. Python writes a NaN or an infinity as NaN or
-// Infinity, which JSON does not have: such an answer is a non-finite
-// accuracy, never one left undecided.
+// line: {"accuracy": A}, A a fraction between 0 and 1. Python writes a
+// NaN or an infinity as NaN, Infinity or -Infinity, which JSON does not
+// have: an accuracy written so is a non-finite accuracy, never one left
+// undecided; one elsewhere in the line is no business of the audit.
 func evaluationAccuracy(line string) evaluationAnswer {
 	fault := func(code, format string, args ...any) evaluationAnswer {
 		return evaluationAnswer{fault: &d5list.Reason{Code: code, Message: auditMessage(format, args...)}}
 	}
-	if strings.Contains(line, "NaN") || strings.Contains(line, "Infinity") {
-		return fault(d5list.AuditNonFinite, "the benchmark's evaluation scored the model it handed over as %.80s: the runner judges no NaN or infinity", line)
-	}
-	var answer struct {
-		Accuracy *float64 `json:"accuracy"`
-	}
-	if err := json.Unmarshal([]byte(line), &answer); err != nil || answer.Accuracy == nil {
+	notAnswer := func() evaluationAnswer {
 		return fault(d5list.AuditMismatch, `the benchmark's evaluation answered %.80q for the model it handed over, not {"accuracy": A}`, line)
 	}
-	if v := *answer.Accuracy; math.IsNaN(v) || math.IsInf(v, 0) {
-		return fault(d5list.AuditNonFinite, "the benchmark's evaluation scored the model it handed over as %v", v)
+	text, marker := markNonFinite(line)
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(text), &fields); err != nil {
+		return notAnswer()
 	}
-	return evaluationAnswer{accuracy: *answer.Accuracy}
+	raw, ok := fields["accuracy"]
+	if !ok {
+		return notAnswer()
+	}
+	if v, ok := strings.CutPrefix(string(raw), `"`+marker); ok {
+		return fault(d5list.AuditNonFinite, "the benchmark's evaluation scored the model it handed over as %s: the runner judges no NaN or infinity", strings.TrimSuffix(v, `"`))
+	}
+	var acc *float64
+	if err := json.Unmarshal(raw, &acc); err != nil || acc == nil {
+		return notAnswer()
+	}
+	if v := *acc; v < 0 || v > 1 {
+		return fault(d5list.AuditMismatch, "the benchmark's evaluation scored the model it handed over as %v: an accuracy is a fraction, between 0 and 1", v)
+	}
+	return evaluationAnswer{accuracy: *acc}
+}
+
+// nonFiniteAt is the literal Python's json module writes for a float
+// JSON has no number for that s begins with, or "".
+func nonFiniteAt(s string) string {
+	for _, lit := range []string{"-Infinity", "Infinity", "NaN"} {
+		if strings.HasPrefix(s, lit) {
+			return lit
+		}
+	}
+	return ""
+}
+
+// markNonFinite returns line with each of Python's non-finite literals
+// outside its strings made a JSON string, marker followed by the literal,
+// where marker occurs nowhere in line: a value that begins with it was one
+// of them, and no string of the line can pass for one.
+func markNonFinite(line string) (string, string) {
+	marker := "d5-non-finite:"
+	for strings.Contains(line, marker) {
+		marker = "~" + marker
+	}
+	var b strings.Builder
+	inString, escaped := false, false
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case inString && escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case c == '"':
+			inString = !inString
+		case !inString:
+			if lit := nonFiniteAt(line[i:]); lit != "" {
+				b.WriteString(`"` + marker + lit + `"`)
+				i += len(lit) - 1
+				continue
+			}
+		}
+		b.WriteByte(c)
+	}
+	return b.String(), marker
 }
 
 // maxAuditMessage is the longest failure message the portal takes in a

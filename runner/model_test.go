@@ -3,9 +3,11 @@ package runner
 import (
 	"archive/tar"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -102,6 +104,112 @@ func TestProcessEvaluatesTheModelItself(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The models a job's runs hand over are kept on the runner's disk, where
+// no work area's tmpfs bounds them: together they count against the job's
+// disk cap. Each run here hands over a model of 400 007 bytes: under a cap
+// of 900 000 both are scored; under one of 600 000 the second would pass
+// it, and fails its audit naming the cap, its bytes not kept.
+func TestProcessModelsCountAgainstTheJobsDiskCap(t *testing.T) {
+	needBwrap(t)
+	const model = 400007
+	write := "{ printf '0.9375 '; head -c 400000 /dev/zero; } > \"$D5_MODEL\""
+	for _, c := range []struct {
+		disk   int64
+		scored int // how many of the two runs' models are scored
+	}{{disk: 900000, scored: 2}, {disk: 600000, scored: 1}} {
+		t.Run(strconv.FormatInt(c.disk, 10), func(t *testing.T) {
+			work := workDir(t)
+			p, err := NewProcess(ProcessOptions{Versions: testVersions[true], Fetch: fixtureBundle(t, modelRun(write, "")), WorkDir: work, KeepWork: true,
+				RLimits: ResourceLimits{DiskBytes: c.disk}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			logs, err := p.Execute(context.Background(), evaluationSpec())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(logs) != 2 {
+				t.Fatalf("%d logs, want 2", len(logs))
+			}
+			for _, l := range logs {
+				a := l.Clock.Audit
+				if a == nil || len(a.Sections) != 1 {
+					t.Fatalf("run %d: audit %+v; want the evaluation's", l.Index, a)
+				}
+				if l.Index < c.scored {
+					if len(a.Failures) != 0 || a.Sections[0].Accuracy == nil || *a.Sections[0].Accuracy != 0.9375 {
+						t.Errorf("run %d: audit %+v; want its model scored 0.9375", l.Index, a)
+					}
+					continue
+				}
+				want := fmt.Sprintf("would pass the job's disk cap of %d bytes", c.disk)
+				if len(a.Failures) != 1 || a.Failures[0].Code != d5list.AuditMissing || !strings.Contains(a.Failures[0].Message, want) ||
+					len(a.Failures[0].Message) > maxAuditMessage || a.Sections[0].Accuracy != nil {
+					t.Errorf("run %d: audit %+v; want one %s naming %q and no accuracy", l.Index, a, d5list.AuditMissing, want)
+				}
+			}
+			kept, err := filepath.Glob(filepath.Join(work, "d5job-*", "models", "*"))
+			if err != nil || len(kept) != c.scored {
+				t.Fatalf("kept models %v (%v); want the %d scored", kept, err, c.scored)
+			}
+			for _, f := range kept {
+				if fi, err := os.Stat(f); err != nil || fi.Size() != model {
+					t.Errorf("kept model %s: %v; want %d bytes", f, err, model)
+				}
+			}
+		})
+	}
+}
+
+// The evaluation's answer for a model is the accuracy field of its line,
+// a fraction: only that field being NaN or an infinity, as Python writes
+// them, is a non-finite accuracy, whatever else the line says; an
+// accuracy outside [0, 1], or a line that is no such answer, is a fault
+// of the evaluation.
+func TestEvaluationAccuracyReadsTheAccuracyField(t *testing.T) {
+	long := `{"accuracy": NaN, "note": "` + strings.Repeat("x", 2000) + `"}`
+	cases := []struct {
+		line  string
+		acc   float64
+		code  string // "" for an accuracy the runner takes
+		words string
+	}{
+		{line: `{"accuracy": 0.9375}`, acc: 0.9375},
+		{line: `{"accuracy": 0}`, acc: 0},
+		{line: `{"accuracy": 1}`, acc: 1},
+		{line: `{"accuracy": 0.93, "note": "NaN-free"}`, acc: 0.93},
+		{line: `{"Infinity": 2, "accuracy": 0.5}`, acc: 0.5},
+		{line: `{"accuracy": 0.5, "loss": NaN, "bound": -Infinity}`, acc: 0.5},
+		{line: `{"note": "say \"NaN\"", "accuracy": 0.25}`, acc: 0.25},
+		{line: `{"accuracy": NaN}`, code: d5list.AuditNonFinite, words: "as NaN"},
+		{line: `{"accuracy": Infinity}`, code: d5list.AuditNonFinite, words: "as Infinity"},
+		{line: `{"accuracy":-Infinity, "note": "ok"}`, code: d5list.AuditNonFinite, words: "as -Infinity"},
+		{line: long, code: d5list.AuditNonFinite, words: "as NaN"},
+		// A string that looks like the runner's own mark is a string.
+		{line: `{"accuracy": "d5-non-finite:NaN"}`, code: d5list.AuditMismatch, words: "not {\"accuracy\": A}"},
+		{line: `{"accuracy": "NaN"}`, code: d5list.AuditMismatch, words: "not {\"accuracy\": A}"},
+		{line: `{"accuracy": null}`, code: d5list.AuditMismatch, words: "not {\"accuracy\": A}"},
+		{line: `{"score": 0.5}`, code: d5list.AuditMismatch, words: "not {\"accuracy\": A}"},
+		{line: `{"accuracy": NaNa}`, code: d5list.AuditMismatch, words: "not {\"accuracy\": A}"},
+		{line: `{"accuracy": 0.5`, code: d5list.AuditMismatch, words: "not {\"accuracy\": A}"},
+		{line: `{"accuracy": 93.75}`, code: d5list.AuditMismatch, words: "as 93.75: an accuracy is a fraction, between 0 and 1"},
+		{line: `{"accuracy": 1.0001}`, code: d5list.AuditMismatch, words: "as 1.0001"},
+		{line: `{"accuracy": -0.5}`, code: d5list.AuditMismatch, words: "as -0.5"},
+	}
+	for _, c := range cases {
+		got := evaluationAccuracy(c.line)
+		if c.code == "" {
+			if got.fault != nil || got.accuracy != c.acc {
+				t.Errorf("%.60s: accuracy %v, fault %+v; want %v", c.line, got.accuracy, got.fault, c.acc)
+			}
+			continue
+		}
+		if got.fault == nil || got.fault.Code != c.code || !strings.Contains(got.fault.Message, c.words) || len(got.fault.Message) > maxAuditMessage {
+			t.Errorf("%.60s: fault %+v; want %s naming %q, at most %d bytes", c.line, got.fault, c.code, c.words, maxAuditMessage)
+		}
 	}
 }
 

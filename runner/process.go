@@ -33,7 +33,9 @@ type ResourceLimits struct {
 	Processes int64
 	// DiskBytes is the size of each place a run may write (its run
 	// folder, /dev/shm, an image's /tmp): a tmpfs, which the kernel
-	// charges to the job's memory. Default: half of MemoryBytes.
+	// charges to the job's memory. Default: half of MemoryBytes. The
+	// models a job's runs hand over for the benchmark's evaluation, kept
+	// on the runner's disk, count against it together (modelSink).
 	DiskBytes int64
 	FileBytes int64 // RLIMIT_FSIZE: the largest file a run may write; default DiskBytes
 }

@@ -187,8 +187,10 @@ type processJob struct {
 	// /usr, for what the runner runs of its own in the job's sandbox.
 	ownLaunch sandboxLaunch
 	// models are what each run handed over for the benchmark's
-	// evaluation, by run index (nil: the benchmark has none).
-	models map[int]modelHandover
+	// evaluation, by run index (nil: the benchmark has none), and
+	// modelBytes their sizes together, on the job's disk cap.
+	models     map[int]modelHandover
+	modelBytes int64
 }
 
 // jobImage is a job's unpacked recipe image: its root filesystem and the
@@ -335,7 +337,9 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, nil, err
 		}
-		model = &modelSink{path: filepath.Join(dir, strconv.Itoa(i)), max: spec.Benchmark.Verify.Evaluation.ModelBytes()}
+		disk := p.rlimits(spec).DiskBytes
+		model = &modelSink{path: filepath.Join(dir, strconv.Itoa(i)), max: spec.Benchmark.Verify.Evaluation.ModelBytes(),
+			disk: disk, room: max(disk-pj.modelBytes, 0)}
 	}
 	win, err := openWindow(host.ctl, windowRun{index: i, seed: seed, fresh: i >= len(spec.Seeds), full: spec.FullAudit, task: pj.task, audits: pj.audits,
 		maxBytes: p.opts.Limits.MaxResultBytes, onLine: LinesFrom(ctx), onGate: func() { beforeWindow = tree.cpuNow() }, model: model})
@@ -367,10 +371,18 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 		return nil, nil, fmt.Errorf("the entrypoint wrote nothing to $D5_RESULT_LOG%s", tail.String())
 	}
 	if model != nil {
-		h, err := win.handover(model.max)
+		h, err := win.handover(model)
 		if err != nil {
 			return nil, nil, err
 		}
+		// A model that fails its audit is not evaluated: its bytes leave
+		// the job's disk to the runs after it.
+		if h.fault != nil {
+			if err := os.Remove(model.path); err != nil && !os.IsNotExist(err) {
+				return nil, nil, err
+			}
+		}
+		pj.modelBytes += h.size
 		pj.models[i] = h
 	}
 	// WaitS, as the builtin workloads report it: the share of the run

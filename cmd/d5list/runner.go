@@ -104,7 +104,7 @@ func parseRunnerFlags(args []string, stderr io.Writer) (runnerConfig, error) {
 	fs.BoolVar(&cfg.AllowUnsandboxed, "allow-unsandboxed", false, "process executor: run competitor code without bubblewrap when it is not installed")
 	fs.BoolVar(&cfg.AllowUnbounded, "allow-unbounded", false, "run competitor code without the kernel's caps on each job's memory and processes: the process executor where no cgroup is delegated to the runner, and the slurm executor, whose jobs are capped by Slurm alone")
 	fs.Int64Var(&cfg.Jobs.MemoryBytes, "job-memory", 0, "process executor: each job's memory cap in bytes, its work areas' files included (0: three quarters of the host's memory, shared among --concurrency jobs)")
-	fs.Int64Var(&cfg.Jobs.DiskBytes, "job-disk", 0, "process executor: the size in bytes of each place a run writes (its folder, /dev/shm, an image's /tmp), held in its memory (0: half of --job-memory)")
+	fs.Int64Var(&cfg.Jobs.DiskBytes, "job-disk", 0, "process executor: the size in bytes of each place a run writes (its folder, /dev/shm, an image's /tmp), held in its memory, and of the models a job's runs hand over for an evaluation, together (0: half of --job-memory)")
 	fs.Int64Var(&cfg.Jobs.Processes, "job-processes", 1024, "process executor: each job's cap on processes and threads")
 	fs.StringVar(&cfg.ID, "id", sanitizeID(host), "agent id prefix; agents are ID-0, ID-1, ...")
 	fs.Func("registry", "process executor: a registry HOST[:PORT] to pull recipes' images from (repeat or comma-separate; each is advertised as registry.HOST=yes)", func(v string) error {

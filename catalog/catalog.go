@@ -211,6 +211,11 @@ func Validate(b *d5list.Benchmark) error {
 			return d5list.Errorf(d5list.EINVALID, "verify.evaluation.max_model_bytes: must be 0 (%d) or more, got %d", d5list.DefaultMaxModelBytes, e.MaxModelBytes)
 		case e.TimeLimitSeconds < 0:
 			return d5list.Errorf(d5list.EINVALID, "verify.evaluation.time_limit_s: must be 0 (%d) or more, got %d", d5list.DefaultEvaluationSeconds, e.TimeLimitSeconds)
+		// The evaluation's answer is an accuracy that the run's own final
+		// accuracy is held to: a target in percent, or an error to go
+		// down, would fail every honest run.
+		case b.Quality.Direction == d5list.LowerIsBetter || b.Quality.Target <= 0 || b.Quality.Target > 1:
+			return d5list.Errorf(d5list.EINVALID, "quality: a benchmark the runner evaluates is judged by an accuracy, a fraction between 0 and 1 that is better higher; got target %v, direction %q", b.Quality.Target, b.Quality.Direction)
 		}
 	}
 	// A harness benchmark's task is made from its own definition: one that

@@ -86,6 +86,8 @@ func TestParseRejectsBadEntries(t *testing.T) {
 		{"duplicate", "- {id: x, level: 1, category: c, runs: 1, ranking: {metric: m}}\n- {id: x, level: 1, category: c, runs: 1, ranking: {metric: m}}\n", "duplicate id"},
 		{"an evaluation without its script", "- {id: x, level: 2, category: c, runs: 1, ranking: {metric: m}, verify: {evaluation: {max_model_bytes: 10}}}\n", "verify.evaluation.script: required"},
 		{"an evaluation beside a harness", "- {id: x, level: 2, category: c, runs: 1, ranking: {metric: m}, verify: {harness: operator, evaluation: {script: x}}}\n", "has the harness's evaluation already"},
+		{"an evaluation of a target in percent", "- {id: x, level: 2, category: c, runs: 1, ranking: {metric: m}, quality: {metric: eval_accuracy, target: 93}, verify: {evaluation: {script: x}}}\n", "quality: a benchmark the runner evaluates is judged by an accuracy, a fraction between 0 and 1"},
+		{"an evaluation of an error", "- {id: x, level: 2, category: c, runs: 1, ranking: {metric: m}, quality: {metric: eval_error, target: 0.1, direction: lower}, verify: {evaluation: {script: x}}}\n", "better higher; got target 0.1"},
 		{"an evaluation of negative size", "- {id: x, level: 2, category: c, runs: 1, ranking: {metric: m}, verify: {evaluation: {script: x, max_model_bytes: -1}}}\n", "verify.evaluation.max_model_bytes: must be 0"},
 	}
 	for _, tt := range tests {

@@ -281,6 +281,15 @@ func (r *MLPerfRound) checkFolder(f mlperfFolder) *MLPerfReport {
 		}
 		scaling, fromRCP = res.Scaling, res.compared
 	}
+	switch r.scoreScaling {
+	case scoreScalingNone, scoreScalingJSON:
+		// the release's summarizer read no RCP normalisation
+		scaling, fromRCP = 1, r.scoreScaling == scoreScalingNone
+	case scoreScalingKept:
+		// the release's RCP checker wrote scaling.json only where it
+		// normalised, and left the folder's own in place otherwise
+		fromRCP = scaling != 1
+	}
 	if !fromRCP {
 		factor, ok, err := readScalingFactor(f.dir)
 		switch {

@@ -2,6 +2,7 @@ package verifier
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -109,25 +110,54 @@ func showMinutes(m *float64) string {
 // compares every verdict and score with what they said of it.
 func checkAgainstRecorded(t *testing.T, dir, round string, want recordedTree) *MLPerfTreeReport {
 	t.Helper()
-	rep, err := CheckMLPerfTreeRules(dir, round, RulesToday)
+	rep, diffs, err := compareWithRecorded(dir, round, RulesToday, want)
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, d := range diffs {
+		t.Error(d)
+	}
+	return rep
+}
+
+// disagreement is one place where d5list and MLCommons' recorded tools
+// differ: Subject names it (tree, system <file>, <system>/<benchmark>,
+// <system>/<benchmark>/<file>, summary <system>), Detail says how.
+type disagreement struct{ Subject, Detail string }
+
+func (d disagreement) String() string { return d.Subject + ": " + d.Detail }
+
+// compareWithRecorded checks the tree in dir by rules (RulesToday or
+// RulesRelease) and lists every verdict and score that differs from
+// what the tools recorded in want said.
+func compareWithRecorded(dir, round, which string, want recordedTree) (*MLPerfTreeReport, []disagreement, error) {
+	var diffs []disagreement
+	differ := func(subject, format string, args ...any) {
+		diffs = append(diffs, disagreement{subject, fmt.Sprintf(format, args...)})
+	}
+	rep, err := CheckMLPerfTreeRules(dir, round, which)
+	if err != nil {
+		return nil, nil, err
+	}
 	if rep.Ruleset != want.Ruleset {
-		t.Errorf("ruleset %s, recorded under %s", rep.Ruleset, want.Ruleset)
+		differ("tree", "ruleset %s, recorded under %s", rep.Ruleset, want.Ruleset)
 	}
 	if got := rep.Accepted; got != (want.PackageChecker.Outcome == "accepted") {
-		t.Errorf("tree accepted %v; MLCommons' package checker: %s %s %v", got, want.PackageChecker.Outcome, want.PackageChecker.Stop, want.PackageChecker.Errors)
+		differ("tree", "accepted %v; MLCommons' package checker: %s %s %v", got, want.PackageChecker.Outcome, want.PackageChecker.Stop, want.PackageChecker.Errors)
 	}
-	rules, _ := loadMLPerfRound(rep.Round)
+	rules, err := loadMLPerfRoundRules(rep.Round, which)
+	if err != nil {
+		return nil, nil, err
+	}
 	for _, s := range rep.Systems {
+		subject := "system " + filepath.Base(s.File)
 		w, ok := want.Systems[filepath.Base(s.File)]
 		if !ok {
-			t.Errorf("%s: no recorded verdict", s.File)
+			differ(subject, "no recorded verdict")
 			continue
 		}
 		if rules.runs(packageSystems) && s.Accepted != (w.Valid && w.Stop == "") {
-			t.Errorf("%s: accepted %v; MLCommons' system description checker: valid %v %s; reasons %v", s.File, s.Accepted, w.Valid, w.Stop, s.Reasons)
+			differ(subject, "accepted %v; MLCommons' system description checker: valid %v %s; reasons %v", s.Accepted, w.Valid, w.Stop, s.Reasons)
 		}
 	}
 	var folders []string
@@ -136,44 +166,44 @@ func checkAgainstRecorded(t *testing.T, dir, round string, want recordedTree) *M
 		folders = append(folders, key)
 		w, ok := want.Benchmarks[key]
 		if !ok {
-			t.Errorf("%s: no recorded verdict", key)
+			differ(key, "no recorded verdict")
 			continue
 		}
 		if b.Accepted != w.benchmarkAccepted() {
-			t.Errorf("%s: accepted %v, reasons %v; MLCommons' package checker: %s %s %v", key, b.Accepted, b.Reasons, w.Outcome, w.Stop, w.Errors)
+			differ(key, "accepted %v, reasons %v; MLCommons' package checker: %s %s %v", b.Accepted, b.Reasons, w.Outcome, w.Stop, w.Errors)
 		}
 		if !sameScore(b.Minutes, w.Minutes) {
-			t.Errorf("%s: %s minutes; MLCommons' result summarizer: %s", key, showMinutes(b.Minutes), showMinutes(w.Minutes))
+			differ(key, "%s minutes; MLCommons' result summarizer: %s", showMinutes(b.Minutes), showMinutes(w.Minutes))
 		}
 		for _, r := range b.Runs {
 			f, ok := w.Files[r.File]
 			if !ok {
-				t.Errorf("%s/%s: no recorded verdict", key, r.File)
+				differ(key+"/"+r.File, "no recorded verdict")
 				continue
 			}
 			if r.Compliant != f.Valid {
-				t.Errorf("%s/%s: compliant %v, problems %v; MLCommons' compliance checker: %v %s %v", key, r.File, r.Compliant, r.Problems, f.Valid, f.Stop, f.Messages)
+				differ(key+"/"+r.File, "compliant %v, problems %v; MLCommons' compliance checker: %v %s %v", r.Compliant, r.Problems, f.Valid, f.Stop, f.Messages)
 			}
 			if len(r.Warnings) != len(f.Warnings) {
-				t.Errorf("%s/%s: warnings %v; MLCommons' compliance checker warns %v", key, r.File, r.Warnings, f.Warnings)
+				differ(key+"/"+r.File, "warnings %v; MLCommons' compliance checker warns %v", r.Warnings, f.Warnings)
 			}
 		}
 		switch {
 		case w.RCP == nil && b.RCP != nil && b.RCP.stop == "" && w.Outcome != "stopped":
-			t.Errorf("%s: RCP %q; MLCommons' package checker runs no RCP check", key, b.RCP.Message)
+			differ(key, "RCP %q; MLCommons' package checker runs no RCP check", b.RCP.Message)
 		case w.RCP != nil && b.RCP == nil:
-			t.Errorf("%s: no RCP check; MLCommons' RCP checker: %s", key, *w.RCP)
+			differ(key, "no RCP check; MLCommons' RCP checker: %s", *w.RCP)
 		case w.RCP != nil && (b.RCP.Message != *w.RCP || b.RCP.Passed != *w.RCPPassed):
-			t.Errorf("%s: RCP %v %q; MLCommons' RCP checker: %v %q", key, b.RCP.Passed, b.RCP.Message, *w.RCPPassed, *w.RCP)
+			differ(key, "RCP %v %q; MLCommons' RCP checker: %v %q", b.RCP.Passed, b.RCP.Message, *w.RCPPassed, *w.RCP)
 		}
 	}
 	for key, w := range want.Benchmarks {
 		if !slices.Contains(folders, key) && len(w.Skipped) == 0 {
-			t.Errorf("%s: not checked; MLCommons' package checker: %s", key, w.Outcome)
+			differ(key, "not checked; MLCommons' package checker: %s", w.Outcome)
 		}
 	}
 	if want.Summary.Outcome == "stopped" && len(rep.Summary) > 0 {
-		t.Errorf("summary: %d rows; MLCommons' result summarizer stops (%s) and publishes none", len(rep.Summary), want.Summary.Stop)
+		differ("summary", "%d rows; MLCommons' result summarizer stops (%s) and publishes none", len(rep.Summary), want.Summary.Stop)
 	}
 	if want.Summary.Outcome == "ok" {
 		rows := map[string]MLPerfSummaryRow{}
@@ -181,22 +211,23 @@ func checkAgainstRecorded(t *testing.T, dir, round string, want recordedTree) *M
 			rows[r.System] = r
 		}
 		for _, w := range want.Summary.Rows {
+			subject := "summary " + w.System
 			got, ok := rows[w.System]
 			if !ok {
-				t.Errorf("summary: no row for %s", w.System)
+				differ(subject, "no row")
 				continue
 			}
 			if got.Accelerators == nil || *got.Accelerators != w.Accelerators || got.Division != w.Division || got.SystemName != w.SystemName {
-				t.Errorf("summary row %s: %+v; MLCommons' result summarizer: %+v", w.System, got, w)
+				differ(subject, "%+v; MLCommons' result summarizer: %+v", got, w)
 			}
 			for b, m := range w.Scores {
 				if !sameScore(got.Scores[b], m) {
-					t.Errorf("summary %s %s: %s minutes; MLCommons' result summarizer: %s", w.System, b, showMinutes(got.Scores[b]), showMinutes(m))
+					differ(subject, "%s %s minutes; MLCommons' result summarizer: %s", b, showMinutes(got.Scores[b]), showMinutes(m))
 				}
 			}
 		}
 	}
-	return rep
+	return rep, diffs, nil
 }
 
 // TestCheckMLPerfPublishedTrees walks the published submissions of every

@@ -83,6 +83,9 @@ func (rc *rcpRules) reference(trim int) *rcpReference {
 			sort.Float64s(eps)
 			mean := stats.Mean(eps[trim : len(eps)-trim])
 			sd := populationStdDev(eps)
+			if rc.trimmedStdev {
+				sd = populationStdDev(eps[trim : len(eps)-trim])
+			}
 			min := rc.minAcceptableMean(mean, sd, len(eps)-2*trim)
 			ref.records = append(ref.records, rcpRecord{name: r.Name, bs: float64(r.BS), mean: mean, stdev: sd, minEpochs: min, maxSpeedup: mean / min})
 		}
@@ -103,9 +106,20 @@ func (rc *rcpRules) prune(records []rcpRecord) []rcpRecord {
 	if len(records) == 0 {
 		return nil
 	}
+	// speed is what the envelope is drawn on: a reference's mean, or
+	// where the release pruned so, its smallest acceptable mean (of an
+	// interpolated reference: from its interpolated mean and deviation).
+	speed := func(r rcpRecord) float64 { return r.mean }
+	speedBetween := func(bs float64, lo, hi rcpRecord) float64 { return interp(bs, lo.bs, hi.bs, lo.mean, hi.mean) }
+	if rc.pruneByMinEpochs {
+		speed = func(r rcpRecord) float64 { return r.minEpochs }
+		speedBetween = func(bs float64, lo, hi rcpRecord) float64 {
+			return rc.minAcceptableMean(interp(bs, lo.bs, hi.bs, lo.mean, hi.mean), interp(bs, lo.bs, hi.bs, lo.stdev, hi.stdev), rc.Runs*2)
+		}
+	}
 	fastest := records[0]
 	for _, r := range records {
-		if r.mean < fastest.mean {
+		if speed(r) < speed(fastest) {
 			fastest = r
 		}
 	}
@@ -116,7 +130,7 @@ func (rc *rcpRules) prune(records []rcpRecord) []rcpRecord {
 		}
 	}
 	for i := 1; i < len(env)-1; i++ {
-		if env[i].mean > interp(env[i].bs, env[i-1].bs, env[i+1].bs, env[i-1].mean, env[i+1].mean) {
+		if speed(env[i]) > speedBetween(env[i].bs, env[i-1], env[i+1]) {
 			env = slices.Delete(env, i, i+1)
 			i--
 		}

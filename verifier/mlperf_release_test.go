@@ -221,3 +221,110 @@ func TestCheckMLPerfReleaseVerdicts(t *testing.T) {
 		t.Errorf("compared %d trees; release.json records more", compared)
 	}
 }
+
+// folder is the benchmark folder (<system>/<benchmark>) a disagreement is
+// of, for a file's too; "" for the tree, a system description or the
+// summary.
+func (d disagreement) folder() string {
+	parts := strings.Split(d.Subject, "/")
+	if len(parts) < 2 {
+		return ""
+	}
+	return parts[0] + "/" + parts[1]
+}
+
+// releaseStopped are the rounds whose own release stops on every tree
+// here, so that there is no verdict or score of it to compare with.
+var releaseStopped = map[string]string{
+	"3.1": "3.1.0-rc3's compliance checker stops on every result file: it reads common.yaml's AT_LEAST_ONE_OR(...) as AT_LEAST(n) (ValueError: invalid literal for int() with base 10: 'ON')",
+}
+
+// releaseFolderGaps are the places ("v<round>/<Org>: <subject>", the
+// subject as compareWithRecorded names it) where d5list's default, the
+// round's own release, may disagree with what that release's tools
+// recorded (recorded/release/v<round>.json), each with why. The test
+// fails if a listed place agrees, so that the list only shrinks.
+var releaseFolderGaps = map[string]string{}
+
+// TestCheckMLPerfReleaseFolders compares d5list's default (the round's
+// own release of mlcommons/logging) with what that release's tools said
+// of every published tree (recorded/release/v<round>.json by record.py):
+// the tree's verdict, each system description, each benchmark folder's
+// verdict alone, its RCP message and score, each file's compliance, and
+// the result summarizer's rows.
+func TestCheckMLPerfReleaseFolders(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(mlperfTestdata, "recorded", "release", "v*.json"))
+	if len(files) < 11 {
+		t.Fatalf("%d release recordings; want one for each round with a release (0.7 to 5.1)", len(files))
+	}
+	gapSeen := map[string]bool{}
+	folders, agreeing, scores := 0, 0, 0
+	for _, f := range files {
+		name := filepath.Base(f)
+		round := strings.TrimSuffix(strings.TrimPrefix(name, "v"), ".json")
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec map[string]struct {
+			recordedTree
+			Tag string `json:"tag"`
+		}
+		if err := json.Unmarshal(data, &rec); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for org, want := range rec {
+			tree := "v" + round + "/" + org
+			t.Run(tree, func(t *testing.T) {
+				if why, ok := releaseStopped[round]; ok {
+					if want.PackageChecker.Outcome != "stopped" {
+						t.Errorf("%s's package checker no longer stops (%s): compare it (%s)", want.Tag, want.PackageChecker.Outcome, why)
+					}
+					for key, b := range want.Benchmarks {
+						if b.Outcome != "stopped" {
+							t.Errorf("%s: %s's package checker no longer stops (%s)", key, want.Tag, b.Outcome)
+						}
+					}
+					t.Logf("not compared: %s", why)
+					return
+				}
+				rep, diffs, err := compareWithRecorded(filepath.Join(mlperfTestdata, tree), round, RulesRelease, want.recordedTree)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.HasPrefix(rep.Rules, "mlcommons/logging "+want.Tag+",") {
+					t.Errorf("judged by %s, recorded with %s", rep.Rules, want.Tag)
+				}
+				differs := map[string]bool{}
+				for _, d := range diffs {
+					key := tree + ": " + d.Subject
+					differs[d.folder()] = true
+					if gap, ok := releaseFolderGaps[key]; ok {
+						gapSeen[key] = true
+						t.Logf("a known gap: %s (%s)", d, gap)
+						continue
+					}
+					t.Errorf("%s (by %s)", d, want.Tag)
+				}
+				for _, b := range rep.Benchmarks {
+					folders++
+					if !differs[b.System+"/"+b.Benchmark] {
+						agreeing++
+						if b.Minutes != nil {
+							scores++
+						}
+					}
+				}
+			})
+		}
+	}
+	for key, gap := range releaseFolderGaps {
+		if !gapSeen[key] {
+			t.Errorf("%s now agrees with its release (%s): take it off releaseFolderGaps", key, gap)
+		}
+	}
+	t.Logf("%d of %d benchmark folders agree with their round's release in verdict, RCP, score and every file; %d of them scored", agreeing, folders, scores)
+	if folders < 80 {
+		t.Errorf("compared %d benchmark folders; the release recordings hold more", folders)
+	}
+}

@@ -58,6 +58,7 @@ type MLPerfRound struct {
 	Judge string `yaml:"-"`
 	// What AtRelease changes beyond the data it replaces.
 	seedsOptional, weightsInitWarns, systemStatusFold bool
+	scoreScaling                                      string
 }
 
 // The rules a round is judged by: its own release's (the default), or
@@ -95,6 +96,22 @@ type releaseRules struct {
 	// RCPUnpruned: the release's RCP checker compared with every
 	// reference (pruning to the fastest envelope came with 2.0.0).
 	RCPUnpruned bool `yaml:"rcp_unpruned"`
+	// RCPPruneByMinEpochs: the release's RCP checker pruned the references
+	// by each one's smallest acceptable mean (Min Epochs), not by its mean
+	// (2.0.0 to 3.1.0-rc3).
+	RCPPruneByMinEpochs bool `yaml:"rcp_prune_by_min_epochs"`
+	// RCPTrimmedStdev: the release's RCP checker took a reference's
+	// standard deviation over its olympic-trimmed points, not over all of
+	// them (1.0.0 to 4.0.0-rc3-rcp-prunning).
+	RCPTrimmedStdev bool `yaml:"rcp_trimmed_stdev"`
+	// ScoreScaling is how the release's result summarizer normalised a
+	// score: "none" (it read no scaling at all), "scaling_json" (only a
+	// scaling.json already in the folder: the release's RCP checker wrote
+	// none), "rcp_else_scaling_json" (the RCP checker's where it wrote one,
+	// else the folder's own scaling.json, which the release's checker did
+	// not remove first), or "" (today's: the RCP checker's where it
+	// compared the folder with a reference, else scaling.json).
+	ScoreScaling string `yaml:"score_scaling"`
 	// RenameKeys are keys a rules file named otherwise at the release.
 	RenameKeys []struct {
 		Config string `yaml:"config"`
@@ -124,12 +141,18 @@ func (r *MLPerfRound) atRelease(name string) error {
 		}
 		bench.RCP.Runs = n
 	}
-	if a.RCPUnpruned {
-		for _, bench := range r.Benchmarks {
-			if bench.RCP != nil {
-				bench.RCP.unpruned = true
-			}
+	for _, bench := range r.Benchmarks {
+		if bench.RCP != nil {
+			bench.RCP.unpruned = a.RCPUnpruned
+			bench.RCP.pruneByMinEpochs = a.RCPPruneByMinEpochs
+			bench.RCP.trimmedStdev = a.RCPTrimmedStdev
 		}
+	}
+	switch a.ScoreScaling {
+	case "", scoreScalingNone, scoreScalingJSON, scoreScalingKept:
+		r.scoreScaling = a.ScoreScaling
+	default:
+		return fmt.Errorf("%s: at_release score_scaling %q is none of %s, %s, %s", name, a.ScoreScaling, scoreScalingNone, scoreScalingJSON, scoreScalingKept)
 	}
 	for b, refs := range a.RCPRefs {
 		bench, ok := r.Benchmarks[b]
@@ -228,7 +251,8 @@ type rcpRules struct {
 
 	// unpruned: the RCP checker compares with every reference, not only
 	// those on the fastest-converging envelope (round 1.1's release).
-	unpruned bool
+	// pruneByMinEpochs and trimmedStdev: as releaseRules says.
+	unpruned, pruneByMinEpochs, trimmedStdev bool
 
 	once   sync.Once
 	ref    *rcpReference
@@ -251,6 +275,9 @@ const (
 	packageSeeds     = "seeds"
 	packageRCP       = "rcp"
 	formatMLL        = "mll"
+	scoreScalingNone = "none"
+	scoreScalingJSON = "scaling_json"
+	scoreScalingKept = "rcp_else_scaling_json"
 	formatMLLOG      = "mllog"
 	firstConfigName  = "common"
 	divisionClosed   = "closed"

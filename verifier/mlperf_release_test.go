@@ -328,3 +328,30 @@ func TestCheckMLPerfReleaseFolders(t *testing.T) {
 		t.Errorf("compared %d benchmark folders; the release recordings hold more", folders)
 	}
 }
+
+// MLCommons' result summarizer scores a folder whatever the package
+// checker says of it; the summary keeps that score and names the folder's
+// benchmark as refused, so that it never reads as a compliant result.
+func TestSummaryMarksTheScoresOfRefusedFolders(t *testing.T) {
+	rep, err := CheckMLPerfTree(filepath.Join(mlperfTestdata, "v1.0", "Graphcore"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := map[string]bool{}
+	for _, b := range rep.Benchmarks {
+		if !b.Accepted && b.Minutes != nil {
+			refused[b.System+"/"+b.Benchmark] = true
+		}
+	}
+	if len(refused) != 1 || !refused["ipu-pod64-POPART-closed/bert"] {
+		t.Fatalf("refused folders with a score: %v, want ipu-pod64-POPART-closed/bert (1.0.0's RCP check)", refused)
+	}
+	for _, row := range rep.Summary {
+		for bench, m := range row.Scores {
+			marked := slices.Contains(row.Refused, bench)
+			if marked != refused[row.System+"/"+bench] || (marked && m == nil) {
+				t.Errorf("%s %s: score %v, marked refused %v", row.System, bench, m, marked)
+			}
+		}
+	}
+}

@@ -68,6 +68,10 @@ type MLPerfSummaryRow struct {
 	Accelerators           *int                `json:"accelerators_count"`
 	Framework              string              `json:"framework"`
 	Scores                 map[string]*float64 `json:"scores"`
+	// Refused names the benchmarks whose folder the package checker
+	// refuses: their scores are what MLCommons' result summarizer
+	// computes (it does not check compliance), not compliant results.
+	Refused []string `json:"refused"`
 }
 
 // IsMLPerfTree says whether dir is a submission tree (it has systems/ and
@@ -363,13 +367,16 @@ func (rep *MLPerfTreeReport) summarize(r *MLPerfRound, dir string, systems []str
 		row := MLPerfSummaryRow{System: system, Division: field("division"), Availability: field("status"), Submitter: field("submitter"),
 			SystemName: field("system_name"), Nodes: field("number_of_nodes"), HostProcessorModelName: field("host_processor_model_name"),
 			HostProcessors: count("host_processors_per_node"), AcceleratorModelName: field("accelerator_model_name"),
-			Accelerators: count("accelerators_per_node"), Framework: field("framework"), Scores: map[string]*float64{}}
+			Accelerators: count("accelerators_per_node"), Framework: field("framework"), Scores: map[string]*float64{}, Refused: []string{}}
 		for _, b := range r.BenchmarkNames() {
 			row.Scores[b] = nil
 		}
 		for _, b := range rep.Benchmarks {
 			if b.System == system {
 				row.Scores[b.Benchmark] = b.Minutes
+				if b.Minutes != nil && !b.Accepted {
+					row.Refused = append(row.Refused, b.Benchmark)
+				}
 			}
 		}
 		rows = append(rows, row)

@@ -173,12 +173,13 @@ func TestBrowser(t *testing.T) {
 		}
 	}
 
-	// 1c. A whole submission tree of a real round (v5.0 AMD: two systems)
+	// 1c. A whole submission tree of a real round (v1.0 Graphcore: three
+	// systems, one of whose folders the round's package checker refuses)
 	// uploaded as one archive gets the answer of check --mlperf on the
 	// tree: its verdict, each benchmark folder's with its score, and the
-	// summary table.
+	// summary table, where the refused folder's score is marked.
 	{
-		tree := filepath.Join(mlperfTestdata, "v5.0", "AMD")
+		tree := filepath.Join(mlperfTestdata, "v1.0", "Graphcore")
 		var cli bytes.Buffer
 		_ = run(ctx, []string{"check", "--mlperf", "--json", tree}, &cli, io.Discard)
 		var want struct {
@@ -188,31 +189,35 @@ func TestBrowser(t *testing.T) {
 				Accepted bool     `json:"accepted"`
 				Minutes  *float64 `json:"minutes"`
 			} `json:"benchmarks"`
+			Summary []struct {
+				System  string   `json:"system"`
+				Refused []string `json:"refused"`
+			} `json:"summary"`
 		}
 		if err := json.Unmarshal(cli.Bytes(), &want); err != nil || len(want.Benchmarks) == 0 {
 			t.Fatalf("check --mlperf --json %s: %v\n%s", tree, err, cli.String())
 		}
-		archive := filepath.Join(work, "AMD.tar.gz")
-		if err := os.WriteFile(archive, tarGzFolder(t, tree, "AMD"), 0o644); err != nil {
+		archive := filepath.Join(work, "Graphcore.tar.gz")
+		if err := os.WriteFile(archive, tarGzFolder(t, tree, "Graphcore"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		var accepted string
-		var rows [][]string
-		var summaryRows int
+		var accepted, refusedNote string
+		var rows, summary [][]string
 		b.step("mlperf-tree",
 			chromedp.Navigate(p.url+"/mlperf"),
 			chromedp.WaitVisible(`[data-testid="mlperf-form"]`, chromedp.ByQuery),
-			chromedp.SetValue(`#mlperf-round`, "5.0", chromedp.ByQuery),
+			chromedp.SetValue(`#mlperf-round`, "1.0", chromedp.ByQuery),
 			chromedp.SetUploadFiles(`#mlperf-file`, []string{archive}, chromedp.ByQuery),
 			chromedp.WaitEnabled(`[data-testid="mlperf-submit"]`, chromedp.ByQuery),
 			chromedp.Click(`[data-testid="mlperf-submit"]`, chromedp.ByQuery),
 			chromedp.WaitVisible(`[data-testid="mlperf-summary"]`, chromedp.ByQuery),
 			chromedp.AttributeValue(`[data-testid="mlperf-verdict"]`, "data-accepted", &accepted, nil, chromedp.ByQuery),
 			chromedp.Evaluate(`Array.from(document.querySelectorAll('[data-testid="mlperf-benchmark"]')).map(function (r) { return [r.dataset.folder, r.dataset.accepted, r.cells[4].textContent]; })`, &rows),
-			chromedp.Evaluate(`document.querySelectorAll('[data-testid="mlperf-summary-row"]').length`, &summaryRows),
+			chromedp.Evaluate(`Array.from(document.querySelectorAll('[data-testid="mlperf-summary-row"]')).map(function (r) { return [r.dataset.system, r.cells[3].textContent]; })`, &summary),
+			chromedp.Evaluate(`(document.querySelector('[data-testid="mlperf-refused-scores"]') || {}).textContent || ''`, &refusedNote),
 		)
-		if accepted != strconv.FormatBool(want.Accepted) || len(rows) != len(want.Benchmarks) || summaryRows != 2 {
-			t.Fatalf("the MLPerf page shows a tree accepted=%q with %d benchmark rows and %d summary rows; check --mlperf says %v, %d, 2", accepted, len(rows), summaryRows, want.Accepted, len(want.Benchmarks))
+		if accepted != strconv.FormatBool(want.Accepted) || len(rows) != len(want.Benchmarks) || len(summary) != len(want.Summary) {
+			t.Fatalf("the MLPerf page shows a tree accepted=%q with %d benchmark rows and %d summary rows; check --mlperf says %v, %d, %d", accepted, len(rows), len(summary), want.Accepted, len(want.Benchmarks), len(want.Summary))
 		}
 		for i, w := range want.Benchmarks {
 			minutes := "-"
@@ -222,6 +227,16 @@ func TestBrowser(t *testing.T) {
 			if got := rows[i]; got[0] != w.Folder || got[1] != strconv.FormatBool(w.Accepted) || got[2] != minutes {
 				t.Errorf("benchmark row %v; check --mlperf: %s accepted=%v %s minutes", got, w.Folder, w.Accepted, minutes)
 			}
+		}
+		marked := 0
+		for i, w := range want.Summary {
+			if got := summary[i]; got[0] != w.System || strings.HasSuffix(got[1], " (refused)") != (len(w.Refused) > 0) {
+				t.Errorf("summary row %v; check --mlperf: %s, refused %v", got, w.System, w.Refused)
+			}
+			marked += len(w.Refused)
+		}
+		if marked != 1 || !strings.Contains(refusedNote, "not a compliant result") {
+			t.Errorf("%d refused scores in the summary (want 1, IPU-POD64's closed bert), note %q", marked, refusedNote)
 		}
 	}
 

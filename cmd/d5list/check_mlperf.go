@@ -111,7 +111,11 @@ func printMLPerfFolder(w io.Writer, rep *verifier.MLPerfReport, indent string) {
 		if rep.ScalingFactor != 1 {
 			scaling = fmt.Sprintf(" x RCP scaling %.4f", rep.ScalingFactor)
 		}
-		fmt.Fprintf(w, "%sscore: %.3f minutes (olympic mean %.3f s of the compliant runs, runs %v dropped%s)\n", indent, *rep.Minutes, rep.Score.Value, rep.Score.Dropped, scaling)
+		refused := ""
+		if !rep.Accepted {
+			refused = "; the result summarizer's, of a refused folder"
+		}
+		fmt.Fprintf(w, "%sscore: %.3f minutes (olympic mean %.3f s of the compliant runs, runs %v dropped%s%s)\n", indent, *rep.Minutes, rep.Score.Value, rep.Score.Dropped, scaling, refused)
 	} else {
 		fmt.Fprintf(w, "%sscore: invalid: %s\n", indent, rep.Score.Note)
 	}
@@ -177,6 +181,7 @@ func printMLPerfSummary(w io.Writer, rep *verifier.MLPerfTreeReport) {
 		fmt.Fprintf(w, " %16s", c)
 	}
 	fmt.Fprintln(w)
+	marked := false
 	for _, row := range rep.Summary {
 		acc := "-"
 		if row.Accelerators != nil {
@@ -188,8 +193,14 @@ func printMLPerfSummary(w io.Writer, rep *verifier.MLPerfTreeReport) {
 			if m := row.Scores[c]; m != nil {
 				cell = fmt.Sprintf("%.3f", *m)
 			}
+			if slices.Contains(row.Refused, c) {
+				cell, marked = cell+" (refused)", true
+			}
 			fmt.Fprintf(w, " %16s", cell)
 		}
 		fmt.Fprintln(w)
+	}
+	if marked {
+		fmt.Fprintln(w, "(refused): the package checker refuses the folder; the score is the one MLCommons' result summarizer computes all the same, not a compliant result")
 	}
 }

@@ -214,3 +214,26 @@ func TestCheckMLPerfSeedlessFoldersByTheirRounds(t *testing.T) {
 		}
 	}
 }
+
+// A refused folder keeps the score MLCommons' result summarizer computes
+// for it, marked in the folder's score line and in the summary table.
+func TestCheckMLPerfMarksTheScoresOfRefusedFolders(t *testing.T) {
+	var text bytes.Buffer
+	err := run(context.Background(), []string{"check", "--mlperf", filepath.Join(mlperfTestdata, "v1.0", "Graphcore")}, &text, io.Discard)
+	out := text.String()
+	if err == nil {
+		t.Fatalf("check --mlperf accepted v1.0 Graphcore, which 1.0.0's package checker refuses (RCP)\n%s", out)
+	}
+	for _, want := range []string{
+		"11.076 minutes (olympic mean", "the result summarizer's, of a refused folder)\nresults/ipu-pod64-POPART-closed/bert: refused\n",
+		"11.076 (refused)\n",
+		"(refused): the package checker refuses the folder; the score is the one MLCommons' result summarizer computes all the same",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "(refused)"); n != 2 { // the cell and the note's key
+		t.Errorf("%d marks; only IPU-POD64's closed bert is refused\n%s", n, out)
+	}
+}

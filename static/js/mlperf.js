@@ -89,11 +89,17 @@
     var summary = table('mlperf-summary', ['system', 'division', 'accelerators'].concat(cols));
     rep.summary.forEach(function (r) {
       row(summary, { 'data-testid': 'mlperf-summary-row', 'data-system': r.system },
-        [r.system_name, r.division, r.accelerators_count === null ? '-' : String(r.accelerators_count)].concat(cols.map(function (c) { return minutes(r.scores[c]); })));
+        [r.system_name, r.division, r.accelerators_count === null ? '-' : String(r.accelerators_count)].concat(cols.map(function (c) {
+          return minutes(r.scores[c]) + ((r.refused || []).indexOf(c) >= 0 ? ' (refused)' : '');
+        })));
     });
     result.appendChild(el('h2', {}, 'Summary, minutes'));
     result.appendChild(rep.summary.length ? wrapped(summary)
       : el('p', { 'data-testid': 'mlperf-summary' }, "None: MLCommons' result summarizer publishes none for this tree."));
+    if (rep.summary.some(function (r) { return (r.refused || []).length > 0; })) {
+      result.appendChild(el('p', { 'class': 'muted', 'data-testid': 'mlperf-refused-scores' },
+        "(refused): the package checker refuses the folder; the score is the one MLCommons' result summarizer computes all the same, not a compliant result."));
+    }
     if (rep.reasons.length) { result.appendChild(reasonList(rep.reasons, 'mlperf-reasons')); }
     if (rep.warnings.length) { result.appendChild(reasonList(rep.warnings, 'mlperf-warnings')); }
   }
@@ -111,7 +117,8 @@
     result.appendChild(el('p', { 'class': 'muted', 'data-testid': 'mlperf-judged-by' }, 'Judged by the rules of ' + rep.rules + '.'));
     var score = rep.minutes === null || rep.minutes === undefined
       ? 'No valid score: ' + (rep.score.note || '')
-      : 'Score: ' + rep.minutes.toFixed(3) + ' minutes' + (rep.scaling_factor !== 1 ? ' (RCP scaling ' + rep.scaling_factor.toFixed(4) + ')' : '');
+      : 'Score: ' + rep.minutes.toFixed(3) + ' minutes' + (rep.scaling_factor !== 1 ? ' (RCP scaling ' + rep.scaling_factor.toFixed(4) + ')' : '') +
+        (rep.accepted ? '' : ": the one MLCommons' result summarizer computes for this refused folder, not a compliant result");
     result.appendChild(el('p', { 'data-testid': 'mlperf-score' }, score));
     var runs = table('mlperf-runs', ['file', 'seed', 'status', 'seconds', 'compliant']);
     rep.runs.forEach(function (r) {

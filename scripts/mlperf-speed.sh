@@ -62,7 +62,9 @@ run() {
 	if [[ $tool == package_checker ]]; then
 		(cd "$logging/$tag" && "$python" -m mlperf_logging.package_checker "$out/py/$tree" training "$round.0") >"$log" 2>&1 || true
 		end=$(now)
-		if grep -q "Traceback" "$log"; then
+		if grep -q "Found too many errors in logging" "$log"; then
+			verdict=refused # 1.0.0 refuses by raising this
+		elif grep -q "Traceback" "$log"; then
 			verdict=stopped
 		elif grep -qs "FOUND NO ERRORS" "$log" "$logging/$tag/package_checker.log"; then
 			verdict=accepted
@@ -74,7 +76,7 @@ run() {
 	else
 		"$d5list" check --mlperf --round "$round" --json "$out/go/$tree" >"$log" 2>&1 || true
 		end=$(now)
-		if grep -q '"accepted": *true' <(head -c 4096 "$log"); then
+		if grep -q -m1 '^  "accepted": true' "$log"; then
 			verdict=accepted
 		else
 			verdict=refused

@@ -1,6 +1,7 @@
 package verifier
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -114,5 +115,38 @@ func TestRuleAssign(t *testing.T) {
 		if err := a.UnmarshalText([]byte(bad)); err == nil {
 			t.Errorf("%q read as an assignment", bad)
 		}
+	}
+}
+
+// "a = a + [x]" appends in place, and lists read as Python's do however
+// names share them: a list assigned to another name, then grown under
+// either, leaves the other as it was.
+func TestRuleAssignAppendsAsPythonReads(t *testing.T) {
+	env := &ruleEnv{line: &ruleLine{Meta: map[string]any{"tensor": "w"}}, state: map[string]any{}}
+	for _, step := range []string{
+		"a = []", "a = a + [1]", "a = a + [2]", "a = a + [3]", "b = a", "b = b + [4]", "a = a + [6]",
+		"c = a + [5]", "c = c + [7]", "d = [a]", "a = a + [meta.tensor, 8]",
+		"n = 0", "n = n + [1] if False else n",
+	} {
+		var x ruleAssign
+		if err := x.UnmarshalText([]byte(step)); err != nil {
+			t.Fatal(err)
+		}
+		if err := x.apply(env); err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+	}
+	for name, want := range map[string]string{
+		"a": "[1 2 3 6 w 8]", "b": "[1 2 3 4]", "c": "[1 2 3 6 5 7]", "d": "[[1 2 3 6]]", "n": "0",
+	} {
+		if got := fmt.Sprint(env.state[name]); got != want {
+			t.Errorf("%s = %s, Python: %s", name, got, want)
+		}
+	}
+	// An operand that is no list keeps Python's error.
+	var x ruleAssign
+	_ = x.UnmarshalText([]byte("n = n + [1]"))
+	if err := x.apply(env); err == nil || !strings.Contains(err.Error(), "TypeError") {
+		t.Errorf("0 + [1]: %v, Python: TypeError", err)
 	}
 }

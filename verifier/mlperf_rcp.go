@@ -3,6 +3,7 @@ package verifier
 import (
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -197,6 +198,9 @@ type rcpRun struct {
 	bs        any // -1 when the file logs none
 	benchmark any // nil when the file logs none
 	stop      string
+	// listed is the file's place in its folder as the file system lists
+	// it (Python's glob keeps that order).
+	listed int
 }
 
 // readRCPRun reads a run's convergence point as the checker's own reader
@@ -309,8 +313,11 @@ func (r *MLPerfRound) checkRCP(runs []rcpRun, bypass bool) MLPerfRCP {
 	res := MLPerfRCP{Scaling: 1, Points: []float64{}}
 	var bs, benchmark any = int64(-1), nil
 	notConverged := 0
-	mismatch := ""
-	for _, run := range runs {
+	// Today's reader stops at the first file whose batch size or benchmark
+	// differs from the first file's, the batch size compared first.
+	bsMismatch, benchMismatch := "", ""
+	bsAt, benchAt := len(runs), len(runs)
+	for i, run := range runs {
 		if run.stop != "" {
 			res.stop = run.stop
 			return res
@@ -320,22 +327,37 @@ func (r *MLPerfRound) checkRCP(runs []rcpRun, bypass bool) MLPerfRCP {
 			notConverged++
 		}
 		switch {
-		case mismatch != "":
+		case bsMismatch != "":
 		case pyEqual(bs, int64(-1)):
 			bs = run.bs
 		case !pyEqual(run.bs, bs):
-			mismatch = fmt.Sprintf("the files log different global batch sizes (%s and %s)", pyRepr(bs), pyRepr(run.bs))
+			bsMismatch, bsAt = fmt.Sprintf("the files log different global batch sizes (%s and %s)", pyRepr(bs), pyRepr(run.bs)), i
 		}
 		switch {
-		case mismatch != "":
+		case benchMismatch != "":
 		case benchmark == nil:
 			benchmark = run.benchmark
 		case !pyEqual(run.benchmark, benchmark):
-			mismatch = fmt.Sprintf("the files name different benchmarks (%s and %s)", pyRepr(benchmark), pyRepr(run.benchmark))
+			benchMismatch, benchAt = fmt.Sprintf("the files name different benchmarks (%s and %s)", pyRepr(benchmark), pyRepr(run.benchmark)), i
 		}
+	}
+	mismatch := bsMismatch
+	if benchAt < bsAt {
+		mismatch = benchMismatch
 	}
 	name, _ := benchmark.(string)
 	bench, known := r.Benchmarks[name]
+	if known && bench.RCP != nil && bench.RCP.lastListedBatchSize {
+		// The release's reader kept the batch size of the last file glob
+		// listed that logs one, and compared none.
+		bs, mismatch = int64(-1), benchMismatch
+		last := -1
+		for _, run := range runs {
+			if !pyEqual(run.bs, int64(-1)) && run.listed > last {
+				bs, last = run.bs, run.listed
+			}
+		}
+	}
 	switch {
 	case mismatch != "":
 		res.stop = "MLCommons' RCP checker stops: " + mismatch
@@ -437,4 +459,21 @@ func (rc *rcpRules) compare(res *MLPerfRCP, rec rcpRecord, trim int) bool {
 		res.Scaling = rec.mean / mean
 	}
 	return pass
+}
+
+// listingOrder is each file's place in dir as the file system lists it
+// (getdents, unsorted), the order Python's glob gives MLCommons' tools;
+// nil where dir cannot be listed.
+func listingOrder(dir string) map[string]int {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	at := make(map[string]int, len(names))
+	for i, n := range names {
+		at[n] = i
+	}
+	return at
 }

@@ -355,3 +355,57 @@ func TestSummaryMarksTheScoresOfRefusedFolders(t *testing.T) {
 		}
 	}
 }
+
+// The RCP checkers of 1.0.0 to 2.1.0 kept the global_batch_size of the
+// last file glob listed, where today's stops on files that differ (two
+// published Dell folders of rounds 2.0 and 2.1 log two batch sizes). So
+// by the release's rules a batch size edited in the last listed file is
+// the folder's, and one edited in any other file changes nothing.
+func TestReleaseRCPTakesTheLastListedFilesBatchSize(t *testing.T) {
+	src := filepath.Join(mlperfTestdata, "v2.1", "Intel-HabanaLabs", "results", "HLS-Gaudi2-PT", "resnet")
+	unedited, err := CheckMLPerfRound(src, "2.1")
+	if err != nil || unedited.RCP == nil || !unedited.RCP.Passed {
+		t.Fatalf("the published folder: %v %+v", err, unedited)
+	}
+	for _, editLast := range []bool{true, false} {
+		dir := filepath.Join(t.TempDir(), "resnet")
+		copyDir(t, src, dir)
+		listed := listingOrder(dir)
+		target := ""
+		for name, at := range listed {
+			isLast := at == len(listed)-1
+			if strings.HasPrefix(name, "result_") && isLast == editLast && (target == "" || name < target) {
+				target = name
+			}
+		}
+		if target == "" {
+			t.Skipf("the last listed file here is %v, not a result file", listed)
+		}
+		path := filepath.Join(dir, target)
+		data, _ := os.ReadFile(path)
+		edited := strings.Replace(string(data), `"key": "global_batch_size", "value": 2048`, `"key": "global_batch_size", "value": 999424`, 1)
+		if edited == string(data) {
+			t.Fatal("no global_batch_size of 2048 to edit")
+		}
+		if err := os.WriteFile(path, []byte(edited), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		today, err := CheckMLPerfRoundRules(dir, "2.1", RulesToday)
+		if err != nil || today.Accepted || !slices.ContainsFunc(today.Reasons, func(r d5list.Reason) bool {
+			return strings.Contains(r.Message, "different global batch sizes")
+		}) {
+			t.Errorf("today's rules, %s edited: %v %+v", target, err, today.Reasons)
+		}
+		own, err := CheckMLPerfRound(dir, "2.1")
+		if err != nil || own.RCP == nil {
+			t.Fatalf("the release's rules, %s edited: %v", target, err)
+		}
+		want := unedited.RCP.Message
+		if editLast {
+			want = "Missing RCP, please submit RCP with BS = 999424"
+		}
+		if own.RCP.Message != want {
+			t.Errorf("the release's rules, %s edited (last listed: %v): RCP %q, want %q", target, editLast, own.RCP.Message, want)
+		}
+	}
+}

@@ -104,6 +104,11 @@ type releaseRules struct {
 	// standard deviation over its olympic-trimmed points, not over all of
 	// them (1.0.0 to 4.0.0-rc3-rcp-prunning).
 	RCPTrimmedStdev bool `yaml:"rcp_trimmed_stdev"`
+	// RCPLastListedBatchSize: the release's RCP checker took the
+	// global_batch_size of the last file glob listed that logs one, and
+	// did not compare the files' (1.0.0 to 2.1.0); today's stops where
+	// they differ.
+	RCPLastListedBatchSize bool `yaml:"rcp_last_listed_batch_size"`
 	// ScoreScaling is how the release's result summarizer normalised a
 	// score: "none" (it read no scaling at all), "scaling_json" (only a
 	// scaling.json already in the folder: the release's RCP checker wrote
@@ -146,6 +151,7 @@ func (r *MLPerfRound) atRelease(name string) error {
 			bench.RCP.unpruned = a.RCPUnpruned
 			bench.RCP.pruneByMinEpochs = a.RCPPruneByMinEpochs
 			bench.RCP.trimmedStdev = a.RCPTrimmedStdev
+			bench.RCP.lastListedBatchSize = a.RCPLastListedBatchSize
 		}
 	}
 	switch a.ScoreScaling {
@@ -251,8 +257,9 @@ type rcpRules struct {
 
 	// unpruned: the RCP checker compares with every reference, not only
 	// those on the fastest-converging envelope (round 1.1's release).
-	// pruneByMinEpochs and trimmedStdev: as releaseRules says.
-	unpruned, pruneByMinEpochs, trimmedStdev bool
+	// pruneByMinEpochs, trimmedStdev and lastListedBatchSize: as
+	// releaseRules says.
+	unpruned, pruneByMinEpochs, trimmedStdev, lastListedBatchSize bool
 
 	once   sync.Once
 	ref    *rcpReference

@@ -76,17 +76,7 @@ func TestProcessEvaluatesTheModelItself(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p, err := NewProcess(ProcessOptions{Versions: testVersions[true], Fetch: fixtureBundle(t, modelRun(c.before, c.after)), WorkDir: workDir(t)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			logs, err := p.Execute(context.Background(), evaluationSpec())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(logs) != 2 {
-				t.Fatalf("%d logs, want 2", len(logs))
-			}
+			logs := executeEvaluated(t, ProcessOptions{Versions: testVersions[true], Fetch: fixtureBundle(t, modelRun(c.before, c.after)), WorkDir: workDir(t)})
 			for _, l := range logs {
 				a := l.Clock.Audit
 				if len(l.Clock.Breaches) != 0 || a == nil || len(a.Sections) != 1 || a.Sections[0].Name != "evaluation" {
@@ -122,18 +112,8 @@ func TestProcessModelsCountAgainstTheJobsDiskCap(t *testing.T) {
 	}{{disk: 900000, scored: 2}, {disk: 600000, scored: 1}} {
 		t.Run(strconv.FormatInt(c.disk, 10), func(t *testing.T) {
 			work := workDir(t)
-			p, err := NewProcess(ProcessOptions{Versions: testVersions[true], Fetch: fixtureBundle(t, modelRun(write, "")), WorkDir: work, KeepWork: true,
+			logs := executeEvaluated(t, ProcessOptions{Versions: testVersions[true], Fetch: fixtureBundle(t, modelRun(write, "")), WorkDir: work, KeepWork: true,
 				RLimits: ResourceLimits{DiskBytes: c.disk}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			logs, err := p.Execute(context.Background(), evaluationSpec())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(logs) != 2 {
-				t.Fatalf("%d logs, want 2", len(logs))
-			}
 			for _, l := range logs {
 				a := l.Clock.Audit
 				if a == nil || len(a.Sections) != 1 {
@@ -319,4 +299,22 @@ func main() {
 			t.Fatalf("run %d: audit %+v; want the runner's own python3 to score the model 0.5", l.Index, a)
 		}
 	}
+}
+
+// executeEvaluated runs the two-run evaluated job of evaluationSpec on a
+// process executor made with opts, and returns its two runs' logs.
+func executeEvaluated(t *testing.T, opts ProcessOptions) []d5list.RunLog {
+	t.Helper()
+	p, err := NewProcess(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs, err := p.Execute(context.Background(), evaluationSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(logs) != 2 {
+		t.Fatalf("%d logs, want 2", len(logs))
+	}
+	return logs
 }

@@ -262,14 +262,8 @@ func (r *MLPerfRound) checkFolder(f mlperfFolder) *MLPerfReport {
 	}
 	scaling, fromRCP := 1.0, false
 	if closed && r.runs(packageRCP) && !(bench.RCP != nil && bench.RCP.Skip) {
-		runs := make([]rcpRun, len(f.logs))
-		listed := listingOrder(f.dir)
-		for i, log := range f.logs {
-			runs[i] = r.readRCPRun(log.lines)
-			runs[i].listed = i
-			if at, ok := listed[log.name]; ok {
-				runs[i].listed = at
-			}
+		runs := r.readRCPRuns(f.dir, f.logs)
+		for i := range runs {
 			if runs[i].converged {
 				p := runs[i].point
 				rep.Runs[i].ConvergencePoint = &p

@@ -461,6 +461,21 @@ func (rc *rcpRules) compare(res *MLPerfRCP, rec rcpRecord, trim int) bool {
 	return pass
 }
 
+// readRCPRuns reads each of a folder's logs as the RCP checker does, with
+// its place in the folder's listing.
+func (r *MLPerfRound) readRCPRuns(dir string, logs []*mlperfLog) []rcpRun {
+	runs := make([]rcpRun, len(logs))
+	listed := listingOrder(dir)
+	for i, log := range logs {
+		runs[i] = r.readRCPRun(log.lines)
+		runs[i].listed = i
+		if at, ok := listed[log.name]; ok {
+			runs[i].listed = at
+		}
+	}
+	return runs
+}
+
 // listingOrder is each file's place in dir as the file system lists it
 // (getdents, unsorted), the order Python's glob gives MLCommons' tools;
 // nil where dir cannot be listed.

@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/deep500/d5list/internal/browsertest"
+	"github.com/deep500/d5list/internal/slowtest"
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/store"
@@ -90,6 +91,7 @@ func packBundle(t *testing.T, dir, out string) {
 // arrive without a reload, see the entry and its drawn chart on the
 // leaderboard, and, as an organiser, accept a discrepancy.
 func TestBrowser(t *testing.T) {
+	slowtest.Require(t, "a minute and more of both cores: a browser walks sign-up, uploads, two re-runs and every page")
 	b := newBrowser(t, 150*time.Second)
 	p := startPortal(t, 1)
 	ctx := context.Background()

@@ -25,6 +25,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/internal/slowtest"
 	"github.com/deep500/d5list/store"
 	"github.com/deep500/d5list/verifier"
 )
@@ -280,9 +281,7 @@ func (p *portalUnderTest) submitFolder(t *testing.T, dir string) int64 {
 }
 
 func TestEndToEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end: trains 15 runs")
-	}
+	slowtest.Require(t, "end to end: trains 15 runs and re-runs them, most of a minute of both cores")
 	p := startPortal(t, 1)
 	work := t.TempDir()
 	honest := filepath.Join(work, "honest")

@@ -130,7 +130,7 @@ func boardQuery(benchID string, opt leaderboard.Options, offset, limit int, lead
 // leadFilterTx is, for a board of every entry under filters, the index in
 // filterColumns of the filter whose value has the fewest entries (their
 // counts are kept): its index is the shortest to read for the others.
-func leadFilterTx(ctx context.Context, tx *sql.Tx, benchID string, opt leaderboard.Options) (int, error) {
+func (db *DB) leadFilterTx(ctx context.Context, tx *sql.Tx, benchID string, opt leaderboard.Options) (int, error) {
 	f, _ := filterOf(opt.Normalized())
 	lead, fewest := -1, 0
 	for i, col := range filterColumns {
@@ -140,7 +140,7 @@ func leadFilterTx(ctx context.Context, tx *sql.Tx, benchID string, opt leaderboa
 		if f.set == 1<<i {
 			return i, nil // the only one
 		}
-		n, err := countTx(ctx, tx, benchID, filterCountView(viewOnAll, col, f.vals[i]))
+		n, err := db.countTx(ctx, tx, benchID, filterCountView(viewOnAll, col, f.vals[i]))
 		if err != nil {
 			return 0, err
 		}
@@ -172,17 +172,17 @@ func (db *DB) BoardPage(ctx context.Context, benchID string, opt leaderboard.Opt
 	total := 0
 	counted := false
 	err := db.readTx(ctx, func(tx *sql.Tx) error {
-		lead, err := leadFilterTx(ctx, tx, benchID, opt)
+		lead, err := db.leadFilterTx(ctx, tx, benchID, opt)
 		if err != nil {
 			return err
 		}
 		q, args, isCounted, reversed := boardQuery(benchID, opt, offset, limit, lead)
 		if counted = isCounted; counted {
-			if total, err = boardCountTx(ctx, tx, benchID, opt); err != nil {
+			if total, err = db.boardCountTx(ctx, tx, benchID, opt); err != nil {
 				return err
 			}
 		}
-		return scanBoard(ctx, tx, q, args, func(e *d5list.Entry, rank, n int) error {
+		return db.scanBoard(ctx, tx, q, args, func(e *d5list.Entry, rank, n int) error {
 			if counted {
 				rank = offset + len(entries) + 1
 				if reversed {
@@ -211,20 +211,20 @@ func (db *DB) BoardPage(ctx context.Context, benchID string, opt leaderboard.Opt
 // the exports: one entry in memory at a time.
 func (db *DB) EachBoardEntry(ctx context.Context, benchID string, opt leaderboard.Options, fn func(*d5list.Entry) error) error {
 	err := db.readTx(ctx, func(tx *sql.Tx) error {
-		lead, err := leadFilterTx(ctx, tx, benchID, opt)
+		lead, err := db.leadFilterTx(ctx, tx, benchID, opt)
 		if err != nil {
 			return err
 		}
 		q, args, counted, reversed := boardQuery(benchID, opt, 0, -1, lead)
 		rank, step := 0, 1
 		if reversed {
-			total, err := boardCountTx(ctx, tx, benchID, opt)
+			total, err := db.boardCountTx(ctx, tx, benchID, opt)
 			if err != nil {
 				return err
 			}
 			rank, step = total+1, -1
 		}
-		return scanBoard(ctx, tx, q, args, func(e *d5list.Entry, r, _ int) error {
+		return db.scanBoard(ctx, tx, q, args, func(e *d5list.Entry, r, _ int) error {
 			rank += step
 			if counted {
 				r = rank
@@ -239,7 +239,7 @@ func (db *DB) EachBoardEntry(ctx context.Context, benchID string, opt leaderboar
 // boardCountTx is the row count of the board opt selects in ranking order
 // without a search: kept in board_counts, except each system's best under
 // filters, which counts its systems in board_filter_best's index.
-func boardCountTx(ctx context.Context, tx *sql.Tx, benchID string, opt leaderboard.Options) (int, error) {
+func (db *DB) boardCountTx(ctx context.Context, tx *sql.Tx, benchID string, opt leaderboard.Options) (int, error) {
 	o := opt.Normalized()
 	on, best := viewOnDefault, viewBestDefault
 	if o.IncludeUnverified {
@@ -248,33 +248,33 @@ func boardCountTx(ctx context.Context, tx *sql.Tx, benchID string, opt leaderboa
 	f, filtered := filterOf(o)
 	switch {
 	case filtered && o.AllPerSystem:
-		return countTx(ctx, tx, benchID, filterCountView(on, f.col, f.val))
+		return db.countTx(ctx, tx, benchID, filterCountView(on, f.col, f.val))
 	case filtered:
 		total := 0
-		err := tx.QueryRowContext(ctx, `SELECT count(*) FROM board_filter_best WHERE benchmark_id = ? AND view = ? AND col = ? AND val = ?`,
+		err := db.queryRowRead(ctx, tx, `SELECT count(*) FROM board_filter_best WHERE benchmark_id = ? AND view = ? AND col = ? AND val = ?`,
 			benchID, f.view, f.col, f.val).Scan(&total)
 		return total, err
 	case o.AllPerSystem:
-		return countTx(ctx, tx, benchID, on)
+		return db.countTx(ctx, tx, benchID, on)
 	}
-	return countTx(ctx, tx, benchID, best)
+	return db.countTx(ctx, tx, benchID, best)
 }
 
-func scanBoard(ctx context.Context, tx *sql.Tx, q string, args []any, fn func(e *d5list.Entry, rank, total int) error) error {
-	rows, err := tx.QueryContext(ctx, q, args...)
+func (db *DB) scanBoard(ctx context.Context, tx *sql.Tx, q string, args []any, fn func(e *d5list.Entry, rank, total int) error) error {
+	rows, err := db.queryRead(ctx, tx, q, args...)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
+	var raw sql.RawBytes
 	for rows.Next() {
-		var raw string
 		var confirmed bool
 		var rank, total int
 		if err := rows.Scan(&raw, &confirmed, &rank, &total); err != nil {
 			return err
 		}
-		var e d5list.Entry
-		if err := json.Unmarshal([]byte(raw), &e); err != nil {
+		e, err := db.entries.decode(raw)
+		if err != nil {
 			return fmt.Errorf("decoding a board entry: %w", err)
 		}
 		e.SubmitterConfirmed = confirmed
@@ -295,7 +295,7 @@ func (db *DB) LatestOnBoard(ctx context.Context, benchID string, n int) ([]d5lis
 		WHERE b.benchmark_id = ? AND b.best_default = 1 ORDER BY b.created_at DESC, b.submission_id DESC LIMIT ?`
 	var out []d5list.Entry
 	err := db.readTx(ctx, func(tx *sql.Tx) error {
-		err := scanBoard(ctx, tx, q, []any{benchID, n}, func(e *d5list.Entry, _, _ int) error {
+		err := db.scanBoard(ctx, tx, q, []any{benchID, n}, func(e *d5list.Entry, _, _ int) error {
 			out = append(out, *e)
 			return nil
 		})

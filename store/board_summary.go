@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -334,10 +333,10 @@ func (db *DB) BoardSummary(ctx context.Context, benchID string, includeUnverifie
 			front *[]d5list.Entry
 			with  *int
 		}{{&sum.ParetoAccelerators, &sum.WithAccelerators}, {&sum.ParetoCost, &sum.WithCost}} {
-			if *p.front, err = frontTx(ctx, tx, benchID, view, frontCols[i]); err != nil {
+			if *p.front, err = db.frontTx(ctx, tx, benchID, view, frontCols[i]); err != nil {
 				return err
 			}
-			if *p.with, err = countTx(ctx, tx, benchID, withCountView(view, frontCols[i])); err != nil {
+			if *p.with, err = db.countTx(ctx, tx, benchID, withCountView(view, frontCols[i])); err != nil {
 				return err
 			}
 		}
@@ -349,7 +348,7 @@ func (db *DB) BoardSummary(ctx context.Context, benchID string, includeUnverifie
 			{"accelerator_name", &sum.Vendors, func(name string) string { return leaderboard.Vendor(d5list.Entry{Accelerator: name}) }},
 			{"framework_name", &sum.Frameworks, func(name string) string { return leaderboard.Framework(d5list.Entry{Framework: name}) }},
 		} {
-			groups, err := groupsTx(ctx, tx, benchID, view, sh.col)
+			groups, err := db.groupsTx(ctx, tx, benchID, view, sh.col)
 			if err != nil {
 				return err
 			}
@@ -360,13 +359,13 @@ func (db *DB) BoardSummary(ctx context.Context, benchID string, includeUnverifie
 				return sh.group(name)
 			})
 		}
-		if sum.Records, err = recordsTx(ctx, tx, benchID, on); err != nil {
+		if sum.Records, err = db.recordsTx(ctx, tx, benchID, on); err != nil {
 			return err
 		}
-		if sum.AcceleratorNames, err = namesTx(ctx, tx, benchID, "accelerator_name"); err != nil {
+		if sum.AcceleratorNames, err = db.namesTx(ctx, tx, benchID, "accelerator_name"); err != nil {
 			return err
 		}
-		sum.FrameworkNames, err = namesTx(ctx, tx, benchID, "framework_name")
+		sum.FrameworkNames, err = db.namesTx(ctx, tx, benchID, "framework_name")
 		return err
 	})
 	if err != nil {
@@ -377,8 +376,8 @@ func (db *DB) BoardSummary(ctx context.Context, benchID string, includeUnverifie
 
 // frontTx is the Pareto front of view's best entries against col, its
 // best-ranked entries first (at most maxSummaryGroups).
-func frontTx(ctx context.Context, tx *sql.Tx, benchID, view, col string) ([]d5list.Entry, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT b.entry FROM board_fronts f JOIN board_rows b ON b.submission_id = f.submission_id
+func (db *DB) frontTx(ctx context.Context, tx *sql.Tx, benchID, view, col string) ([]d5list.Entry, error) {
+	rows, err := db.queryRead(ctx, tx, `SELECT b.entry FROM board_fronts f JOIN board_rows b ON b.submission_id = f.submission_id
 		WHERE f.benchmark_id = ? AND f.view = ? AND f.col = ? AND f.on_front = 1 ORDER BY f.k1, f.submission_id LIMIT ?`,
 		benchID, view, col, maxSummaryGroups)
 	if err != nil {
@@ -386,13 +385,13 @@ func frontTx(ctx context.Context, tx *sql.Tx, benchID, view, col string) ([]d5li
 	}
 	defer rows.Close()
 	var out []d5list.Entry
+	var raw sql.RawBytes
 	for rows.Next() {
-		var raw string
 		if err := rows.Scan(&raw); err != nil {
 			return nil, err
 		}
-		var e d5list.Entry
-		if err := json.Unmarshal([]byte(raw), &e); err != nil {
+		e, err := db.entries.decode(raw)
+		if err != nil {
 			return nil, fmt.Errorf("decoding a board entry: %w", err)
 		}
 		leaderboard.Finish(&e, 0)
@@ -401,9 +400,9 @@ func frontTx(ctx context.Context, tx *sql.Tx, benchID, view, col string) ([]d5li
 	return out, rows.Err()
 }
 
-func countTx(ctx context.Context, tx *sql.Tx, benchID, view string) (int, error) {
+func (db *DB) countTx(ctx context.Context, tx *sql.Tx, benchID, view string) (int, error) {
 	n := 0
-	err := tx.QueryRowContext(ctx, `SELECT n FROM board_counts WHERE benchmark_id = ? AND view = ?`, benchID, view).Scan(&n)
+	err := db.queryRowRead(ctx, tx, `SELECT n FROM board_counts WHERE benchmark_id = ? AND view = ?`, benchID, view).Scan(&n)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
@@ -413,8 +412,8 @@ func countTx(ctx context.Context, tx *sql.Tx, benchID, view string) (int, error)
 // groupsTx is view's best entries summed by col, the largest groups first;
 // past the bound the rest are summed as one group, so that the shares
 // still add up to the whole board.
-func groupsTx(ctx context.Context, tx *sql.Tx, benchID, view, col string) ([]leaderboard.GroupSum, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT name, n, perf FROM board_groups WHERE benchmark_id = ? AND view = ? AND col = ?
+func (db *DB) groupsTx(ctx context.Context, tx *sql.Tx, benchID, view, col string) ([]leaderboard.GroupSum, error) {
+	rows, err := db.queryRead(ctx, tx, `SELECT name, n, perf FROM board_groups WHERE benchmark_id = ? AND view = ? AND col = ?
 		ORDER BY n DESC, name LIMIT ?`, benchID, view, col, maxSummaryGroups+1)
 	if err != nil {
 		return nil, err
@@ -434,7 +433,7 @@ func groupsTx(ctx context.Context, tx *sql.Tx, benchID, view, col string) ([]lea
 	rows.Close()
 	out = out[:maxSummaryGroups]
 	others := leaderboard.GroupSum{Name: othersGroup}
-	if err := tx.QueryRowContext(ctx, `SELECT sum(n), sum(perf) FROM board_groups WHERE benchmark_id = ? AND view = ? AND col = ?`,
+	if err := db.queryRowRead(ctx, tx, `SELECT sum(n), sum(perf) FROM board_groups WHERE benchmark_id = ? AND view = ? AND col = ?`,
 		benchID, view, col).Scan(&others.Entries, &others.Performance); err != nil {
 		return nil, err
 	}
@@ -448,8 +447,8 @@ func groupsTx(ctx context.Context, tx *sql.Tx, benchID, view, col string) ([]lea
 
 // namesTx are the filter choices of col: the names of every entry that
 // any board lists, in order.
-func namesTx(ctx context.Context, tx *sql.Tx, benchID, col string) ([]string, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT name FROM board_groups WHERE benchmark_id = ? AND view = ? AND col = ? AND name != ''
+func (db *DB) namesTx(ctx context.Context, tx *sql.Tx, benchID, col string) ([]string, error) {
+	rows, err := db.queryRead(ctx, tx, `SELECT name FROM board_groups WHERE benchmark_id = ? AND view = ? AND col = ? AND name != ''
 		ORDER BY name LIMIT ?`, benchID, viewOnAll, col, maxSummaryGroups)
 	if err != nil {
 		return nil, err

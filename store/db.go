@@ -58,6 +58,9 @@ type DB struct {
 	// onBoardChange is told, around each commit, of every benchmark whose
 	// board rows the transaction changed (NotifyBoardChanges).
 	onBoardChange atomic.Pointer[boardListener]
+
+	entries  decodedEntries
+	prepared preparedReads
 }
 
 type boardListener struct{ begin, end func(benchmarkID string) }
@@ -162,7 +165,7 @@ func dsn(path string, writer bool) string {
 func (db *DB) Close() error {
 	var errs []error
 	if db.read != nil {
-		errs = append(errs, db.read.Close())
+		errs = append(errs, db.closePrepared(), db.read.Close())
 	}
 	if db.write != nil {
 		errs = append(errs, db.write.Close())

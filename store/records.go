@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -36,8 +35,8 @@ func (a recordRow) before(b recordRow) bool {
 
 // recordsTx is the latest leaderboard.MaxRecords records of benchID's view
 // on (viewOnDefault or viewOnAll), oldest first.
-func recordsTx(ctx context.Context, tx *sql.Tx, benchID, on string) ([]d5list.Entry, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT b.entry FROM board_records r JOIN board_rows b ON b.submission_id = r.submission_id
+func (db *DB) recordsTx(ctx context.Context, tx *sql.Tx, benchID, on string) ([]d5list.Entry, error) {
+	rows, err := db.queryRead(ctx, tx, `SELECT b.entry FROM board_records r JOIN board_rows b ON b.submission_id = r.submission_id
 		WHERE r.benchmark_id = ? AND r.view = ?
 		ORDER BY r.created_at DESC, r.submission_id DESC LIMIT ?`, benchID, on, leaderboard.MaxRecords)
 	if err != nil {
@@ -45,13 +44,13 @@ func recordsTx(ctx context.Context, tx *sql.Tx, benchID, on string) ([]d5list.En
 	}
 	defer rows.Close()
 	var out []d5list.Entry
+	var raw sql.RawBytes
 	for rows.Next() {
-		var raw string
 		if err := rows.Scan(&raw); err != nil {
 			return nil, err
 		}
-		var e d5list.Entry
-		if err := json.Unmarshal([]byte(raw), &e); err != nil {
+		e, err := db.entries.decode(raw)
+		if err != nil {
 			return nil, fmt.Errorf("decoding a board entry: %w", err)
 		}
 		leaderboard.Finish(&e, 0)

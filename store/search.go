@@ -61,7 +61,7 @@ func (db *DB) Search(ctx context.Context, text string, perBoard int) (found []le
 		}
 		for _, id := range benches {
 			f := leaderboard.Found{BenchmarkID: id}
-			err := scanBoard(ctx, tx, q, append([]any{id, perBoard}, keyArgs...), func(e *d5list.Entry, _, n int) error {
+			err := db.scanBoard(ctx, tx, q, append([]any{id, perBoard}, keyArgs...), func(e *d5list.Entry, _, n int) error {
 				f.Systems = n
 				ranked, err := rankOfTx(ctx, tx, id, e.SubmissionID, viewBestDefault)
 				if err != nil || ranked == nil {

@@ -258,11 +258,11 @@ func scanSubmission(row scanner) (*d5list.Submission, error) {
 func (db *DB) Submission(ctx context.Context, id int64) (*d5list.Submission, error) {
 	var s *d5list.Submission
 	err := db.readTx(ctx, func(tx *sql.Tx) (err error) {
-		if s, err = submissionTx(ctx, tx, id); err != nil {
+		if s, err = submissionTx(ctx, preparedTx{db, tx}, id); err != nil {
 			return err
 		}
 		var system sql.NullString
-		if err := tx.QueryRowContext(ctx, `SELECT system FROM submissions WHERE id = ?`, id).Scan(&system); err != nil {
+		if err := db.queryRowRead(ctx, tx, `SELECT system FROM submissions WHERE id = ?`, id).Scan(&system); err != nil {
 			return fmt.Errorf("store: reading the system description of submission %d: %w", id, err)
 		}
 		if system.Valid {
@@ -275,7 +275,7 @@ func (db *DB) Submission(ctx context.Context, id int64) (*d5list.Submission, err
 	return s, err
 }
 
-func submissionTx(ctx context.Context, tx *sql.Tx, id int64) (*d5list.Submission, error) {
+func submissionTx(ctx context.Context, tx rowQuerier, id int64) (*d5list.Submission, error) {
 	s, err := scanSubmission(tx.QueryRowContext(ctx, `SELECT `+submissionColumns+` WHERE s.id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, d5list.Errorf(d5list.ENOTFOUND, "submission %d not found", id)

@@ -34,7 +34,7 @@ func (db *DB) SystemOnBoard(ctx context.Context, benchID, systemKey string) (*d5
 		if e, err = rankOfTx(ctx, tx, benchID, id, viewBestDefault); err != nil {
 			return err
 		}
-		total, err = boardCountTx(ctx, tx, benchID, leaderboard.Options{})
+		total, err = db.boardCountTx(ctx, tx, benchID, leaderboard.Options{})
 		return err
 	})
 	return e, total, wrap(err, "finding a system on the board of %q", benchID)

@@ -47,13 +47,15 @@ func boardQuery(benchID string, opt leaderboard.Options, offset, limit int, lead
 		}
 		const tail = ` LIMIT ? OFFSET ?`
 		switch {
+		case !filtered && !opt.AllPerSystem:
+			// Each system's best: board_ranked, in this order on disk.
+			q = `SELECT b.entry, coalesce(u.organisation_confirmed AND u.organisation_key = b.submitter_key, 0), 0, 0
+				FROM board_ranked b LEFT JOIN users u ON u.id = b.owner_id
+				WHERE b.benchmark_id = ? AND b.best_all = ? ORDER BY ` + rankOrder("b") + tail
+			return q, []any{benchID, opt.IncludeUnverified, limit, offset}, true, reversed
 		case !filtered:
-			// Each system's best, or every entry: a partial index.
-			view := best
-			if opt.AllPerSystem {
-				view = on
-			}
-			q = pick + `, 0, 0 FROM board_rows b` + join + ` WHERE b.benchmark_id = ? AND b.` + view + ` = 1 ORDER BY ` + rankOrder("b") + tail
+			// Every entry: a partial index.
+			q = pick + `, 0, 0 FROM board_rows b` + join + ` WHERE b.benchmark_id = ? AND b.` + on + ` = 1 ORDER BY ` + rankOrder("b") + tail
 			return q, []any{benchID, limit, offset}, true, reversed
 		case opt.AllPerSystem:
 			// Every entry with the filters' values: the index of one of

@@ -226,10 +226,12 @@ func compareKeptWithElection(t *testing.T, db *DB, benchID string) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback()
+	compareRankedWithRows(t, tx, benchID)
 	kept := keptBoardState(t, tx, benchID)
 	if err := electAllBestTx(context.Background(), tx, benchID); err != nil {
 		t.Fatal(err)
 	}
+	compareRankedWithRows(t, tx, benchID)
 	elected := keptBoardState(t, tx, benchID)
 	for _, k := range slices.Sorted(maps.Keys(elected)) {
 		if g, ok := kept[k]; !ok || math.Abs(g-elected[k]) > 1e-9*math.Max(1, math.Abs(elected[k])) {
@@ -240,6 +242,28 @@ func compareKeptWithElection(t *testing.T, db *DB, benchID string) {
 		if _, ok := elected[k]; !ok {
 			t.Fatalf("kept by the writes: %q = %v, which the election does not make", k, kept[k])
 		}
+	}
+}
+
+// compareRankedWithRows fails unless board_ranked holds exactly the best
+// rows board_rows marks, each with its submission's owner and key.
+func compareRankedWithRows(t *testing.T, tx *sql.Tx, benchID string) {
+	t.Helper()
+	const marked = `SELECT b.benchmark_id, v.best_all, b.k1, b.sec_missing, b.k2, b.created_at, b.submission_id, s.owner_id, s.submitter_key, b.entry
+		FROM board_rows b JOIN (SELECT 0 AS best_all UNION ALL SELECT 1) v JOIN submissions s ON s.id = b.submission_id
+		WHERE b.benchmark_id = ?1 AND ((v.best_all = 0 AND b.best_default = 1) OR (v.best_all = 1 AND b.best_all = 1))`
+	const ranked = `SELECT * FROM board_ranked WHERE benchmark_id = ?1`
+	var missing, extra, n int
+	for _, c := range []struct {
+		q string
+		n *int
+	}{{marked + ` EXCEPT ` + ranked, &missing}, {ranked + ` EXCEPT ` + marked, &extra}, {ranked, &n}} {
+		if err := tx.QueryRow(`SELECT count(*) FROM (`+c.q+`)`, benchID).Scan(c.n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if missing != 0 || extra != 0 || n == 0 {
+		t.Fatalf("board_ranked of %q: %d best rows missing, %d rows not best or out of date, %d rows", benchID, missing, extra, n)
 	}
 }
 

@@ -357,8 +357,11 @@ func TestOrganisationKeysBackfilled(t *testing.T) {
 	s.OwnerID, s.Submitter = u.ID, "Équipe Ünïcode"
 	mustCreate(t, db, s)
 	// Back to the schema of migration 13: no key columns, the NOCASE
-	// indexes, migration 14 not applied.
+	// indexes, migration 14 not applied (nor 47, whose board_ranked
+	// copies the key).
 	execAll(t, db,
+		`DROP TRIGGER board_ranked_insert`, `DROP TRIGGER board_ranked_update`, `DROP TRIGGER board_ranked_delete`,
+		`DROP TRIGGER board_ranked_owner`, `DROP TABLE board_ranked`, `DELETE FROM schema_migrations WHERE version = 47`,
 		`DROP INDEX users_by_organisation_key`, `ALTER TABLE users DROP COLUMN organisation_key`,
 		`CREATE INDEX users_by_organisation ON users (organisation COLLATE NOCASE) WHERE organisation != ''`,
 		`DROP INDEX submissions_by_submitter_key`, `ALTER TABLE submissions DROP COLUMN submitter_key`,

@@ -26,9 +26,9 @@ import (
 // (leadFilterTx).
 func boardQuery(benchID string, opt leaderboard.Options, offset, limit int, lead int) (q string, args []any, counted, reversed bool) {
 	opt = opt.Normalized()
-	on, best := viewOnDefault, viewBestDefault
+	on := viewOnDefault
 	if opt.IncludeUnverified {
-		on, best = viewOnAll, viewBestAll
+		on = viewOnAll
 	}
 	const pick = `SELECT b.entry, coalesce(u.organisation_confirmed AND u.organisation_key = s.submitter_key, 0)`
 	const join = ` JOIN submissions s ON s.id = b.submission_id LEFT JOIN users u ON u.id = s.owner_id`
@@ -78,13 +78,13 @@ func boardQuery(benchID string, opt leaderboard.Options, offset, limit int, lead
 			return q, []any{benchID, f.view, f.col, f.val, limit, offset}, true, reversed
 		}
 	}
-	const cols = `submission_id, k1, sec_missing, k2, created_at, system_key, search, sort_submitter, sort_system`
+	const cols = `submission_id, k1, sec_missing, k2, created_at, search, sort_submitter, sort_system`
 	switch {
 	case !opt.AllPerSystem && !filtered:
-		// Each system's best row is marked: a search or another order
-		// reads those, about one row per system.
-		q = `WITH v AS (SELECT ` + cols + ` FROM board_rows WHERE benchmark_id = ? AND ` + best + ` = 1)`
-		args = []any{benchID}
+		// Each system's best row: a search or another order reads those,
+		// one row per system, from board_ranked.
+		q = `WITH v AS (SELECT ` + cols + ` FROM board_ranked WHERE benchmark_id = ? AND best_all = ?)`
+		args = []any{benchID, opt.IncludeUnverified}
 	case !opt.AllPerSystem:
 		// So is each system's best under the filters.
 		q = `WITH v AS (SELECT ` + prefixed("b.", cols) + ` FROM board_filter_best f JOIN board_rows b ON b.submission_id = f.submission_id
@@ -124,6 +124,13 @@ func boardQuery(benchID string, opt leaderboard.Options, offset, limit int, lead
 	q += `, page AS (SELECT submission_id, rank, created_at, sort_submitter, sort_system, count(*) OVER () AS n
 			FROM f ORDER BY ` + order + ` LIMIT ? OFFSET ?)`
 	args = append(args, limit, offset)
+	if !opt.AllPerSystem && !filtered {
+		// The page's entries are board_ranked's rows too.
+		q += ` SELECT b.entry, coalesce(u.organisation_confirmed AND u.organisation_key = b.submitter_key, 0), page.rank, page.n
+			FROM page JOIN board_ranked b ON b.submission_id = page.submission_id AND b.benchmark_id = ? AND b.best_all = ?
+			LEFT JOIN users u ON u.id = b.owner_id ORDER BY ` + prefixed("page.", order)
+		return q, append(args, benchID, opt.IncludeUnverified), false, false
+	}
 	q += ` ` + pick + `, page.rank, page.n FROM page JOIN board_rows b ON b.submission_id = page.submission_id` + join +
 		` ORDER BY ` + prefixed("page.", order)
 	return q, args, false, false

@@ -249,7 +249,7 @@ func compareKeptWithElection(t *testing.T, db *DB, benchID string) {
 // rows board_rows marks, each with its submission's owner and key.
 func compareRankedWithRows(t *testing.T, tx *sql.Tx, benchID string) {
 	t.Helper()
-	const marked = `SELECT b.benchmark_id, v.best_all, b.k1, b.sec_missing, b.k2, b.created_at, b.submission_id, s.owner_id, s.submitter_key, b.entry
+	const marked = `SELECT b.benchmark_id, v.best_all, b.k1, b.sec_missing, b.k2, b.created_at, b.submission_id, b.search, b.sort_submitter, b.sort_system, s.owner_id, s.submitter_key, b.entry
 		FROM board_rows b JOIN (SELECT 0 AS best_all UNION ALL SELECT 1) v JOIN submissions s ON s.id = b.submission_id
 		WHERE b.benchmark_id = ?1 AND ((v.best_all = 0 AND b.best_default = 1) OR (v.best_all = 1 AND b.best_all = 1))`
 	const ranked = `SELECT * FROM board_ranked WHERE benchmark_id = ?1`

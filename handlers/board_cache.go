@@ -24,6 +24,20 @@ type BoardCache interface {
 // so an answer kept under the requested id would miss its invalidations.
 var errNotCanonical = errors.New("handlers: benchmark id is not the board's own")
 
+// BoardParts is a service that keeps the parts every view of a board
+// shares (its charts and filter choices), made by the first rendering
+// after a change and handed to the others of the same moment
+// (leaderboard.Moment; portal.Service). A service without it has every
+// view make its own.
+type BoardParts interface {
+	BoardMoment(benchmarkID string) leaderboard.Moment
+	BoardPart(m leaderboard.Moment, name string) (any, bool)
+	KeepBoardPart(m leaderboard.Moment, name string, value any)
+}
+
+// momentKey is the context key of the moment a cached rendering began at.
+type momentKey struct{}
+
 // ReadSnapshots is a service that can make an answer of several reads as
 // of one moment (portal.Service.ReadSnapshot). A service without it reads
 // each as of its own.
@@ -59,6 +73,11 @@ func (h *Handler) cachedBoard(w http.ResponseWriter, r *http.Request, id, varian
 	ctx := context.WithoutCancel(r.Context())
 	page, fresh, err := bc.RenderBoard(id, variant, func() (p *leaderboard.Rendered, err error) {
 		var canonical string
+		ctx := ctx
+		if bp, ok := h.svc.(BoardParts); ok {
+			// Before anything is read, the edition pinned included.
+			ctx = context.WithValue(ctx, momentKey{}, bp.BoardMoment(id))
+		}
 		err = h.readSnapshot(ctx, func(ctx context.Context) (err error) {
 			p, canonical, err = render(ctx)
 			return err

@@ -184,20 +184,63 @@ func (h *Handler) indexedBoardView(ctx context.Context, ls ListService, il Index
 		return templates.BoardView{}, err
 	}
 	v := templates.BoardView{Board: board, Options: opt, Page: pg, Path: "/benchmarks/" + board.Benchmark.ID, Sliced: true, Total: total}
-	sum, err := il.BoardSummary(ctx, board.Benchmark.ID, opt.IncludeUnverified)
+	// After the page's rows: the first read fixed the snapshot, which a
+	// kept part must be of.
+	sh, err := h.sharedBoardParts(ctx, ls, il, &board.Benchmark, opt.IncludeUnverified)
 	if err != nil {
 		return v, err
 	}
-	dev, err := ls.Development(ctx, board.Benchmark.ID)
-	if err != nil {
-		return v, err
-	}
-	if latest, err := ls.LatestEdition(ctx); err != nil {
-		return v, err
-	} else if latest != nil {
-		v.Latest = latest.Name
-	}
-	v.Accelerators, v.Frameworks = sum.AcceleratorNames, sum.FrameworkNames
-	v.Charts = templates.BoardCharts(&board.Benchmark, sum, h.curves(ctx, &board.Benchmark, sum.Top), dev)
+	v.Latest, v.Accelerators, v.Frameworks, v.Charts, v.ChartsHTML = sh.latest, sh.accelerators, sh.frameworks, sh.charts, sh.chartsHTML
 	return v, nil
+}
+
+// boardShared is what every view of a board shows besides its rows: the
+// same whatever its filters, order or page, for the board with or
+// without the unverified entries.
+type boardShared struct {
+	latest                   string
+	accelerators, frameworks []string
+	charts                   []templates.ListChart
+	chartsHTML               string
+}
+
+// sharedBoardParts are the board's shared parts as of the rendering's
+// moment: kept by the first view rendered after the board's last change,
+// made and kept here otherwise. After each change, the views rendered
+// one after the other each made them, a third of a view's cost.
+func (h *Handler) sharedBoardParts(ctx context.Context, ls ListService, il IndexedList, bench *d5list.Benchmark, unverified bool) (*boardShared, error) {
+	name := "board-shared"
+	if unverified {
+		name += "+unverified"
+	}
+	bp, keeps := h.svc.(BoardParts)
+	m, rendering := ctx.Value(momentKey{}).(leaderboard.Moment)
+	keeps = keeps && rendering
+	if keeps {
+		if kept, ok := bp.BoardPart(m, name); ok {
+			return kept.(*boardShared), nil
+		}
+	}
+	sum, err := il.BoardSummary(ctx, bench.ID, unverified)
+	if err != nil {
+		return nil, err
+	}
+	dev, err := ls.Development(ctx, bench.ID)
+	if err != nil {
+		return nil, err
+	}
+	sh := &boardShared{accelerators: sum.AcceleratorNames, frameworks: sum.FrameworkNames}
+	if latest, err := ls.LatestEdition(ctx); err != nil {
+		return nil, err
+	} else if latest != nil {
+		sh.latest = latest.Name
+	}
+	sh.charts = templates.BoardCharts(bench, sum, h.curves(ctx, bench, sum.Top), dev)
+	if keeps {
+		if sh.chartsHTML, err = templates.RenderChartFigures(ctx, sh.charts); err != nil {
+			return nil, err
+		}
+		bp.KeepBoardPart(m, name, sh)
+	}
+	return sh, nil
 }

@@ -34,8 +34,9 @@ type Cache struct {
 	scoredFlights map[string]*flight[*Scored]
 	pages         map[pageKey]*keptPage
 	pageFlights   map[pageKey]*flight[keptPage]
-	pageBytes     int64 // sum of the cached answers' sizes
-	maxBytes      int64 // pageBytes stays at or under this
+	parts         map[partKey]keptPart // parts.go
+	pageBytes     int64                // sum of the cached answers' sizes
+	maxBytes      int64                // pageBytes stays at or under this
 	// pending counts, per benchmark, the writes between BeginChange and
 	// EndChange: what they change may be committed, so nothing of their
 	// board is current until they end.
@@ -80,6 +81,7 @@ func NewCache() *Cache {
 		scoredFlights: map[string]*flight[*Scored]{},
 		pages:         map[pageKey]*keptPage{},
 		pageFlights:   map[pageKey]*flight[keptPage]{},
+		parts:         map[partKey]keptPart{},
 		maxBytes:      DefaultMaxRenderedBytes,
 		renders:       make(chan struct{}, runtime.GOMAXPROCS(0)),
 	}

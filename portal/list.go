@@ -339,11 +339,25 @@ func (s *Service) InvalidateBoards(benchmarkID string) { s.cache.Invalidate(benc
 
 // RenderBoard serves a finished answer about benchmarkID's board (its
 // page, JSON or CSV) from the ranking cache, rendering it where none is
-// kept; every change that drops the benchmark's boards makes these
-// answers stale, and they are rendered again in the background. See
-// leaderboard.Cache.Render for what variant must name and render may use.
+// kept or current; the first request after a change of the benchmark's
+// boards renders it again. See leaderboard.Cache.Render for what variant
+// must name and render may use.
 func (s *Service) RenderBoard(benchmarkID, variant string, render func() (*leaderboard.Rendered, error)) (*leaderboard.Rendered, leaderboard.Freshness, error) {
 	return s.cache.Render(benchmarkID, variant, render)
+}
+
+// BoardMoment, BoardPart and KeepBoardPart keep the parts every view of a
+// board shares, made once after each change (leaderboard.Moment).
+func (s *Service) BoardMoment(benchmarkID string) leaderboard.Moment {
+	return s.cache.Moment(benchmarkID)
+}
+
+func (s *Service) BoardPart(m leaderboard.Moment, name string) (any, bool) {
+	return s.cache.Part(m, name)
+}
+
+func (s *Service) KeepBoardPart(m leaderboard.Moment, name string, value any) {
+	s.cache.KeepPart(m, name, value)
 }
 
 // MaxEntityEntries bounds the entries an organisation's or a system's page

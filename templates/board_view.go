@@ -1,6 +1,7 @@
 package templates
 
 import (
+	"context"
 	"math"
 	"net/url"
 	"sort"
@@ -20,6 +21,9 @@ type BoardView struct {
 	Edition string // "" for the live list
 	Latest  string // the latest edition's name, for a link from the live list
 	Charts  []ListChart
+	// ChartsHTML, where not empty, is ChartFigures(Charts) as rendered
+	// once for every view of the board (RenderChartFigures).
+	ChartsHTML string
 	// Accelerators and Frameworks offer the filter values seen on the
 	// benchmark's unfiltered board.
 	Accelerators, Frameworks []string
@@ -370,4 +374,11 @@ func columnHeader(col d5list.LevelColumn) string {
 		return col.Label
 	}
 	return col.Label + " (" + col.Unit + ")"
+}
+
+// RenderChartFigures renders ChartFigures(charts), for BoardView.ChartsHTML.
+func RenderChartFigures(ctx context.Context, charts []ListChart) (string, error) {
+	var b strings.Builder
+	err := ChartFigures(charts).Render(ctx, &b)
+	return b.String(), err
 }

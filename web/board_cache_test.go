@@ -275,3 +275,62 @@ func TestBoardAnswerIsOfOneMoment(t *testing.T) {
 		})
 	}
 }
+
+// summaryCounter is the portal counting the board summaries it reads.
+type summaryCounter struct {
+	*portal.Service
+	summaries atomic.Int64
+}
+
+func (s *summaryCounter) BoardSummary(ctx context.Context, benchmarkID string, unverified bool) (*leaderboard.Summary, error) {
+	s.summaries.Add(1)
+	return s.Service.BoardSummary(ctx, benchmarkID, unverified)
+}
+
+// The views of one board (filters, orders, pages) share its charts, made
+// by the first view rendered after a change and by no other; the first
+// view rendered after the next change, whichever, shows that change in
+// its charts too.
+func TestBoardViewsShareTheirChartsUntilAChange(t *testing.T) {
+	const board = "/benchmarks/l2-digits-mlp-cpu"
+	var svc *summaryCounter
+	s := newListServerWith(t, func(p *portal.Service) handlers.Service {
+		svc = &summaryCounter{Service: p}
+		return svc
+	})
+	charts := func(path string) string {
+		t.Helper()
+		a := fetch(t, s.url+path)
+		if a.code != http.StatusOK || a.hd.Get("X-D5-Board-Cache") != "miss" {
+			t.Fatalf("GET %s: %d, %q; want 200, a new rendering", path, a.code, a.hd.Get("X-D5-Board-Cache"))
+		}
+		html, err := parseDoc(t, a.body).Find(`[data-testid="charts"]`).Html()
+		if err != nil || html == "" {
+			t.Fatalf("GET %s: no charts (%v)", path, err)
+		}
+		return html
+	}
+	first := charts(board)
+	if n := svc.summaries.Load(); n != 1 {
+		t.Fatalf("the first view read %d summaries, want 1", n)
+	}
+	for _, view := range []string{"?division=closed", "?sort=date", "?q=box"} {
+		if got := charts(board + view); got != first {
+			t.Errorf("%s has other charts than the board:\n%s\nagainst\n%s", view, got, first)
+		}
+	}
+	if n := svc.summaries.Load(); n != 1 {
+		t.Errorf("four views of one moment read %d summaries, want 1", n)
+	}
+	if strings.Contains(first, "box-p") {
+		t.Fatal("the charts show box-p before it was accepted")
+	}
+	s.review(t, s.ids["box-p"], d5list.ActionAccept, "")
+	after := charts(board + "?framework=torch")
+	if !strings.Contains(after, "box-p") {
+		t.Error("the first view after box-p was accepted has charts without it")
+	}
+	if n := svc.summaries.Load(); n != 2 {
+		t.Errorf("the first view after a change read %d summaries in all, want 2", n)
+	}
+}

@@ -26,13 +26,12 @@ var errNotCanonical = errors.New("handlers: benchmark id is not the board's own"
 
 // BoardParts is a service that keeps the parts every view of a board
 // shares (its charts and filter choices), made by the first rendering
-// after a change and handed to the others of the same moment
+// after a change and shared with the others of the same moment
 // (leaderboard.Moment; portal.Service). A service without it has every
 // view make its own.
 type BoardParts interface {
 	BoardMoment(benchmarkID string) leaderboard.Moment
-	BoardPart(m leaderboard.Moment, name string) (any, bool)
-	KeepBoardPart(m leaderboard.Moment, name string, value any)
+	BoardPart(m leaderboard.Moment, name string, build func() (any, error)) (any, error)
 }
 
 // momentKey is the context key of the moment a cached rendering began at.

@@ -206,21 +206,28 @@ type boardShared struct {
 
 // sharedBoardParts are the board's shared parts as of the rendering's
 // moment: kept by the first view rendered after the board's last change,
-// made and kept here otherwise. After each change, the views rendered
-// one after the other each made them, a third of a view's cost.
+// made and kept here otherwise. After each change, the views rendered one
+// after the other each made them, a third of a view's cost.
 func (h *Handler) sharedBoardParts(ctx context.Context, ls ListService, il IndexedList, bench *d5list.Benchmark, unverified bool) (*boardShared, error) {
+	bp, ok := h.svc.(BoardParts)
+	m, rendering := ctx.Value(momentKey{}).(leaderboard.Moment)
+	if !ok || !rendering {
+		return h.makeBoardShared(ctx, ls, il, bench, unverified, false)
+	}
 	name := "board-shared"
 	if unverified {
 		name += "+unverified"
 	}
-	bp, keeps := h.svc.(BoardParts)
-	m, rendering := ctx.Value(momentKey{}).(leaderboard.Moment)
-	keeps = keeps && rendering
-	if keeps {
-		if kept, ok := bp.BoardPart(m, name); ok {
-			return kept.(*boardShared), nil
-		}
+	sh, err := bp.BoardPart(m, name, func() (any, error) { return h.makeBoardShared(ctx, ls, il, bench, unverified, true) })
+	if err != nil {
+		return nil, err
 	}
+	return sh.(*boardShared), nil
+}
+
+// makeBoardShared reads and makes the board's shared parts; rendered, with
+// the charts' HTML made once for every view that shows them.
+func (h *Handler) makeBoardShared(ctx context.Context, ls ListService, il IndexedList, bench *d5list.Benchmark, unverified, rendered bool) (*boardShared, error) {
 	sum, err := il.BoardSummary(ctx, bench.ID, unverified)
 	if err != nil {
 		return nil, err
@@ -236,11 +243,10 @@ func (h *Handler) sharedBoardParts(ctx context.Context, ls ListService, il Index
 		sh.latest = latest.Name
 	}
 	sh.charts = templates.BoardCharts(bench, sum, h.curves(ctx, bench, sum.Top), dev)
-	if keeps {
+	if rendered {
 		if sh.chartsHTML, err = templates.RenderChartFigures(ctx, sh.charts); err != nil {
 			return nil, err
 		}
-		bp.KeepBoardPart(m, name, sh)
 	}
 	return sh, nil
 }

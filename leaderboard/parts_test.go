@@ -5,45 +5,65 @@ import (
 	"testing"
 )
 
+// part is c.Part of m that reports whether it was made for this call.
+func part(t *testing.T, c *Cache, m Moment, name string, value any) (any, bool) {
+	t.Helper()
+	made := false
+	v, err := c.Part(m, name, func() (any, error) { made = true; return value, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v, made
+}
+
 func TestPartsAreOfTheirMomentOnly(t *testing.T) {
 	c := NewCache()
 	m := c.Moment("b")
-	c.KeepPart(m, "charts", "before")
-	if v, ok := c.Part(c.Moment("b"), "charts"); !ok || v != "before" {
-		t.Fatalf("the part kept at this moment: %v, %v", v, ok)
+	if v, made := part(t, c, m, "charts", "before"); !made || v != "before" {
+		t.Fatalf("the first part: %v, made %v", v, made)
 	}
-	if _, ok := c.Part(c.Moment("b"), "other"); ok {
-		t.Error("a part never kept was found")
+	if v, made := part(t, c, c.Moment("b"), "charts", "again"); made || v != "before" {
+		t.Fatalf("the part of this moment was not shared: %v, made %v", v, made)
+	}
+	if _, made := part(t, c, c.Moment("b"), "other", "x"); !made {
+		t.Error("a part never made was found")
 	}
 	c.BeginChange("b")
-	if _, ok := c.Part(m, "charts"); ok {
-		t.Error("a part was handed out while a change of its board was open")
-	}
 	open := c.Moment("b")
-	c.KeepPart(open, "charts", "during")
+	if v, made := part(t, c, m, "charts", "during"); !made || v != "during" {
+		t.Errorf("a rendering of before a change got %v (made %v) while the change was open", v, made)
+	}
+	if _, made := part(t, c, open, "charts", "open"); !made {
+		t.Error("a part was shared while a change of its board was open")
+	}
 	c.EndChange("b")
 	after := c.Moment("b")
-	if v, ok := c.Part(after, "charts"); ok {
-		t.Errorf("after the change the part kept before it, or during it, was handed out: %v", v)
+	if v, made := part(t, c, after, "charts", "after"); !made || v != "after" {
+		t.Errorf("after the change a part kept before it, or during it, was shared: %v", v)
 	}
-	// A rendering that began before a change and ends after it keeps
-	// nothing.
-	c.BeginChange("b")
-	c.EndChange("b")
-	c.KeepPart(after, "charts", "overtaken")
-	if v, ok := c.Part(c.Moment("b"), "charts"); ok {
-		t.Errorf("a part made across a change was kept: %v", v)
+	// A part made across a change is its maker's only.
+	m = c.Moment("b")
+	v, err := c.Part(m, "across", func() (any, error) {
+		c.BeginChange("b")
+		c.EndChange("b")
+		return "across", nil
+	})
+	if err != nil || v != "across" {
+		t.Fatalf("%v, %v", v, err)
+	}
+	if _, made := part(t, c, c.Moment("b"), "across", "new"); !made {
+		t.Error("a part made across a change was kept")
 	}
 	// Another board's change leaves the part; an edition frozen does not.
 	now := c.Moment("b")
-	c.KeepPart(now, "charts", "now")
+	part(t, c, now, "charts", "now")
 	c.Invalidate("other")
-	if v, ok := c.Part(c.Moment("b"), "charts"); !ok || v != "now" {
-		t.Errorf("another board's change dropped the part: %v, %v", v, ok)
+	if v, made := part(t, c, c.Moment("b"), "charts", "x"); made || v != "now" {
+		t.Errorf("another board's change dropped the part: %v, made %v", v, made)
 	}
 	c.BeginChangeAll()
 	c.EndChangeAll()
-	if _, ok := c.Part(c.Moment("b"), "charts"); ok {
+	if _, made := part(t, c, c.Moment("b"), "charts", "x"); !made {
 		t.Error("the part outlived a change of every board")
 	}
 }
@@ -52,9 +72,9 @@ func TestPartsStayBounded(t *testing.T) {
 	c := NewCache()
 	for i := range 4 * maxParts {
 		b := fmt.Sprint("bench-", i)
-		c.KeepPart(c.Moment(b), "charts", i)
-		if v, ok := c.Part(c.Moment(b), "charts"); !ok || v != i {
-			t.Fatalf("part %d just kept: %v, %v", i, v, ok)
+		part(t, c, c.Moment(b), "charts", i)
+		if v, made := part(t, c, c.Moment(b), "charts", -1); made || v != i {
+			t.Fatalf("part %d just kept: %v, made %v", i, v, made)
 		}
 		if len(c.parts) > maxParts {
 			t.Fatalf("%d parts kept, the bound is %d", len(c.parts), maxParts)

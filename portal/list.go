@@ -346,18 +346,14 @@ func (s *Service) RenderBoard(benchmarkID, variant string, render func() (*leade
 	return s.cache.Render(benchmarkID, variant, render)
 }
 
-// BoardMoment, BoardPart and KeepBoardPart keep the parts every view of a
-// board shares, made once after each change (leaderboard.Moment).
+// BoardMoment and BoardPart share the parts every view of a board shows,
+// made once after each change (leaderboard.Moment).
 func (s *Service) BoardMoment(benchmarkID string) leaderboard.Moment {
 	return s.cache.Moment(benchmarkID)
 }
 
-func (s *Service) BoardPart(m leaderboard.Moment, name string) (any, bool) {
-	return s.cache.Part(m, name)
-}
-
-func (s *Service) KeepBoardPart(m leaderboard.Moment, name string, value any) {
-	s.cache.KeepPart(m, name, value)
+func (s *Service) BoardPart(m leaderboard.Moment, name string, build func() (any, error)) (any, error) {
+	return s.cache.Part(m, name, build)
 }
 
 // MaxEntityEntries bounds the entries an organisation's or a system's page

@@ -18,6 +18,7 @@ import (
 	"github.com/deep500/d5list/handlers"
 	"github.com/deep500/d5list/leaderboard"
 	"github.com/deep500/d5list/portal"
+	"github.com/deep500/d5list/web"
 )
 
 type answer struct {
@@ -332,5 +333,32 @@ func TestBoardViewsShareTheirChartsUntilAChange(t *testing.T) {
 	}
 	if n := svc.summaries.Load(); n != 2 {
 		t.Errorf("the first view after a change read %d summaries in all, want 2", n)
+	}
+}
+
+// A board warmed before the portal serves answers its first visitor from
+// the cache, with the page a rendering for that visitor would have made;
+// after a change the first visitor has it rendered again.
+func TestWarmedBoardAnswersTheFirstVisitor(t *testing.T) {
+	const board = "/benchmarks/l2-digits-mlp-cpu"
+	s := newListServer(t)
+	if err := web.WarmBoards(context.Background(), web.Config{}, s.svc, nil, []string{"l2-digits-mlp-cpu"}); err != nil {
+		t.Fatal(err)
+	}
+	first := fetch(t, s.url+board)
+	if first.code != http.StatusOK || first.hd.Get("X-D5-Board-Cache") != "hit" {
+		t.Fatalf("the first GET after the warming: %d, %q; want 200, hit", first.code, first.hd.Get("X-D5-Board-Cache"))
+	}
+	if got := rowSystems(parseDoc(t, first.body)); !reflect.DeepEqual(got, []string{"box-a", "box-b", "box-c"}) {
+		t.Errorf("the warmed page lists %v, want box-a, box-b, box-c", got)
+	}
+	s.review(t, s.ids["box-p"], d5list.ActionAccept, "")
+	after := fetch(t, s.url+board)
+	if after.hd.Get("X-D5-Board-Cache") != "miss" || !strings.Contains(string(after.body), "box-p") {
+		t.Errorf("the first GET after a change: %q, box-p listed %v; want a new rendering with it",
+			after.hd.Get("X-D5-Board-Cache"), strings.Contains(string(after.body), "box-p"))
+	}
+	if err := web.WarmBoards(context.Background(), web.Config{}, s.svc, nil, []string{"no-such-benchmark"}); err == nil {
+		t.Error("warming a board that does not exist succeeded")
 	}
 }

@@ -3,6 +3,7 @@
 package web
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"time"
@@ -42,6 +43,23 @@ func New(cfg Config, svc handlers.Service, log *slog.Logger) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	h, assets := newHandlers(cfg, svc, log)
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics(nil, log)
+	}
+	return newRouter(h, assets, cfg.Metrics, log)
+}
+
+// WarmBoards renders each benchmark's default board page into svc's board
+// cache before the portal serves (handlers.Handler.WarmBoards), through
+// the handlers New serves them with but none of its middleware: no
+// request is logged or counted.
+func WarmBoards(ctx context.Context, cfg Config, svc handlers.Service, log *slog.Logger, benchmarkIDs []string) error {
+	h, _ := newHandlers(cfg, svc, log)
+	return h.WarmBoards(ctx, benchmarkIDs)
+}
+
+func newHandlers(cfg Config, svc handlers.Service, log *slog.Logger) (*handlers.Handler, *assets) {
 	if cfg.StaticMaxAge <= 0 {
 		cfg.StaticMaxAge = time.Hour
 	}
@@ -51,10 +69,7 @@ func New(cfg Config, svc handlers.Service, log *slog.Logger) http.Handler {
 		// The files are compiled in; failing to read them is a broken build.
 		panic("web: reading embedded static files: " + err.Error())
 	}
-	if cfg.Metrics == nil {
-		cfg.Metrics = NewMetrics(nil, log)
-	}
-	return newRouter(h, assets, cfg.Metrics, log)
+	return h, assets
 }
 
 // newRouter is the middleware chain and the route table over h and the

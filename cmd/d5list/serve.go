@@ -162,10 +162,16 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	svc := portal.New(store.Quota{DB: db}, blobStore{db.Blobs()}, portal.Config{Limits: limits, LeaseTTL: cfg.LeaseTTL, OnJobEnd: metrics.JobFinished,
 		ReadRecipe: workloads.PlanRecipe, ScratchDir: scratch, RemeasureAfter: cfg.RemeasureAfter, RemeasureElsewhere: cfg.RemeasureElsewhere}, log)
 
-	handler := web.New(web.Config{Addr: cfg.Addr, MaxUploadBytes: cfg.MaxUpload, Metrics: metrics, ScratchDir: scratch,
+	webCfg := web.Config{Addr: cfg.Addr, MaxUploadBytes: cfg.MaxUpload, Metrics: metrics, ScratchDir: scratch,
 		Browser: handlers.BrowserOptions{Accounts: db, Workloads: workloads.Names(), RequireApproval: cfg.RequireApproval, SecureCookies: cfg.SecureCookies,
 			UploadsPerDay: cfg.UploadsPerDay, UploadsInFlight: cfg.UploadsInFlight, ChecksInFlight: cfg.ChecksInFlight,
-			CheckMemory: cfg.CheckMemory}}, svc, log)
+			CheckMemory: cfg.CheckMemory}}
+	handler := web.New(webCfg, svc, log)
+	// Each board's first visitor after a start gets its page rendered
+	// before the port opened, with what every board page reads first.
+	if err := warmBoards(ctx, svc, webCfg, log); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err
@@ -304,4 +310,22 @@ func envOr(key, def string) string {
 		return v
 	}
 	return def
+}
+
+// warmBoards reads what the list's pages keep in memory and renders each
+// benchmark's default board page into the board cache (web.WarmBoards),
+// so that the first visitor after a start waits for none of it.
+func warmBoards(ctx context.Context, svc *portal.Service, cfg web.Config, log *slog.Logger) error {
+	if err := svc.Warm(ctx); err != nil {
+		return err
+	}
+	benches, err := svc.Benchmarks(ctx)
+	if err != nil {
+		return err
+	}
+	ids := make([]string, len(benches))
+	for i, b := range benches {
+		ids[i] = b.ID
+	}
+	return web.WarmBoards(ctx, cfg, svc, log, ids)
 }

@@ -7,23 +7,33 @@ import (
 	"net/url"
 )
 
-// WarmBoards renders the default board page of each benchmark into the
-// service's board cache, as its first anonymous visitor would: until the
-// board next changes that visitor gets it kept, and after a change its
-// rendering finds the service's and the store's state read once already.
-// A portal calls it before its port opens.
+// WarmBoards renders the default board page and JSON export of each
+// benchmark into the service's board cache, as their first anonymous
+// readers would: until the board next changes those readers get them
+// kept, and after a change their rendering finds the service's and the
+// store's state read once already. (The CSV's bytes depend on the host
+// asked, which no request has told yet.) A portal calls it before its
+// port opens.
 func (h *Handler) WarmBoards(ctx context.Context, benchmarkIDs []string) error {
 	for _, id := range benchmarkIDs {
-		r, err := http.NewRequestWithContext(ctx, http.MethodGet, "/benchmarks/"+url.PathEscape(id), nil)
-		if err != nil {
-			return err
-		}
-		r.Header.Set("Accept-Encoding", "gzip")
-		r.SetPathValue("id", id)
-		w := &discardedAnswer{header: http.Header{}, code: http.StatusOK}
-		h.BenchmarkPage(w, r)
-		if w.code != http.StatusOK {
-			return fmt.Errorf("rendering the board of %q before serving: status %d", id, w.code)
+		for _, a := range []struct {
+			path, param string
+			serve       http.HandlerFunc
+		}{
+			{"/benchmarks/" + url.PathEscape(id), "id", h.BenchmarkPage},
+			{"/api/v1/leaderboards/" + url.PathEscape(id), "benchmark", h.ShowLeaderboard},
+		} {
+			r, err := http.NewRequestWithContext(ctx, http.MethodGet, a.path, nil)
+			if err != nil {
+				return err
+			}
+			r.Header.Set("Accept-Encoding", "gzip")
+			r.SetPathValue(a.param, id)
+			w := &discardedAnswer{header: http.Header{}, code: http.StatusOK}
+			a.serve(w, r)
+			if w.code != http.StatusOK {
+				return fmt.Errorf("rendering %s before serving: status %d", a.path, w.code)
+			}
 		}
 	}
 	return nil

@@ -336,8 +336,8 @@ func TestBoardViewsShareTheirChartsUntilAChange(t *testing.T) {
 	}
 }
 
-// A board warmed before the portal serves answers its first visitor from
-// the cache, with the page a rendering for that visitor would have made;
+// A board warmed before the portal serves answers its first visitor (and
+// its JSON export its first reader) from the cache, with the page a rendering for that visitor would have made;
 // after a change the first visitor has it rendered again.
 func TestWarmedBoardAnswersTheFirstVisitor(t *testing.T) {
 	const board = "/benchmarks/l2-digits-mlp-cpu"
@@ -351,6 +351,9 @@ func TestWarmedBoardAnswersTheFirstVisitor(t *testing.T) {
 	}
 	if got := rowSystems(parseDoc(t, first.body)); !reflect.DeepEqual(got, []string{"box-a", "box-b", "box-c"}) {
 		t.Errorf("the warmed page lists %v, want box-a, box-b, box-c", got)
+	}
+	if export := fetch(t, s.url+"/api/v1/leaderboards/l2-digits-mlp-cpu"); export.code != http.StatusOK || export.hd.Get("X-D5-Board-Cache") != "hit" {
+		t.Errorf("the first GET of the JSON export after the warming: %d, %q; want 200, hit", export.code, export.hd.Get("X-D5-Board-Cache"))
 	}
 	s.review(t, s.ids["box-p"], d5list.ActionAccept, "")
 	after := fetch(t, s.url+board)

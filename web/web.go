@@ -50,8 +50,8 @@ func New(cfg Config, svc handlers.Service, log *slog.Logger) http.Handler {
 	return newRouter(h, assets, cfg.Metrics, log)
 }
 
-// WarmBoards renders each benchmark's default board page into svc's board
-// cache before the portal serves (handlers.Handler.WarmBoards), through
+// WarmBoards renders each benchmark's default board page and JSON export
+// into svc's board cache before the portal serves (handlers.Handler.WarmBoards), through
 // the handlers New serves them with but none of its middleware: no
 // request is logged or counted.
 func WarmBoards(ctx context.Context, cfg Config, svc handlers.Service, log *slog.Logger, benchmarkIDs []string) error {

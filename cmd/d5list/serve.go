@@ -313,8 +313,9 @@ func envOr(key, def string) string {
 }
 
 // warmBoards reads what the list's pages keep in memory and renders each
-// benchmark's default board page into the board cache (web.WarmBoards),
-// so that the first visitor after a start waits for none of it.
+// benchmark's default board page and JSON export into the board cache
+// (web.WarmBoards), so that the first reader after a start waits for
+// none of it.
 func warmBoards(ctx context.Context, svc *portal.Service, cfg web.Config, log *slog.Logger) error {
 	if err := svc.Warm(ctx); err != nil {
 		return err

@@ -361,6 +361,11 @@ func TestParseBoundsWhatItKeeps(t *testing.T) {
 		rs[0].Line != want+1 || !strings.Contains(rs[0].Message, "the rest is not read") {
 		t.Fatalf("%d events decoding %d bytes, reasons %+v; want %d events and one reason at line %d", len(evs), DecodedBytes(evs), rs, want, want+1)
 	}
+	// Within larger limits the same files are read whole.
+	lim := Limits{Events: 2 * MaxEvents, DecodedBytes: 4 * MaxDecodedBytes}
+	if evs, err := Within(strings.NewReader(b.String()), "meta.txt", lim); err != nil || len(evs) != 2*MaxDecodedBytes/len(meta) {
+		t.Errorf("within %+v: %d events, %v; want all %d", lim, len(evs), err, 2*MaxDecodedBytes/len(meta))
+	}
 }
 
 // A sum or a mean of huge logged values would overflow to +Inf, which

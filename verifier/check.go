@@ -154,23 +154,50 @@ type checker struct {
 }
 
 // maxUploadEvents bounds the MLLOG events of one upload's logs together:
-// each costs the checker about a kilobyte, and MLPerf's largest published
-// folder (unet3d, 40 runs) logs some 20,000. maxUploadDecodedBytes bounds
+// each costs the checker about a kilobyte, and MLPerf's published folders
+// log up to some 20,000 (unet3d, 40 runs). maxUploadDecodedBytes bounds
 // the text of their values and metadata, which cost some ten times it
-// decoded: the same folder decodes 2.9 MB.
+// decoded: the same folder decodes 2.9 MB. One published folder is past
+// both (round 2.0's maskrcnn on two A30s: 39,443 events, over 8 MB of
+// training statistics), which d5list check reads from the disk
+// (LocalReadLimits) and an upload refuses.
 var (
 	maxUploadEvents       = 100_000 // variables so that tests can lower them
 	maxUploadDecodedBytes = 8 << 20
 )
 
+// ReadLimits bound what one check reads of a folder's logs: all its MLLOG
+// events together and the bytes of their values and metadata, and those
+// of each file (File).
+type ReadLimits struct {
+	Events, DecodedBytes int
+	File                 mllog.Limits
+}
+
+// UploadReadLimits bound an upload's logs, whose check's memory the portal
+// admits by them.
+func UploadReadLimits() ReadLimits {
+	return ReadLimits{maxUploadEvents, maxUploadDecodedBytes, mllog.UploadLimits}
+}
+
+// LocalReadLimits bound the logs of a folder on the checker's own disk
+// (d5list check): a published MLPerf folder past the upload's bounds (one
+// of round 2.0, 16 MB of maskrcnn logs, 3 MB decoded a file) is read whole
+// there, in some ten times its decoded bytes of memory.
+var LocalReadLimits = ReadLimits{Events: 1_000_000, DecodedBytes: 128 << 20,
+	File: mllog.Limits{Events: 200_000, DecodedBytes: 32 << 20}}
+
 // readTooMuch says what the logs read so far hold past the upload's
 // bounds, or "".
-func readTooMuch(events, decoded int) string {
+func readTooMuch(events, decoded int) string { return UploadReadLimits().tooMuch(events, decoded) }
+
+// tooMuch says what the logs read so far hold past l, or "".
+func (l ReadLimits) tooMuch(events, decoded int) string {
 	switch {
-	case events > maxUploadEvents:
-		return fmt.Sprintf("more than %d MLLOG events", maxUploadEvents)
-	case decoded > maxUploadDecodedBytes:
-		return fmt.Sprintf("more than %d bytes of MLLOG values and metadata", maxUploadDecodedBytes)
+	case events > l.Events:
+		return fmt.Sprintf("more than %d MLLOG events", l.Events)
+	case decoded > l.DecodedBytes:
+		return fmt.Sprintf("more than %d bytes of MLLOG values and metadata", l.DecodedBytes)
 	}
 	return ""
 }

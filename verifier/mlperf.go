@@ -115,6 +115,10 @@ func CheckMLPerfRound(dir, round string) (*MLPerfReport, error) {
 // CheckMLPerfRoundRules is CheckMLPerfRound judged by rules: RulesRelease
 // (the round's own release of mlcommons/logging; also "") or RulesToday.
 func CheckMLPerfRoundRules(dir, round, which string) (*MLPerfReport, error) {
+	return checkMLPerfRound(dir, round, which, UploadReadLimits())
+}
+
+func checkMLPerfRound(dir, round, which string, lim ReadLimits) (*MLPerfReport, error) {
 	if err := validRules(which); err != nil {
 		return nil, err
 	}
@@ -136,7 +140,7 @@ func CheckMLPerfRoundRules(dir, round, which string) (*MLPerfReport, error) {
 	if rules != nil {
 		format = rules.Format
 	}
-	logs, err := readMLPerfLogs(dir, files, format)
+	logs, err := readMLPerfLogs(dir, files, format, lim)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +150,7 @@ func CheckMLPerfRoundRules(dir, round, which string) (*MLPerfReport, error) {
 		if rules, err = loadMLPerfRound("0.6"); err != nil {
 			return nil, err
 		}
-		if logs, err = readMLPerfLogs(dir, files, rules.Format); err != nil {
+		if logs, err = readMLPerfLogs(dir, files, rules.Format, lim); err != nil {
 			return nil, err
 		}
 		benchmark = folderBenchmark(logs)
@@ -194,6 +198,7 @@ type mlperfFolder struct {
 	division  string
 	logs      []*mlperfLog
 	params    packageParams
+	limits    ReadLimits
 }
 
 // checkFolder is the package checker and the result summarizer on one
@@ -408,8 +413,8 @@ func mlperfResultFiles(dir string) ([]string, error) {
 
 // readMLPerfLogs reads a folder's result files, as many at once as there
 // are processors (parsing is most of a check's time), and stops starting
-// files once they hold more events together than an upload may.
-func readMLPerfLogs(dir string, files []string, format string) ([]*mlperfLog, error) {
+// files once they hold more events together than lim allows.
+func readMLPerfLogs(dir string, files []string, format string, lim ReadLimits) ([]*mlperfLog, error) {
 	logs := make([]*mlperfLog, len(files))
 	errs := make([]error, len(files))
 	var events atomic.Int64
@@ -417,7 +422,7 @@ func readMLPerfLogs(dir string, files []string, format string) ([]*mlperfLog, er
 	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for i, f := range files {
 		slots <- struct{}{}
-		if events.Load() > int64(maxUploadEvents) {
+		if events.Load() > int64(lim.Events) {
 			<-slots
 			break
 		}
@@ -425,7 +430,7 @@ func readMLPerfLogs(dir string, files []string, format string) ([]*mlperfLog, er
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			logs[i], errs[i] = readMLPerfLog(f, format)
+			logs[i], errs[i] = readMLPerfLog(f, format, lim.File)
 			if errs[i] == nil {
 				events.Add(int64(len(logs[i].lines)))
 			}
@@ -438,12 +443,12 @@ func readMLPerfLogs(dir string, files []string, format string) ([]*mlperfLog, er
 			return nil, errs[i]
 		}
 		if log == nil {
-			total = maxUploadEvents + 1
+			total = lim.Events + 1
 		} else {
 			total, decoded = total+len(log.lines), decoded+log.decoded
 		}
-		if tooMuch := readTooMuch(total, decoded); tooMuch != "" {
-			return nil, d5list.Errorf(d5list.ETOOLARGE, "%s: the result files up to %s hold %s together (MLPerf's largest published folder, unet3d's 40 runs, some 26,000 events and 2.9 MB); the rest is not read", dir, filepath.Base(files[i]), tooMuch)
+		if tooMuch := lim.tooMuch(total, decoded); tooMuch != "" {
+			return nil, d5list.Errorf(d5list.ETOOLARGE, "%s: the result files up to %s hold %s together; the rest is not read (an upload takes what MLPerf's published folders hold but the largest, which d5list check reads from your disk)", dir, filepath.Base(files[i]), tooMuch)
 		}
 	}
 	return logs, nil

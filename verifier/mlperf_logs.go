@@ -29,7 +29,7 @@ type mlperfLog struct {
 
 // readMLPerfLog streams one result file through the parser of the round's
 // format, keeping its lines and not its bytes.
-func readMLPerfLog(path, format string) (*mlperfLog, error) {
+func readMLPerfLog(path, format string, lim mllog.Limits) (*mlperfLog, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fileError(path, err)
@@ -40,7 +40,7 @@ func readMLPerfLog(path, format string) (*mlperfLog, error) {
 	if format == formatMLL {
 		r = mllAsMLLOG(f)
 	}
-	events, perr := mllog.Parse(r, log.name)
+	events, perr := mllog.Within(r, log.name, lim)
 	if perr != nil {
 		var de *d5list.Error
 		if !errors.As(perr, &de) {

@@ -169,9 +169,14 @@ func TestCheckMLPerfRoundStopsAtTheEventBudget(t *testing.T) {
 		old := *c.budget
 		*c.budget = 1000
 		_, err := CheckMLPerfRound(dir, "3.1")
+		// A folder on the checker's own disk is read within its own limits.
+		_, accepted, localErr := CheckMLPerfPathLimits(dir, "3.1", RulesRelease, LocalReadLimits)
 		*c.budget = old
 		if d5list.ErrorCode(err) != d5list.ETOOLARGE || !strings.Contains(err.Error(), c.says) || !strings.Contains(err.Error(), "result_") {
 			t.Errorf("past a budget: %v, want too_large naming a result file and %q", err, c.says)
+		}
+		if localErr != nil || !accepted {
+			t.Errorf("past the upload's budget, within the local limits: accepted %v, %v; want the folder read and accepted", accepted, localErr)
 		}
 	}
 }

@@ -98,6 +98,10 @@ func CheckMLPerfTree(dir, round string) (*MLPerfTreeReport, error) {
 // CheckMLPerfTreeRules is CheckMLPerfTree judged by rules: RulesRelease
 // (the round's own release of mlcommons/logging; also "") or RulesToday.
 func CheckMLPerfTreeRules(dir, round, which string) (*MLPerfTreeReport, error) {
+	return checkMLPerfTree(dir, round, which, UploadReadLimits())
+}
+
+func checkMLPerfTree(dir, round, which string, lim ReadLimits) (*MLPerfTreeReport, error) {
 	if err := validRules(which); err != nil {
 		return nil, err
 	}
@@ -130,7 +134,7 @@ func CheckMLPerfTreeRules(dir, round, which string) (*MLPerfTreeReport, error) {
 		rep.Systems = append(rep.Systems, sr)
 	}
 	for _, system := range systemDirs {
-		rep.checkSystemResults(rules, dir, system)
+		rep.checkSystemResults(rules, dir, system, lim)
 	}
 	rep.summarize(rules, dir, systemDirs)
 	rep.Accepted = len(rep.Reasons) == 0
@@ -205,7 +209,7 @@ func (r *MLPerfRound) checkSystemFile(dir, path string) (MLPerfSystemReport, bun
 }
 
 // checkSystemResults checks each benchmark folder of results/<system>.
-func (rep *MLPerfTreeReport) checkSystemResults(r *MLPerfRound, dir, system string) {
+func (rep *MLPerfTreeReport) checkSystemResults(r *MLPerfRound, dir, system string, lim ReadLimits) {
 	sysDir := filepath.Join(dir, "results", system)
 	benchmarks, err := subfolders(sysDir)
 	if err != nil {
@@ -224,7 +228,7 @@ func (rep *MLPerfTreeReport) checkSystemResults(r *MLPerfRound, dir, system stri
 				Message: fmt.Sprintf("Skipping benchmark: %s (not a benchmark of MLPerf Training %s: %s)", b, r.Round, strings.Join(r.BenchmarkNames(), ", "))})
 			continue
 		}
-		f := mlperfFolder{dir: filepath.Join(dir, rel), benchmark: b, system: system, rel: rel, division: division, params: sysParams}
+		f := mlperfFolder{dir: filepath.Join(dir, rel), benchmark: b, system: system, rel: rel, division: division, params: sysParams, limits: lim}
 		if data, err := os.ReadFile(filepath.Join(f.dir, packageParamsFile)); err == nil {
 			f.params = f.params.or(readPackageParams(filepath.Join(rel, packageParamsFile), data))
 		}
@@ -249,7 +253,7 @@ func (r *MLPerfRound) checkTreeFolder(f mlperfFolder, divErr string) *MLPerfRepo
 	if err != nil {
 		return stopped(CodeMLPerfStops, err.Error())
 	}
-	if f.logs, err = readMLPerfLogs(f.rel, files, r.Format); err != nil {
+	if f.logs, err = readMLPerfLogs(f.rel, files, r.Format, f.limits); err != nil {
 		code, msg := d5list.ErrorCode(err), err.Error()
 		if de := (*d5list.Error)(nil); errors.As(err, &de) {
 			msg = de.Message
@@ -401,6 +405,13 @@ func CheckMLPerfPath(dir, round string) (report any, accepted bool, err error) {
 // CheckMLPerfPathRules is CheckMLPerfPath judged by rules: RulesRelease
 // (the round's own release of mlcommons/logging; also "") or RulesToday.
 func CheckMLPerfPathRules(dir, round, which string) (report any, accepted bool, err error) {
+	return CheckMLPerfPathLimits(dir, round, which, UploadReadLimits())
+}
+
+// CheckMLPerfPathLimits is CheckMLPerfPathRules reading at most lim of
+// each folder's logs: UploadReadLimits for an upload, LocalReadLimits for
+// a folder on the checker's own disk.
+func CheckMLPerfPathLimits(dir, round, which string, lim ReadLimits) (report any, accepted bool, err error) {
 	if err := validRules(which); err != nil {
 		return nil, false, err
 	}
@@ -408,13 +419,13 @@ func CheckMLPerfPathRules(dir, round, which string) (report any, accepted bool, 
 		return nil, false, err
 	}
 	if IsMLPerfTree(dir) {
-		t, err := CheckMLPerfTreeRules(dir, round, which)
+		t, err := checkMLPerfTree(dir, round, which, lim)
 		if err != nil {
 			return nil, false, err
 		}
 		return t, t.Accepted, nil
 	}
-	f, err := CheckMLPerfRoundRules(dir, round, which)
+	f, err := checkMLPerfRound(dir, round, which, lim)
 	if err != nil {
 		return nil, false, err
 	}

@@ -18,7 +18,7 @@ import (
 // stdout is always JSON: the report, or {"error": ...} where the path
 // cannot be read as either.
 func checkMLPerf(path, round, rules string, asJSON bool, w io.Writer) error {
-	rep, accepted, err := verifier.CheckMLPerfPathRules(path, round, rules)
+	rep, accepted, err := verifier.CheckMLPerfPathLimits(path, round, rules, verifier.LocalReadLimits)
 	if verifier.RoundUnknown(err) {
 		var de *d5list.Error
 		if errors.As(err, &de) {

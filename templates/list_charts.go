@@ -1,6 +1,7 @@
 package templates
 
 import (
+	"fmt"
 	"html"
 	"math"
 	"sort"
@@ -276,12 +277,23 @@ func ParetoChart(id string, bench *d5list.Benchmark, top, candidates []d5list.En
 	return ListChart{ID: id, Label: "Scatter chart of " + axis + " against " + xName + " with the Pareto front", Chart: sc, Table: t}
 }
 
+// MaxDevelopmentEditions bounds the editions the development chart and its
+// table show, the latest: every board page carries them, and an edition
+// costs each page about 250 bytes (fifty years of a list frozen twice a
+// year fit; a portal that froze a thousand made every page 250 kB larger).
+const MaxDevelopmentEditions = 100
+
 // DevelopmentChart is the board's best, 10th and median entry in each
-// edition, as Top500's performance development chart.
+// edition, as Top500's performance development chart (the latest
+// MaxDevelopmentEditions).
 func DevelopmentChart(bench *d5list.Benchmark, points []leaderboard.DevelopmentPoint) ListChart {
 	rule := bench.Ranking
 	axis := RankedAxis(bench)
 	t := Table{Caption: "Development across editions", Head: []string{"edition", "entries", "best", "10th", "median"}}
+	if n := len(points); n > MaxDevelopmentEditions {
+		points = points[n-MaxDevelopmentEditions:]
+		t.Caption = fmt.Sprintf("Development across the latest %d of %d editions", MaxDevelopmentEditions, n)
+	}
 	var names []string
 	var best, tenth, med []opts.LineData
 	var all []float64

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -130,5 +132,33 @@ func TestChartSemantics(t *testing.T) {
 	// The fastest entry holds the largest share of performance.
 	if shares[0].Group != "NVIDIA" || shares[0].Performance < 0.8 {
 		t.Errorf("NVIDIA's performance share %v", shares[0].Performance)
+	}
+}
+
+// The development chart and its table show the latest
+// MaxDevelopmentEditions editions, and say so where there were more.
+func TestDevelopmentChartShowsTheLatestEditions(t *testing.T) {
+	bench := &chartBoard().Benchmark
+	var points []leaderboard.DevelopmentPoint
+	for i := range MaxDevelopmentEditions + 20 {
+		points = append(points, leaderboard.DevelopmentPoint{Edition: fmt.Sprintf("e%03d", i), Entries: 3, Best: float64(100 - i%50), Median: 120})
+	}
+	c := DevelopmentChart(bench, points)
+	if len(c.Table.Rows) != MaxDevelopmentEditions || c.Table.Rows[0][0] != "e020" || c.Table.Rows[len(c.Table.Rows)-1][0] != "e119" {
+		t.Fatalf("%d rows, %v to %v; want the latest %d, e020 to e119", len(c.Table.Rows), c.Table.Rows[0][0], c.Table.Rows[len(c.Table.Rows)-1][0], MaxDevelopmentEditions)
+	}
+	if want := fmt.Sprintf("the latest %d of %d editions", MaxDevelopmentEditions, MaxDevelopmentEditions+20); !strings.Contains(c.Table.Caption, want) {
+		t.Errorf("caption %q does not say %q", c.Table.Caption, want)
+	}
+	c.Chart.Validate()
+	raw, err := json.Marshal(c.Chart.JSON())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(raw, []byte(`"e019"`)) || !bytes.Contains(raw, []byte(`"e020"`)) {
+		t.Error("the chart's options are not of the latest editions")
+	}
+	if few := DevelopmentChart(bench, points[:5]); len(few.Table.Rows) != 5 || few.Table.Caption != "Development across editions" {
+		t.Errorf("five editions: %d rows, caption %q", len(few.Table.Rows), few.Table.Caption)
 	}
 }

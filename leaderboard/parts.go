@@ -2,9 +2,9 @@ package leaderboard
 
 // Moment names the state of one benchmark's boards a rendering reads: the
 // generations when it began, before its first read. A part of an answer
-// kept under a moment (KeepPart) is handed only to renderings of that same
-// moment (Part), so that an answer made of its own reads and of kept parts
-// shows one state of the store. The parts every view of a board shares
+// kept under a moment is handed only to renderings of that same moment
+// (Part), so that an answer made of its own reads and of kept parts shows
+// one state of the store. The parts every view of a board shares
 // (its charts, its summary) are thus made once after a change, not once
 // for each view.
 type Moment struct {

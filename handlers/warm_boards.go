@@ -8,12 +8,13 @@ import (
 )
 
 // WarmBoards renders the default board page and JSON export of each
-// benchmark into the service's board cache, as their first anonymous
-// readers would: until the board next changes those readers get them
-// kept, and after a change their rendering finds the service's and the
-// store's state read once already. (The CSV's bytes depend on the host
-// asked, which no request has told yet.) A portal calls it before its
-// port opens.
+// benchmark once, as their first anonymous readers would, and keeps
+// neither: a writer outside this process (d5list admin, a script on the
+// data folder) tells the board cache nothing, so an answer kept from
+// before it would stay. What the rendering leaves is what the first
+// reader's own then finds: the service's lists read, the store's
+// statements prepared, its pages and entries read and decoded. A portal
+// calls it before its port opens.
 func (h *Handler) WarmBoards(ctx context.Context, benchmarkIDs []string) error {
 	for _, id := range benchmarkIDs {
 		for _, a := range []struct {
@@ -35,9 +36,16 @@ func (h *Handler) WarmBoards(ctx context.Context, benchmarkIDs []string) error {
 				return fmt.Errorf("rendering %s before serving: status %d", a.path, w.code)
 			}
 		}
+		if bi, ok := h.svc.(boardInvalidator); ok {
+			bi.InvalidateBoards(id)
+		}
 	}
 	return nil
 }
+
+// boardInvalidator is a service whose kept board answers can be dropped
+// (portal.Service).
+type boardInvalidator interface{ InvalidateBoards(benchmarkID string) }
 
 // discardedAnswer is a ResponseWriter that keeps the status only.
 type discardedAnswer struct {

@@ -51,9 +51,9 @@ func New(cfg Config, svc handlers.Service, log *slog.Logger) http.Handler {
 }
 
 // WarmBoards renders each benchmark's default board page and JSON export
-// into svc's board cache before the portal serves (handlers.Handler.WarmBoards), through
-// the handlers New serves them with but none of its middleware: no
-// request is logged or counted.
+// once before the portal serves, and keeps neither
+// (handlers.Handler.WarmBoards), through the handlers New serves them
+// with but none of its middleware: no request is logged or counted.
 func WarmBoards(ctx context.Context, cfg Config, svc handlers.Service, log *slog.Logger, benchmarkIDs []string) error {
 	h, _ := newHandlers(cfg, svc, log)
 	return h.WarmBoards(ctx, benchmarkIDs)

@@ -167,8 +167,8 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 			UploadsPerDay: cfg.UploadsPerDay, UploadsInFlight: cfg.UploadsInFlight, ChecksInFlight: cfg.ChecksInFlight,
 			CheckMemory: cfg.CheckMemory}}
 	handler := web.New(webCfg, svc, log)
-	// Each board's first visitor after a start gets its page rendered
-	// before the port opened, with what every board page reads first.
+	// Each board's first reader after a start finds its rendering's
+	// reads made once already.
 	if err := warmBoards(ctx, svc, webCfg, log); err != nil {
 		return err
 	}
@@ -313,9 +313,8 @@ func envOr(key, def string) string {
 }
 
 // warmBoards reads what the list's pages keep in memory and renders each
-// benchmark's default board page and JSON export into the board cache
-// (web.WarmBoards), so that the first reader after a start waits for
-// none of it.
+// benchmark's default board page and JSON export once (web.WarmBoards),
+// so that the first reader after a start waits for little of it.
 func warmBoards(ctx context.Context, svc *portal.Service, cfg web.Config, log *slog.Logger) error {
 	if err := svc.Warm(ctx); err != nil {
 		return err

@@ -247,16 +247,6 @@ func (s *Service) EditionBoard(ctx context.Context, name, benchmarkID string) (*
 	return nil, d5list.Errorf(d5list.ENOTFOUND, "edition %q has no board for benchmark %q", name, benchmarkID)
 }
 
-// Warm reads what the service keeps in memory for the list's pages: the
-// latest edition and each benchmark's development through the editions.
-func (s *Service) Warm(ctx context.Context) error {
-	if _, err := s.LatestEdition(ctx); err != nil {
-		return err
-	}
-	_, err := s.development(ctx)
-	return err
-}
-
 // Development summarises a benchmark's board in every edition, oldest
 // first (best, 10th and median entry). Every board page charts it: the
 // editions are read once, and each freeze adds its points.

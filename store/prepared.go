@@ -9,7 +9,7 @@ import (
 // preparedReads keeps the read pool's statements of the board's hot reads
 // prepared, by query text. database/sql prepares a kept statement once on
 // each connection and reuses it there (Tx.StmtContext); unkept, every
-// read parsed its SQL again, a twentieth of what a board's rendering
+// read parsed its SQL again, about a tenth of what a board's rendering
 // cost. Only the read pool's transactions may use them (readTx).
 type preparedReads struct {
 	mu sync.Mutex

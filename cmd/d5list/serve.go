@@ -312,13 +312,10 @@ func envOr(key, def string) string {
 	return def
 }
 
-// warmBoards reads what the list's pages keep in memory and renders each
-// benchmark's default board page and JSON export once (web.WarmBoards),
-// so that the first reader after a start waits for little of it.
+// warmBoards renders each benchmark's default board page and JSON export
+// once (web.WarmBoards), which reads what the list's pages keep in memory
+// too, so that the first reader after a start waits for little of it.
 func warmBoards(ctx context.Context, svc *portal.Service, cfg web.Config, log *slog.Logger) error {
-	if err := svc.Warm(ctx); err != nil {
-		return err
-	}
 	benches, err := svc.Benchmarks(ctx)
 	if err != nil {
 		return err

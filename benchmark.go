@@ -248,6 +248,12 @@ type VerifyPolicy struct {
 	// benchmark's reference evaluation on its own copy of the test data,
 	// never taking the accuracy the run logged. Nil: no evaluation.
 	Evaluation *ModelEvaluation `json:"evaluation,omitempty" yaml:"evaluation"`
+	// Steps is the runner's audit of the training steps of a benchmark
+	// with an evaluation: each run hands its state over at the end of
+	// every stretch of its steps as it trains, and the runner recomputes
+	// stretches it drew before the run began. Nil: only the final model
+	// is checked.
+	Steps *StepAudit `json:"steps,omitempty" yaml:"steps"`
 	// AuditEscape is the stated probability that a job whose fresh runs
 	// skip AuditSkipShare of their work passes every audit of the runner
 	// (harness.Task.EscapeProbability): 1 for a benchmark of the
@@ -292,6 +298,75 @@ func (e *ModelEvaluation) ModelBytes() int64 {
 func (e *ModelEvaluation) TimeLimit() time.Duration {
 	if e.TimeLimitSeconds > 0 {
 		return time.Duration(e.TimeLimitSeconds) * time.Second
+	}
+	return DefaultEvaluationSeconds * time.Second
+}
+
+// StepAudit is a benchmark's audit of the training steps of runs whose
+// loop is the competitor's own (VerifyPolicy.Steps). A run splits its
+// minibatch steps into Stretches stretches, as even as the benchmark's
+// rules say, and writes into $D5_STATES, as it trains, its state before
+// the first (state 0) and at the end of each stretch (state i), each a
+// JSON header line {"state": i, "size": bytes} and the state's bytes in
+// the benchmark's format. The runner keeps the states of the stretches it
+// drew before the run's window opened and, once the job's runs are over,
+// runs the organiser's Script as `python3 -I SCRIPT CHECKS` in the runs'
+// sandbox on its own /usr. CHECKS is a JSON file: {"stretches": G,
+// "fixed": {...}, "mutable": {...}, "checks": [{"seed": S, "stretch": i,
+// "before": FILE or null, "after": FILE, "model": FILE or null}]}, the
+// recipe's parts as the competitor fixed them before the run. For each
+// check the script recomputes stretch i from before (null: the initial
+// state the benchmark's rules make from the seed) with the seed's data
+// order and the recipe's hyperparameters, and prints {"error": E}: how far
+// after is from its recomputation, relative to the stretch's change. The
+// last stretch's check also names the model the run handed to the
+// evaluation, which must be its state's weights.
+type StepAudit struct {
+	Script    string `json:"script" yaml:"script"`
+	Stretches int    `json:"stretches" yaml:"stretches"`
+	// MaxStateBytes bounds one state; zero means DefaultMaxStateBytes.
+	// The runner holds the drawn stretches' states of a run in memory it
+	// touched before the window, so it is also what each kept state costs.
+	MaxStateBytes int64 `json:"max_state_bytes,omitempty" yaml:"max_state_bytes"`
+	// Tolerance is the largest error of a stretch that passes; zero means
+	// DefaultStepTolerance.
+	Tolerance float64 `json:"tolerance,omitempty" yaml:"tolerance"`
+	// TimeLimitSeconds bounds the script's checks of a job; zero means
+	// DefaultEvaluationSeconds.
+	TimeLimitSeconds int `json:"time_limit_s,omitempty" yaml:"time_limit_s"`
+}
+
+// Defaults and bounds of a StepAudit.
+const (
+	DefaultMaxStateBytes = 16 << 20
+	MaxStepStretches     = 1_000_000
+	// DefaultStepTolerance passes float32 recomputations of a stretch in
+	// another order (about 1e-6 of its change) and fails one minibatch
+	// left out of it (about 1/steps of its change, for stretches of a
+	// few steps) or one short step.
+	DefaultStepTolerance = 1e-2
+)
+
+// StateBytes is the most one state may hold.
+func (s *StepAudit) StateBytes() int64 {
+	if s.MaxStateBytes > 0 {
+		return s.MaxStateBytes
+	}
+	return DefaultMaxStateBytes
+}
+
+// ErrorTolerance is the largest error of a stretch that passes.
+func (s *StepAudit) ErrorTolerance() float64 {
+	if s.Tolerance > 0 {
+		return s.Tolerance
+	}
+	return DefaultStepTolerance
+}
+
+// TimeLimit is how long the script's checks of a job may take.
+func (s *StepAudit) TimeLimit() time.Duration {
+	if s.TimeLimitSeconds > 0 {
+		return time.Duration(s.TimeLimitSeconds) * time.Second
 	}
 	return DefaultEvaluationSeconds * time.Second
 }

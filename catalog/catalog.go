@@ -5,6 +5,7 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -110,6 +111,9 @@ func stateCoverage(b *d5list.Benchmark) error {
 	switch {
 	case b.Workload != "":
 		return nil // the portal's own code: nothing to audit
+	case b.Verify.Steps != nil:
+		b.Verify.AuditEscape = harness.StretchEscape(b.Verify.Steps.Stretches, b.FreshRunCount(), d5list.AuditSkipShare)
+		return nil
 	case b.Verify.Harness == "":
 		b.Verify.AuditEscape = 1
 		return nil
@@ -216,6 +220,22 @@ func Validate(b *d5list.Benchmark) error {
 		// down, would fail every honest run.
 		case b.Quality.Direction == d5list.LowerIsBetter || b.Quality.Target <= 0 || b.Quality.Target > 1:
 			return d5list.Errorf(d5list.EINVALID, "quality: a benchmark the runner evaluates is judged by an accuracy, a fraction between 0 and 1 that is better higher; got target %v, direction %q", b.Quality.Target, b.Quality.Direction)
+		}
+	}
+	if st := b.Verify.Steps; st != nil {
+		switch {
+		case b.Verify.Evaluation == nil:
+			return d5list.Errorf(d5list.EINVALID, "verify.steps: needs verify.evaluation: the last stretch's state is held to the model the evaluation scores")
+		case strings.TrimSpace(st.Script) == "":
+			return d5list.Errorf(d5list.EINVALID, "verify.steps.script: required: the Python source that recomputes each stretch it is given and prints {\"error\": E}")
+		case st.Stretches < 1 || st.Stretches > d5list.MaxStepStretches:
+			return d5list.Errorf(d5list.EINVALID, "verify.steps.stretches: must be 1 to %d, got %d", d5list.MaxStepStretches, st.Stretches)
+		case st.MaxStateBytes < 0:
+			return d5list.Errorf(d5list.EINVALID, "verify.steps.max_state_bytes: must be 0 (%d) or more, got %d", d5list.DefaultMaxStateBytes, st.MaxStateBytes)
+		case st.Tolerance < 0 || math.IsNaN(st.Tolerance) || math.IsInf(st.Tolerance, 0):
+			return d5list.Errorf(d5list.EINVALID, "verify.steps.tolerance: must be 0 (%v) or a positive number, got %v", d5list.DefaultStepTolerance, st.Tolerance)
+		case st.TimeLimitSeconds < 0:
+			return d5list.Errorf(d5list.EINVALID, "verify.steps.time_limit_s: must be 0 (%d) or more, got %d", d5list.DefaultEvaluationSeconds, st.TimeLimitSeconds)
 		}
 	}
 	// A harness benchmark's task is made from its own definition: one that

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -89,6 +90,12 @@ func TestParseRejectsBadEntries(t *testing.T) {
 		{"an evaluation of a target in percent", "- {id: x, level: 2, category: c, runs: 1, ranking: {metric: m}, quality: {metric: eval_accuracy, target: 93}, verify: {evaluation: {script: x}}}\n", "quality: a benchmark the runner evaluates is judged by an accuracy, a fraction between 0 and 1"},
 		{"an evaluation of an error", "- {id: x, level: 2, category: c, runs: 1, ranking: {metric: m}, quality: {metric: eval_error, target: 0.1, direction: lower}, verify: {evaluation: {script: x}}}\n", "better higher; got target 0.1"},
 		{"an evaluation of negative size", "- {id: x, level: 2, category: c, runs: 1, ranking: {metric: m}, verify: {evaluation: {script: x, max_model_bytes: -1}}}\n", "verify.evaluation.max_model_bytes: must be 0"},
+		{"a step audit without an evaluation", "- {id: x, level: 2, category: c, runs: 1, ranking: {metric: m}, verify: {steps: {script: x, stretches: 10}}}\n", "verify.steps: needs verify.evaluation"},
+		{"a step audit without its script", "- {id: x, level: 2, category: c, runs: 1, ranking: {metric: m}, quality: {metric: eval_accuracy, target: 0.9}, verify: {evaluation: {script: x}, steps: {stretches: 10}}}\n", "verify.steps.script: required"},
+		{"a step audit of no stretches", "- {id: x, level: 2, category: c, runs: 1, ranking: {metric: m}, quality: {metric: eval_accuracy, target: 0.9}, verify: {evaluation: {script: x}, steps: {script: x}}}\n", "verify.steps.stretches: must be 1 to 1000000, got 0"},
+		{"a step audit of negative state size", "- {id: x, level: 2, category: c, runs: 1, ranking: {metric: m}, quality: {metric: eval_accuracy, target: 0.9}, verify: {evaluation: {script: x}, steps: {script: x, stretches: 3, max_state_bytes: -1}}}\n", "verify.steps.max_state_bytes: must be 0"},
+		{"a step audit of negative tolerance", "- {id: x, level: 2, category: c, runs: 1, ranking: {metric: m}, quality: {metric: eval_accuracy, target: 0.9}, verify: {evaluation: {script: x}, steps: {script: x, stretches: 3, tolerance: -0.1}}}\n", "verify.steps.tolerance: must be 0"},
+		{"a step audit misspelt", "- {id: x, level: 2, category: c, runs: 1, ranking: {metric: m}, quality: {metric: eval_accuracy, target: 0.9}, verify: {evaluation: {script: x}, steps: {script: x, strecthes: 3}}}\n", "strecthes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -187,8 +194,9 @@ func TestPublishedEntriesNeedTheirHardwareAndData(t *testing.T) {
 }
 
 // The example benchmark an organiser imports parses as the import reads
-// it, with its evaluation, and states no sampled coverage: its runner
-// checks the final models, not the steps.
+// it, with its evaluation and its step audit, and states the coverage of
+// the stretches its runner draws: 70 of 300 in each of 2 fresh runs, so
+// exp(-70·2·0.05) for a job that skips 5 % of its steps.
 func TestExampleImportedBenchmarkIsValid(t *testing.T) {
 	const file = "../examples/benchmarks/l2-uci-digits-torch-evaluated.yaml"
 	data, err := os.ReadFile(file)
@@ -203,7 +211,14 @@ func TestExampleImportedBenchmarkIsValid(t *testing.T) {
 		t.Fatalf("%d benchmarks, want 1", len(bs))
 	}
 	e := bs[0].Verify.Evaluation
-	if e == nil || !strings.Contains(e.Script, "weights_only=True") || e.ModelBytes() != 8000000 || !bs[0].Audited() || bs[0].Verify.AuditEscape != 1 {
-		t.Fatalf("verify %+v (evaluation %+v), want the weights-only evaluation of 8 MB models, audited, escape 1", bs[0].Verify, e)
+	if e == nil || !strings.Contains(e.Script, "weights_only=True") || e.ModelBytes() != 8000000 || !bs[0].Audited() {
+		t.Fatalf("verify %+v (evaluation %+v), want the weights-only evaluation of 8 MB models, audited", bs[0].Verify, e)
+	}
+	st := bs[0].Verify.Steps
+	if st == nil || st.Stretches != 300 || !strings.Contains(st.Script, "weights_only=True") || st.StateBytes() != 2408528 {
+		t.Fatalf("steps %+v, want a step audit of 300 stretches of states of 2,408,528 bytes, its models read weights-only", st)
+	}
+	if got, want := bs[0].Verify.AuditEscape, math.Exp(-70*2*0.05); math.Abs(got-want) > 1e-12 || got > 1e-3 {
+		t.Fatalf("stated escape %v, want %v, under 1e-3", got, want)
 	}
 }

@@ -56,15 +56,28 @@ func (s section) escape(t *Task, f float64) float64 {
 	if runs == 0 {
 		return 1 // no run of the job is sampled
 	}
-	units := s.calls
 	if t.Streamed() {
-		// A training run's units are its stretches of steps (state 0 is
-		// no work). A run that skips or shortens a share f of its steps
-		// touches at least a share f of its stretches, each of which
-		// fails where it is drawn.
-		units = t.stretches()
+		return StretchEscape(t.stretches(), runs, f)
 	}
-	k := min(auditsPerSection(t.freshRuns), units)
+	return sampledEscape(s.calls, runs, f)
+}
+
+// StretchEscape is EscapeProbability for a training run of g stretches
+// audited as DrawStretches draws them, in a job of freshRuns fresh runs.
+// Its units are the stretches (state 0 is no work): a run that skips or
+// shortens a share f of its steps touches at least a share f of its
+// stretches, each of which fails where it is drawn.
+func StretchEscape(g, freshRuns int, f float64) float64 {
+	if f <= 0 || freshRuns <= 0 {
+		return 1
+	}
+	return sampledEscape(g, freshRuns, f)
+}
+
+// sampledEscape is the chance that k = auditsPerSection draws of a
+// section of units in each of runs fresh runs all miss a share f.
+func sampledEscape(units, runs int, f float64) float64 {
+	k := min(auditsPerSection(runs), units)
 	if k >= units {
 		return 0
 	}

@@ -236,21 +236,45 @@ func TestTrainingEscapeProbabilityAgreesWithTheDraws(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	steps, g := task.Epochs*task.stepsPerEpoch(), task.stretches()
+	g := task.stretches()
 	if task.StateEvery != 3 || g != 450 {
 		t.Fatalf("stretches of %d steps, %d in all; the example's task has 450 of 3", task.StateEvery, g)
 	}
-	k := auditsPerSection(task.freshRuns)
+	stretchDrawsAgree(t, g, task.freshRuns, func() []int { return task.StreamChallenge(true, false)["training"] }, task.EscapeProbability)
+	if p := task.EscapeProbability(CoverageSkipShare); p > CoverageEscapeTarget {
+		t.Fatalf("stated escape at 5 %%: %.3g, over the target %.3g", p, CoverageEscapeTarget)
+	}
+}
+
+// A benchmark without the harness but with a step audit draws its stretches
+// as the harness's training does (DrawStretches), and states StretchEscape:
+// for the imported example, 300 stretches and 2 fresh runs.
+func TestStretchEscapeAgreesWithTheDraws(t *testing.T) {
+	const g, fresh = 300, 2
+	stretchDrawsAgree(t, g, fresh, func() []int { return DrawStretches(g, fresh, true, false) },
+		func(f float64) float64 { return StretchEscape(g, fresh, f) })
+	if p := StretchEscape(g, fresh, CoverageSkipShare); p > CoverageEscapeTarget {
+		t.Fatalf("stated escape at 5 %%: %.3g, over the target %.3g", p, CoverageEscapeTarget)
+	}
+}
+
+// stretchDrawsAgree draws a fresh run's stretches 4,000 times against a run
+// of g stretches that skips a share f of its steps, together in its middle
+// (they touch the fewest stretches there, a share f, never the first or
+// last, always checked), and checks that the share of runs that escape is
+// the exact chance, and that a job of fresh such runs escapes with no more
+// than the stated probability.
+func stretchDrawsAgree(t *testing.T, g, fresh int, draw func() []int, stated func(float64) float64) {
+	t.Helper()
+	k := auditsPerSection(fresh)
 	for _, f := range []float64{0.01, 0.05, 0.10} {
-		// The skipped steps, together in the middle of the run: they touch
-		// bad stretches there, never the first or last, always checked.
-		bad := int(math.Ceil(f * float64(steps) / float64(task.StateEvery)))
+		bad := int(math.Ceil(f * float64(g)))
 		first := g/2 - bad/2
 		const trials = 4000
 		escaped := 0
 		for range trials {
 			caught := false
-			for _, i := range task.StreamChallenge(true, false)["training"] {
+			for _, i := range draw() {
 				caught = caught || i >= first && i < first+bad
 			}
 			if !caught {
@@ -258,7 +282,7 @@ func TestTrainingEscapeProbabilityAgreesWithTheDraws(t *testing.T) {
 			}
 		}
 		exact := 1.0 // k distinct draws among the g-2 stretches besides the first and last, none bad
-		for j := range k {
+		for j := range min(k, g-2) {
 			exact *= float64(g-2-bad-j) / float64(g-2-j)
 		}
 		got := float64(escaped) / trials
@@ -266,14 +290,11 @@ func TestTrainingEscapeProbabilityAgreesWithTheDraws(t *testing.T) {
 		if math.Abs(got-exact) > 5*sd+1e-3 {
 			t.Errorf("f = %.2f: %d of %d runs escaped (%.4f); the draws should give %.4f", f, escaped, trials, got, exact)
 		}
-		if job, stated := math.Pow(exact, float64(task.freshRuns)), task.EscapeProbability(f); job > stated*(1+1e-9) {
-			t.Errorf("f = %.2f: a job escapes with %.3g, over the stated %.3g", f, job, stated)
+		if job := math.Pow(exact, float64(fresh)); job > stated(f)*(1+1e-9) {
+			t.Errorf("f = %.2f: a job escapes with %.3g, over the stated %.3g", f, job, stated(f))
 		}
 		t.Logf("f = %.2f: a fresh run escapes %.4f (drawn) against %.4f (exact); a job of %d fresh runs %.2g, stated %.2g",
-			f, got, exact, task.freshRuns, math.Pow(exact, float64(task.freshRuns)), task.EscapeProbability(f))
-	}
-	if p := task.EscapeProbability(CoverageSkipShare); p > CoverageEscapeTarget {
-		t.Fatalf("stated escape at 5 %%: %.3g, over the target %.3g", p, CoverageEscapeTarget)
+			f, got, exact, fresh, math.Pow(exact, float64(fresh)), stated(f))
 	}
 }
 

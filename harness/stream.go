@@ -34,31 +34,37 @@ func (t *Task) Streamed() bool { return t.Kind == KindMLPTraining }
 const MaxFullStretches = 64
 
 // StreamChallenge draws, from the operating system's random source, the
-// stretches of a training run the runner will recompute: the first and
-// the last of every run (where weights from elsewhere would enter), and
-// for a fresh seed auditsPerSection more, distinct, for a full audit
-// MaxFullStretches (every one of a shorter run). The runner draws it when
-// the window opens and never tells the run.
+// stretches of a training run the runner will recompute (DrawStretches).
+// The runner draws it when the window opens and never tells the run.
 func (t *Task) StreamChallenge(fresh, full bool) Challenge {
-	g := t.stretches()
+	return Challenge{"training": DrawStretches(t.stretches(), t.freshRuns, fresh, full)}
+}
+
+// DrawStretches draws, from the operating system's random source, which of
+// a training run's g stretches the runner recomputes, in order: the first
+// and the last of every run (where weights from elsewhere would enter),
+// and for a fresh seed as many more, distinct, as the coverage needs for
+// a job of freshRuns fresh runs, for a full audit MaxFullStretches (every
+// one of a shorter run). Stretches count from 1.
+func DrawStretches(g, freshRuns int, fresh, full bool) []int {
 	picked := map[int]bool{1: true, g: true}
 	n := len(picked)
 	switch {
 	case full:
 		n = min(MaxFullStretches, g)
 	case fresh:
-		n = min(n+auditsPerSection(t.freshRuns), g)
+		n = min(n+auditsPerSection(freshRuns), g)
 	}
 	for len(picked) < n {
 		picked[1+randomInt(g)] = true
 	}
-	c := Challenge{"training": []int{}}
+	drawn := []int{}
 	for i := 1; i <= g; i++ {
 		if picked[i] {
-			c["training"] = append(c["training"], i)
+			drawn = append(drawn, i)
 		}
 	}
-	return c
+	return drawn
 }
 
 // Keeps is which states the runner keeps of a streamed run audited by c:

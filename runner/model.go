@@ -310,37 +310,48 @@ func (p *Process) evaluate(ctx context.Context, spec d5list.JobSpec, job string,
 }
 
 // evaluationAccuracy reads the evaluation's answer for one model, a JSON
-// line: {"accuracy": A}, A a fraction between 0 and 1. Python writes a
-// NaN or an infinity as NaN, Infinity or -Infinity, which JSON does not
-// have: an accuracy written so is a non-finite accuracy, never one left
-// undecided; one elsewhere in the line is no business of the audit.
+// line: {"accuracy": A}, A a fraction between 0 and 1; a NaN or an
+// infinity is a non-finite accuracy, never one left undecided.
 func evaluationAccuracy(line string) evaluationAnswer {
 	fault := func(code, format string, args ...any) evaluationAnswer {
 		return evaluationAnswer{fault: &d5list.Reason{Code: code, Message: auditMessage(format, args...)}}
 	}
-	notAnswer := func() evaluationAnswer {
+	acc, lit, ok := scriptNumber(line, "accuracy")
+	switch {
+	case !ok:
 		return fault(d5list.AuditMismatch, `the benchmark's evaluation answered %.80q for the model it handed over, not {"accuracy": A}`, line)
+	case lit != "":
+		return fault(d5list.AuditNonFinite, "the benchmark's evaluation scored the model it handed over as %s: the runner judges no NaN or infinity", lit)
+	case acc < 0 || acc > 1:
+		return fault(d5list.AuditMismatch, "the benchmark's evaluation scored the model it handed over as %v: an accuracy is a fraction, between 0 and 1", acc)
 	}
+	return evaluationAnswer{accuracy: acc}
+}
+
+// scriptNumber reads the number field of a script's answer, a JSON
+// object on one line. Python writes a NaN or an infinity as NaN, Infinity
+// or -Infinity, which JSON does not have: a field written so is returned
+// as its literal, never left undecided; one elsewhere in the line is no
+// business of the answer's. ok is false where the line holds no such
+// field or it is no number.
+func scriptNumber(line, field string) (v float64, nonFinite string, ok bool) {
 	text, marker := markNonFinite(line)
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(text), &fields); err != nil {
-		return notAnswer()
+		return 0, "", false
 	}
-	raw, ok := fields["accuracy"]
-	if !ok {
-		return notAnswer()
+	raw, found := fields[field]
+	if !found {
+		return 0, "", false
 	}
-	if v, ok := strings.CutPrefix(string(raw), `"`+marker); ok {
-		return fault(d5list.AuditNonFinite, "the benchmark's evaluation scored the model it handed over as %s: the runner judges no NaN or infinity", strings.TrimSuffix(v, `"`))
+	if lit, isLit := strings.CutPrefix(string(raw), `"`+marker); isLit {
+		return 0, strings.TrimSuffix(lit, `"`), true
 	}
-	var acc *float64
-	if err := json.Unmarshal(raw, &acc); err != nil || acc == nil {
-		return notAnswer()
+	var n *float64
+	if err := json.Unmarshal(raw, &n); err != nil || n == nil {
+		return 0, "", false
 	}
-	if v := *acc; v < 0 || v > 1 {
-		return fault(d5list.AuditMismatch, "the benchmark's evaluation scored the model it handed over as %v: an accuracy is a fraction, between 0 and 1", v)
-	}
-	return evaluationAnswer{accuracy: *acc}
+	return *n, "", true
 }
 
 // nonFiniteAt is the literal Python's json module writes for a float

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -194,18 +195,18 @@ func TestEvaluationAccuracyReadsTheAccuracyField(t *testing.T) {
 }
 
 // The environment tells a run of an evaluated benchmark where its model
-// goes, and tells one without an evaluation nothing of it.
+// goes, and one with a step audit where its states go, and tells the
+// others nothing of them.
 func TestRunEnvNamesTheModelOnlyWhereItIsEvaluated(t *testing.T) {
-	has := func(spec d5list.JobSpec) bool {
-		for _, kv := range runEnv(spec, sandboxLayout, gpuShare{}, nil) {
-			if kv == "D5_MODEL=/d5/ctl/model" {
-				return true
-			}
-		}
-		return false
+	has := func(spec d5list.JobSpec, want string) bool {
+		return slices.Contains(runEnv(spec, sandboxLayout, gpuShare{}, nil), want)
 	}
-	if !has(evaluationSpec()) || has(testSpec(1)) {
-		t.Fatalf("D5_MODEL in an evaluated benchmark's run: %v, in another's: %v; want only the former", has(evaluationSpec()), has(testSpec(1)))
+	if !has(evaluationSpec(), "D5_MODEL=/d5/ctl/model") || has(testSpec(1), "D5_MODEL=/d5/ctl/model") {
+		t.Errorf("D5_MODEL in an evaluated benchmark's run: %v, in another's: %v; want only the former", has(evaluationSpec(), "D5_MODEL=/d5/ctl/model"), has(testSpec(1), "D5_MODEL=/d5/ctl/model"))
+	}
+	const states = "D5_STATES=/d5/ctl/states"
+	if !has(stepsSpec(), states) || has(evaluationSpec(), states) || has(testSpec(1), states) {
+		t.Errorf("D5_STATES in a step-audited benchmark's run: %v, an evaluated one's: %v, another's: %v; want only the first", has(stepsSpec(), states), has(evaluationSpec(), states), has(testSpec(1), states))
 	}
 }
 

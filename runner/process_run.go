@@ -150,8 +150,14 @@ func (p *Process) Execute(ctx context.Context, spec d5list.JobSpec) ([]d5list.Ru
 	}
 	if e := spec.Benchmark.Verify.Evaluation; e != nil && task == nil {
 		pj.models = map[int]modelHandover{}
+		if spec.Benchmark.Verify.Steps != nil {
+			pj.steps = map[int]stepHandover{}
+		}
 		setup.afterRuns = func(ctx context.Context, job string, logs []d5list.RunLog) error {
-			return p.evaluateModels(ctx, spec, job, &pj, logs)
+			if err := p.evaluateModels(ctx, spec, job, &pj, logs); err != nil || pj.steps == nil {
+				return err
+			}
+			return p.checkSteps(ctx, spec, job, &pj, logs)
 		}
 	}
 	// What the job's runs ran with is asked in their own sandbox, started
@@ -191,6 +197,9 @@ type processJob struct {
 	// modelBytes their sizes together, on the job's disk cap.
 	models     map[int]modelHandover
 	modelBytes int64
+	// steps are what each run handed over for the benchmark's step
+	// audit, by run index (nil: the benchmark has none).
+	steps map[int]stepHandover
 }
 
 // jobImage is a job's unpacked recipe image: its root filesystem and the
@@ -341,8 +350,12 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 		model = &modelSink{path: filepath.Join(dir, strconv.Itoa(i)), max: spec.Benchmark.Verify.Evaluation.ModelBytes(),
 			disk: disk, room: max(disk-pj.modelBytes, 0)}
 	}
+	var states *stateSink
+	if pj.steps != nil {
+		states = &stateSink{audit: spec.Benchmark.Verify.Steps, freshRuns: spec.Benchmark.FreshRunCount(), fresh: i >= len(spec.Seeds), full: spec.FullAudit}
+	}
 	win, err := openWindow(host.ctl, windowRun{index: i, seed: seed, fresh: i >= len(spec.Seeds), full: spec.FullAudit, task: pj.task, audits: pj.audits,
-		maxBytes: p.opts.Limits.MaxResultBytes, onLine: LinesFrom(ctx), onGate: func() { beforeWindow = tree.cpuNow() }, model: model})
+		maxBytes: p.opts.Limits.MaxResultBytes, onLine: LinesFrom(ctx), onGate: func() { beforeWindow = tree.cpuNow() }, model: model, states: states})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -384,6 +397,17 @@ func (p *Process) run(ctx context.Context, spec d5list.JobSpec, job, entry strin
 		}
 		pj.modelBytes += h.size
 		pj.models[i] = h
+	}
+	if states != nil {
+		dir := filepath.Join(job, "states", strconv.Itoa(i))
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, nil, err
+		}
+		h, err := win.stepStates(states.audit.Stretches, dir, seed)
+		if err != nil {
+			return nil, nil, err
+		}
+		pj.steps[i] = h
 	}
 	// WaitS, as the builtin workloads report it: the share of the run
 	// that foreign work delayed its processes by, times its wall time.
@@ -532,6 +556,9 @@ func runEnv(spec d5list.JobSpec, l layout, gpus gpuShare, task *harness.Task) []
 		env = append(env, "D5_TASK="+task.JSON(), "D5_AUDIT="+filepath.Join(l.ctl, windowAuditName), "D5_REVEAL="+filepath.Join(l.ctl, windowRevealName))
 	} else if spec.Benchmark.Verify.Evaluation != nil {
 		env = append(env, "D5_MODEL="+filepath.Join(l.ctl, windowModelName))
+		if spec.Benchmark.Verify.Steps != nil {
+			env = append(env, "D5_STATES="+filepath.Join(l.ctl, windowStatesName))
+		}
 	}
 	return append(env, gpuEnv(gpus)...)
 }

@@ -55,6 +55,7 @@ const (
 	windowAuditName  = "audit"
 	windowRevealName = "reveal"
 	windowModelName  = "model"
+	// windowStatesName ($D5_STATES) is steps.go's.
 )
 
 // gatePayload is what the gate hands a run: one JSON line, with its seed
@@ -114,8 +115,13 @@ type window struct {
 	modelR, modelW *os.File
 	modelDone      chan struct{}
 	modelIn        modelIntake
-	gateErr        error // the runner could not serve the gate
-	readErr        error
+	// The states a run of a benchmark with a step audit hands over
+	// through $D5_STATES as it trains (steps.go).
+	statesR, statesW *os.File
+	statesDone       chan struct{}
+	statesIn         stateIntake
+	gateErr          error // the runner could not serve the gate
+	readErr          error
 }
 
 // windowRun is the run a window serves.
@@ -136,6 +142,9 @@ type windowRun struct {
 	// model, where set, takes the model the run writes into $D5_MODEL
 	// for the benchmark's evaluation (model.go).
 	model *modelSink
+	// states, where set, takes the states the run writes into
+	// $D5_STATES for the benchmark's step audit (steps.go).
+	states *stateSink
 }
 
 // openWindow makes the run's FIFOs in dir (a folder it creates, which must
@@ -153,6 +162,9 @@ func openWindow(dir string, run windowRun) (*window, error) {
 	if run.model != nil {
 		fifos[windowModelName] = 0o622
 	}
+	if run.states != nil {
+		fifos[windowStatesName] = 0o622
+	}
 	// Mkfifo's mode passes through the umask; the final modes are set
 	// after, explicitly.
 	for name, mode := range fifos {
@@ -167,7 +179,7 @@ func openWindow(dir string, run windowRun) (*window, error) {
 	w := &window{dir: dir, maxBytes: run.maxBytes, onGate: run.onGate, audits: run.audits, task: run.task, fresh: run.fresh, full: run.full,
 		gateDone: make(chan struct{}), readDone: make(chan struct{}), auditDone: make(chan struct{}),
 		revealDone: make(chan struct{}), stopped: make(chan struct{}), over: make(chan struct{}), committed: map[string]string{},
-		streamLimit: -1, modelDone: make(chan struct{})}
+		streamLimit: -1, modelDone: make(chan struct{}), statesDone: make(chan struct{})}
 	var err error
 	if w.logR, w.logW, err = openReadSide(filepath.Join(dir, windowLogName)); err != nil {
 		return nil, err
@@ -179,24 +191,35 @@ func openWindow(dir string, run windowRun) (*window, error) {
 			return nil, err
 		}
 	}
+	opened := func(err error) error {
+		if err != nil {
+			for _, f := range []*os.File{w.logR, w.logW, w.revealR, w.revealW, w.modelR, w.modelW, w.statesR, w.statesW} {
+				if f != nil {
+					f.Close()
+				}
+			}
+		}
+		return err
+	}
 	if run.model != nil {
 		if w.modelR, w.modelW, err = openReadSide(filepath.Join(dir, windowModelName)); err == nil {
 			err = w.startModel(run.model)
 		}
 		if err != nil {
-			for _, f := range []*os.File{w.logR, w.logW, w.modelR, w.modelW} {
-				if f != nil {
-					f.Close()
-				}
-			}
-			if w.revealR != nil {
-				w.revealR.Close()
-				w.revealW.Close()
-			}
-			return nil, err
+			return nil, opened(err)
 		}
 	} else {
 		close(w.modelDone)
+	}
+	if run.states != nil {
+		if w.statesR, w.statesW, err = openReadSide(filepath.Join(dir, windowStatesName)); err == nil {
+			err = w.startStates(run.states)
+		}
+		if err != nil {
+			return nil, opened(err)
+		}
+	} else {
+		close(w.statesDone)
 	}
 	w.log.max = run.maxBytes
 	w.lw = &lineWriter{w: &w.log, run: run.index, stream: d5list.StreamMLLOG, onLine: bothLines(w.arrived, run.onLine)}
@@ -385,6 +408,9 @@ func (w *window) arrived(_ int, _ string, line string) {
 			if w.modelR != nil {
 				w.markModelEnd()
 			}
+			if w.statesR != nil {
+				w.markStatesEnd()
+			}
 		}
 		w.stops = append(w.stops, now)
 	case harness.CommitmentKey:
@@ -452,6 +478,9 @@ func (w *window) close(clock *d5list.RunClock) ([]byte, error) {
 	}
 	if w.modelR != nil {
 		drain(w.modelR, w.modelW, w.modelDone)
+	}
+	if w.statesR != nil {
+		drain(w.statesR, w.statesW, w.statesDone)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -299,6 +299,9 @@ func AuditCoverage(bench *d5list.Benchmark) string {
 		return "Audit coverage: none. The runner times this benchmark's runs but does not check their work; the verdict rests on its clock and on the accuracy the runs logged."
 	case p == 0:
 		return "Audit coverage: every call. The runner checks all the work of the ranked runs."
+	case bench.Verify.Steps != nil:
+		return fmt.Sprintf("Audit coverage: the model each run ends with, scored by the runner with the benchmark's own evaluation, and stretches of its training steps, recomputed by the runner from the states the run handed over as it trained. An entry whose ranked runs skipped %s of their steps would pass every check of the re-run with probability %s (1 in %s).",
+			share, strconv.FormatFloat(p, 'g', 2, 64), strconv.FormatFloat(math.Round(1/p), 'f', 0, 64))
 	}
 	return fmt.Sprintf("Audit coverage: an entry whose ranked runs skipped %s of their work would pass every check of the re-run with probability %s (1 in %s).",
 		share, strconv.FormatFloat(p, 'g', 2, 64), strconv.FormatFloat(math.Round(1/p), 'f', 0, 64))

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	d5list "github.com/deep500/d5list"
@@ -14,15 +15,18 @@ import (
 
 // TestImportedBenchmarkIsEvaluatedByTheRunner takes a benchmark without the
 // runner's harness as an organiser adds it (examples/pytorch-digits-evaluated:
-// the competitor's own PyTorch loop, and the organiser's evaluation script)
-// through the real portal and a real sandboxed process runner. The runner
-// scores the weights every run hands over itself, with the benchmark's
-// script on scikit-learn's copy of the test split: the honest entry is
-// verified with every run's logged accuracy the runner's, and code that
-// logs a converging run for whatever seed it is given, at the honest run's
-// pace, without training, is a discrepancy the evaluation names.
+// the competitor's own PyTorch loop, and the organiser's evaluation and step
+// scripts) through the real portal and a real sandboxed process runner. The
+// runner scores the weights every run hands over itself, with the
+// benchmark's script on scikit-learn's copy of the test split, and
+// recomputes drawn stretches of every run's steps from the states it handed
+// over as it trained: the honest entry is verified with every run's logged
+// accuracy the runner's and its stretches as recomputed; code that logs a
+// converging run for whatever seed it is given, at the honest run's pace,
+// without training, and code that skips the last third of its epochs once
+// it has met the target, are discrepancies the audit names.
 func TestImportedBenchmarkIsEvaluatedByTheRunner(t *testing.T) {
-	slowtest.Require(t, "two PyTorch jobs of four runs and their evaluations take a minute or more")
+	slowtest.Require(t, "three PyTorch jobs of four runs and their audits take two minutes or more")
 	needSandboxedTorch(t)
 	const example, benchmark = "../../examples/pytorch-digits-evaluated", "l2-uci-digits-torch-evaluated"
 	data := t.TempDir()
@@ -33,14 +37,22 @@ func TestImportedBenchmarkIsEvaluatedByTheRunner(t *testing.T) {
 	startProcessRunner(t, p, adminToken(t, "runner-token", "--data", p.data, "--name", "torch"), 1)
 	got, dir := claimVerified(t, p, example, benchmark, "run", "--server", p.url)
 	auditCPU, runsCPU := auditAndRunsCPU(got.Measured)
-	t.Logf("%s: the runner's evaluations took %.2f s of CPU, the job's %d runs %.2f s (%.2f of it)", benchmark, auditCPU, len(got.Measured.Runs), runsCPU, auditCPU/max(runsCPU, 1e-9))
+	t.Logf("%s: the runner's audits (its evaluation and its stretches) took %.2f s of CPU, the job's %d runs %.2f s (%.2f of it)", benchmark, auditCPU, len(got.Measured.Runs), runsCPU, auditCPU/max(runsCPU, 1e-9))
+	for _, r := range got.Measured.Runs {
+		if r.Fresh && r.Clock != nil && r.Clock.Audit != nil {
+			t.Logf("fresh run %d: its audit %.2f s of CPU, the run %.2f s (%.2f of it)", r.Index, r.Clock.Audit.CPUS, r.Clock.CPUS, r.Clock.Audit.CPUS/max(r.Clock.CPUS, 1e-9))
+		}
+	}
 	for _, r := range got.Measured.Runs {
 		var a *d5list.Audit
 		if r.Clock != nil {
 			a = r.Clock.Audit
 		}
-		if a == nil || len(a.Failures) != 0 || len(a.Sections) != 1 || a.Sections[0].Accuracy == nil {
-			t.Fatalf("run %d: audit %+v, want the runner's evaluation of its model, passed", r.Index, a)
+		if a == nil || len(a.Failures) != 0 || len(a.Sections) != 2 || a.Sections[0].Accuracy == nil || a.Sections[1].Calls != 300 || len(a.Sections[1].Checked) < 2 {
+			t.Fatalf("run %d: audit %+v, want the runner's evaluation of its model and its recomputation of drawn stretches of its steps, passed", r.Index, a)
+		}
+		if e := a.Sections[1].MaxRelError; e > 1e-4 {
+			t.Errorf("run %d: its stretches recomputed differ by %v of their change; an honest run's by float32 rounding alone", r.Index, e)
 		}
 		if acc := *a.Sections[0].Accuracy; math.Abs(acc-r.FinalAccuracy) > 1e-12 || acc < 0.90 {
 			t.Fatalf("run %d: the runner's evaluation %v, its log %v; want the same, at the target or above", r.Index, acc, r.FinalAccuracy)
@@ -48,6 +60,25 @@ func TestImportedBenchmarkIsEvaluatedByTheRunner(t *testing.T) {
 	}
 	forgedCopyIsADiscrepancy(t, p, dir, benchmark, got.ID, forgery{"a converging log without training", func(t *testing.T, dir string) {
 		if err := os.WriteFile(filepath.Join(dir, "code", "train.py"), []byte(untrainedConvergingLog), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}, []string{d5list.AuditMismatch}})
+	// Trained to the target by epoch 13, it skips the other seven and
+	// hands over its unchanged state for their stretches: its log and its
+	// model are what it computed, but the runner recomputes the last
+	// stretch of every run.
+	forgedCopyIsADiscrepancy(t, p, dir, benchmark, got.ID, forgery{"the last third of its epochs skipped", func(t *testing.T, dir string) {
+		train := filepath.Join(dir, "code", "train.py")
+		code, err := os.ReadFile(train)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const step = "            opt.zero_grad()\n            loss_fn(model(x_train[idx]), y_train[idx]).backward()\n            opt.step()\n"
+		if !strings.Contains(string(code), step) {
+			t.Fatalf("%s has no training step to skip", train)
+		}
+		skipped := strings.Replace(string(code), step, "            if epoch <= 13:\n"+strings.ReplaceAll(step, "            ", "                "), 1)
+		if err := os.WriteFile(train, []byte(skipped), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}, []string{d5list.AuditMismatch}})

@@ -236,6 +236,7 @@ func (h *Handler) SubmissionEvents(w http.ResponseWriter, r *http.Request) {
 	tick := time.NewTicker(EventsPoll)
 	defer tick.Stop()
 	counter, counts := h.svc.(ChangeCounter)
+	keeper, keeps := h.svc.(currentKeeper)
 	var seen uint64 // the change count the last read saw
 	var lastRead, lastProgressAt time.Time
 	progressDue := false // a change not yet in a "progress" event
@@ -243,6 +244,12 @@ func (h *Handler) SubmissionEvents(w http.ResponseWriter, r *http.Request) {
 		extend()
 		wrote := false
 		var changes uint64
+		if keeps {
+			// Another process's commit moves the count too.
+			if err := keeper.Current(ctx); err != nil {
+				return
+			}
+		}
 		if counts {
 			// Taken before the reads: a change during them is read at
 			// the next tick.

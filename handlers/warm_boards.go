@@ -8,14 +8,17 @@ import (
 )
 
 // WarmBoards renders the default board page and JSON export of each
-// benchmark once, as their first anonymous readers would, and keeps
-// neither: a writer outside this process (d5list admin, a script on the
-// data folder) tells the board cache nothing, so an answer kept from
-// before it would stay. What the rendering leaves is what the first
-// reader's own then finds: the service's lists read, the store's
-// statements prepared, its pages and entries read and decoded. A portal
-// calls it before its port opens.
+// benchmark once, as their first anonymous readers would, and keeps them
+// as those readers' requests would. A writer in another process is seen
+// as any other commit is (Current): the warming first takes the data
+// version its answers are of, and the first request after such a write
+// renders the board again. A portal calls it before its port opens.
 func (h *Handler) WarmBoards(ctx context.Context, benchmarkIDs []string) error {
+	if keeper, ok := h.svc.(currentKeeper); ok {
+		if err := keeper.Current(ctx); err != nil {
+			return err
+		}
+	}
 	for _, id := range benchmarkIDs {
 		for _, a := range []struct {
 			path, param string
@@ -36,16 +39,9 @@ func (h *Handler) WarmBoards(ctx context.Context, benchmarkIDs []string) error {
 				return fmt.Errorf("rendering %s before serving: status %d", a.path, w.code)
 			}
 		}
-		if bi, ok := h.svc.(boardInvalidator); ok {
-			bi.InvalidateBoards(id)
-		}
 	}
 	return nil
 }
-
-// boardInvalidator is a service whose kept board answers can be dropped
-// (portal.Service).
-type boardInvalidator interface{ InvalidateBoards(benchmarkID string) }
 
 // discardedAnswer is a ResponseWriter that keeps the status only.
 type discardedAnswer struct {

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"math"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -89,6 +90,9 @@ type Service struct {
 	// leased, lines, verdict, review), so that event streams read the
 	// store only when something changed (Changes).
 	changes atomic.Uint64
+	// elsewhere makes asking the store for other processes' commits and
+	// dropping what they made stale one step (Current).
+	elsewhere sync.Mutex
 }
 
 // New returns a Service. A zero Config gets the defaults. blobs may be

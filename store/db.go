@@ -48,6 +48,9 @@ type DB struct {
 	// database/sql instead of spinning on SQLite's busy handler.
 	write *sql.DB
 	read  *sql.DB
+	// watch tells this process's commits from others' (data_version.go);
+	// nil until the migrations, which it counts from, are applied.
+	watch *commitWatch
 	blobs *Blobs
 
 	// Now is the clock for timestamps and lease expiry; tests move it.
@@ -117,6 +120,10 @@ func Open(ctx context.Context, dir string) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: indexing the boards: %w", err)
 	}
+	if db.watch, err = openCommitWatch(path); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: opening %s: %w", path, err)
+	}
 	db.blobs, err = openBlobs(filepath.Join(dir, "blobs"))
 	if err != nil {
 		db.Close()
@@ -170,6 +177,9 @@ func (db *DB) Close() error {
 	if db.write != nil {
 		errs = append(errs, db.write.Close())
 	}
+	if db.watch != nil {
+		errs = append(errs, db.watch.conn.Close())
+	}
 	return errors.Join(errs...)
 }
 
@@ -194,6 +204,13 @@ func (db *DB) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		tx.Rollback()
 		return noSpace(err)
 	}
+	var count int64
+	if db.watch != nil {
+		if err := tx.QueryRowContext(ctx, `UPDATE commit_count SET n = n + 1 RETURNING n`).Scan(&count); err != nil {
+			tx.Rollback()
+			return noSpace(fmt.Errorf("store: counting the commit: %w", err))
+		}
+	}
 	listener := db.onBoardChange.Load()
 	if listener != nil {
 		for id := range boards {
@@ -201,6 +218,9 @@ func (db *DB) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		}
 	}
 	err = tx.Commit()
+	if err == nil && db.watch != nil {
+		db.watch.committed(count)
+	}
 	if listener != nil {
 		for id := range boards {
 			listener.end(id)

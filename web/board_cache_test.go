@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
+
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/handlers"
 	"github.com/deep500/d5list/leaderboard"
@@ -337,37 +339,53 @@ func TestBoardViewsShareTheirChartsUntilAChange(t *testing.T) {
 	}
 }
 
-// A board warmed before the portal serves is rendered once and not kept:
-// a write the cache is not told of (another process on the data folder)
-// is in the first answer after it, which is rendered for its reader.
-func TestWarmedBoardKeepsNothing(t *testing.T) {
+// A commit by another process on the data folder (d5list admin, a script,
+// a second portal) tells this portal nothing, yet every request that
+// starts after it holds it: the warmed boards are kept (the first GET is
+// a hit), then an organiser's accept written through a store of its own
+// is on the next GET of the page and the export, and so is an edition
+// that other process froze, on the board page's edition link.
+func TestAnotherProcesssCommitsAreSeen(t *testing.T) {
 	const board = "/benchmarks/l2-digits-mlp-cpu"
+	ctx := context.Background()
 	s := newListServer(t)
-	if err := web.WarmBoards(context.Background(), web.Config{}, s.svc, nil, []string{"l2-digits-mlp-cpu"}); err != nil {
+	if err := web.WarmBoards(ctx, web.Config{}, s.svc, nil, []string{"l2-digits-mlp-cpu"}); err != nil {
 		t.Fatal(err)
 	}
-	// As another process would: through a store of its own on the folder,
-	// which tells this portal's cache nothing.
-	other, err := store.Open(context.Background(), s.db.Dir())
+	for _, path := range []string{board, "/api/v1/leaderboards/l2-digits-mlp-cpu"} {
+		if warm := fetch(t, s.url+path); warm.code != http.StatusOK || warm.hd.Get("X-D5-Board-Cache") != "hit" {
+			t.Fatalf("the first GET of %s after the warming: %d, %q; want 200, the warming's answer", path, warm.code, warm.hd.Get("X-D5-Board-Cache"))
+		}
+	}
+	other, err := store.Open(ctx, s.db.Dir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	if _, err := other.ApplyReview(context.Background(), d5list.ReviewChange{SubmissionID: s.ids["box-p"],
-		Actor: &d5list.User{Name: "olga", Role: d5list.RoleOrganiser}, Action: d5list.ActionAccept,
+	olga := &d5list.User{Name: "olga", Role: d5list.RoleOrganiser}
+	if _, err := other.ApplyReview(ctx, d5list.ReviewChange{SubmissionID: s.ids["box-p"], Actor: olga, Action: d5list.ActionAccept,
 		FromStatus: d5list.StatusNeedsReview, ToStatus: d5list.StatusVerified}); err != nil {
 		t.Fatal(err)
 	}
 	for _, path := range []string{board, "/api/v1/leaderboards/l2-digits-mlp-cpu"} {
 		first := fetch(t, s.url+path)
-		if first.code != http.StatusOK || first.hd.Get("X-D5-Board-Cache") != "miss" {
-			t.Fatalf("the first GET of %s after the warming: %d, %q; want 200, a rendering", path, first.code, first.hd.Get("X-D5-Board-Cache"))
-		}
-		if !strings.Contains(string(first.body), "box-p") {
-			t.Errorf("the first GET of %s misses box-p, accepted after the warming", path)
+		if first.code != http.StatusOK || first.hd.Get("X-D5-Board-Cache") != "miss" || !strings.Contains(string(first.body), "box-p") {
+			t.Errorf("the first GET of %s after another process accepted box-p: %d, %q, box-p shown %t; want 200, a rendering that shows it",
+				path, first.code, first.hd.Get("X-D5-Board-Cache"), strings.Contains(string(first.body), "box-p"))
 		}
 	}
-	if err := web.WarmBoards(context.Background(), web.Config{}, s.svc, nil, []string{"no-such-benchmark"}); err == nil {
+	if _, err := portal.New(other, nil, portal.Config{}, nil).FreezeEdition(ctx, olga, "2026-12"); err != nil {
+		t.Fatal(err)
+	}
+	page := fetch(t, s.url+board)
+	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(page.body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if link := doc.Find(`[data-testid="edition-link"]`).Text(); link != "2026-12" {
+		t.Errorf("the board page after another process froze 2026-12 links edition %q", link)
+	}
+	if err := web.WarmBoards(ctx, web.Config{}, s.svc, nil, []string{"no-such-benchmark"}); err == nil {
 		t.Error("warming a board that does not exist succeeded")
 	}
 }

@@ -77,7 +77,7 @@ func newHandlers(cfg Config, svc handlers.Service, log *slog.Logger) (*handlers.
 func newRouter(h *handlers.Handler, assets *assets, metrics *Metrics, log *slog.Logger) chi.Router {
 	r := chi.NewRouter()
 	// GetHead answers HEAD on every GET route, for monitors and link checkers.
-	r.Use(requestID, accessLog(log), metrics.Middleware, recoverer(log, h), securityHeaders, middleware.GetHead, crossOrigin(h), h.Session)
+	r.Use(requestID, accessLog(log), metrics.Middleware, recoverer(log, h), securityHeaders, middleware.GetHead, crossOrigin(h), h.Current, h.Session)
 	// Operations (issue 8): Prometheus scrapes; see docs/operations.md.
 	r.Get("/metrics", metrics.Handler().ServeHTTP)
 	r.NotFound(h.NotFound)

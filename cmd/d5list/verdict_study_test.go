@@ -97,6 +97,8 @@ func TestVerdictStudy(t *testing.T) {
 					var codes []string
 					for _, r := range got.Reasons {
 						codes = append(codes, r.Code)
+						// What went wrong, for the trials that are not verified.
+						t.Logf("REASON trial %d: %s: %s", k, r.Code, r.Message)
 					}
 					measured := 0.0
 					if got.Measured != nil {

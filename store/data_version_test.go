@@ -130,3 +130,42 @@ func TestCommittedElsewhereMissesNoOtherCommitUnderOwnWrites(t *testing.T) {
 	close(stop)
 	wg.Wait()
 }
+
+// What every request pays to ask, when nothing was committed since the
+// last asking (BENCHMARKS.md, "Another process's commits").
+func BenchmarkCommittedElsewhereUnchanged(b *testing.B) {
+	ctx := context.Background()
+	db, err := Open(ctx, b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.CommittedElsewhere(ctx); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := db.CommittedElsewhere(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// The same after each of the store's own commits: the count read too.
+func BenchmarkCommittedElsewhereAfterOwnCommit(b *testing.B) {
+	ctx := context.Background()
+	db, err := Open(ctx, b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		if _, err := db.EnsureUser(ctx, "u"+strconv.Itoa(i), d5list.RoleCompetitor); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if _, err := db.CommittedElsewhere(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

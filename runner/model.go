@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	d5list "github.com/deep500/d5list"
 )
@@ -271,37 +272,15 @@ func (p *Process) evaluate(ctx context.Context, spec d5list.JobSpec, job string,
 		}
 		argv = append(argv, path.Join(in, name))
 	}
-	ctx, cancel := context.WithTimeout(ctx, e.TimeLimit())
-	defer cancel()
-	out := stdoutLines{max: maxEvaluationOutput}
-	// The last line an evaluation that fails writes is its error (a
-	// Python exception's): the one the finding quotes.
-	last := newTail(1)
-	cpu, err := p.runTrusted(ctx, spec, pj.ownLaunch, argv, last, out.keep)
-	all := func(format string, args ...any) ([]evaluationAnswer, float64, error) {
-		r := &d5list.Reason{Code: d5list.AuditMismatch, Message: auditMessage(format, args...)}
+	lines, cpu, fault := p.runScript(ctx, spec, pj, argv, e.TimeLimit(), len(models),
+		scriptTask{name: "evaluation", work: "score the models the job's runs handed over", answer: `{"accuracy": A}`, units: "models the job's runs handed over"})
+	if fault != nil {
 		answers := make([]evaluationAnswer, len(models))
 		for k := range answers {
-			answers[k].fault = r
+			answers[k].fault = fault
 		}
 		return answers, cpu, nil
 	}
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return all("the benchmark's evaluation did not score the models the job's runs handed over within %s", e.TimeLimit())
-	case err != nil:
-		return all("the benchmark's evaluation could not score the models the job's runs handed over (%v): %s", err, strings.Join(last.lines, ""))
-	}
-	var lines []string
-	for _, l := range out.lines {
-		if l = strings.TrimSpace(l); strings.HasPrefix(l, "{") {
-			lines = append(lines, l)
-		}
-	}
-	if len(lines) < len(models) {
-		return all(`the benchmark's evaluation printed %d {"accuracy": A} lines for the %d models the job's runs handed over, one each`, len(lines), len(models))
-	}
-	lines = lines[len(lines)-len(models):]
 	answers := make([]evaluationAnswer, len(models))
 	for k, l := range lines {
 		answers[k] = evaluationAccuracy(l)
@@ -352,6 +331,48 @@ func scriptNumber(line, field string) (v float64, nonFinite string, ok bool) {
 		return 0, "", false
 	}
 	return *n, "", true
+}
+
+// scriptTask names what a benchmark's script is asked, for its failures.
+type scriptTask struct {
+	name   string // "evaluation"
+	work   string // what it does: "score the models ..."
+	answer string // its answer's form: {"accuracy": A}
+	units  string // what it answers for: "models ..."
+}
+
+// runScript runs one of the benchmark's scripts (argv) in the sandbox of
+// the job's runs on the runner's own /usr, within limit, and returns the
+// last n JSON lines it printed, one a thing it was given, and the CPU time
+// it took; or, where it failed, timed out or printed fewer, the audit
+// failure that stands for every answer.
+func (p *Process) runScript(ctx context.Context, spec d5list.JobSpec, pj *processJob, argv []string, limit time.Duration, n int, task scriptTask) ([]string, float64, *d5list.Reason) {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	out := stdoutLines{max: maxEvaluationOutput}
+	// The last line a script that fails writes is its error (a Python
+	// exception's): the one the finding quotes.
+	last := newTail(1)
+	cpu, err := p.runTrusted(ctx, spec, pj.ownLaunch, argv, last, out.keep)
+	fault := func(format string, args ...any) ([]string, float64, *d5list.Reason) {
+		return nil, cpu, &d5list.Reason{Code: d5list.AuditMismatch, Message: auditMessage(format, args...)}
+	}
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return fault("the benchmark's %s did not %s within %s", task.name, task.work, limit)
+	case err != nil:
+		return fault("the benchmark's %s could not %s (%v): %s", task.name, task.work, err, strings.Join(last.lines, ""))
+	}
+	var lines []string
+	for _, l := range out.lines {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "{") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) < n {
+		return fault("the benchmark's %s printed %d %s lines for the %d %s, one each", task.name, len(lines), task.answer, n, task.units)
+	}
+	return lines[len(lines)-n:], cpu, nil
 }
 
 // nonFiniteAt is the literal Python's json module writes for a float

@@ -172,36 +172,16 @@ func (p *Process) runSteps(ctx context.Context, spec d5list.JobSpec, pj *process
 		return nil, 0, err
 	}
 	argv := []string{"python3", "-I", path.Join(in, stepsScriptName), path.Join(in, stepsChecksName)}
-	ctx, cancel := context.WithTimeout(ctx, st.TimeLimit())
-	defer cancel()
-	out := stdoutLines{max: maxEvaluationOutput}
-	last := newTail(1)
-	cpu, err := p.runTrusted(ctx, spec, pj.ownLaunch, argv, last, out.keep)
 	n := len(file.Checks)
-	all := func(format string, args ...any) ([]scriptAnswer, float64, error) {
-		r := &d5list.Reason{Code: d5list.AuditMismatch, Message: auditMessage(format, args...)}
+	lines, cpu, fault := p.runScript(ctx, spec, pj, argv, st.TimeLimit(), n,
+		scriptTask{name: "step audit", work: "recompute the drawn stretches", answer: `{"error": E}`, units: "stretches drawn"})
+	if fault != nil {
 		answers := make([]scriptAnswer, n)
 		for k := range answers {
-			answers[k].fault = r
+			answers[k].fault = fault
 		}
 		return answers, cpu, nil
 	}
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return all("the benchmark's step audit did not recompute the drawn stretches within %s", st.TimeLimit())
-	case err != nil:
-		return all("the benchmark's step audit could not recompute the drawn stretches (%v): %s", err, strings.Join(last.lines, ""))
-	}
-	var lines []string
-	for _, l := range out.lines {
-		if l = strings.TrimSpace(l); strings.HasPrefix(l, "{") {
-			lines = append(lines, l)
-		}
-	}
-	if len(lines) < n {
-		return all(`the benchmark's step audit printed %d {"error": E} lines for the %d stretches drawn, one each`, len(lines), n)
-	}
-	lines = lines[len(lines)-n:]
 	answers := make([]scriptAnswer, n)
 	for k, l := range lines {
 		answers[k] = stepError(l)

@@ -12,7 +12,7 @@ import (
 )
 
 // CommittedElsewhere tells this process's commits from another's: after
-// its first answer (true: nothing is known), thousands of this store's own
+// its first answer (true: nothing is known), hundreds of this store's own
 // commits, large enough for SQLite to checkpoint its log between them,
 // never read as a commit elsewhere; one commit through a second store on
 // the folder, as d5list admin makes, does, once; and so does one by a
@@ -35,8 +35,10 @@ func TestCommittedElsewhereTellsOwnCommitsFromOthers(t *testing.T) {
 	if elsewhere() {
 		t.Fatal("nothing committed since the first answer, yet a commit elsewhere")
 	}
-	long := strings.Repeat("a long description of the benchmark ", 200)
-	for i := range 2000 {
+	// Each commit writes a few pages of the log, so SQLite checkpoints it
+	// (at 1,000 pages) several times over.
+	long := strings.Repeat("a long description of the benchmark ", 600)
+	for i := range 600 {
 		b := testBenchmark("b"+strconv.Itoa(i%50), nil)
 		b.Description = long + strconv.Itoa(i)
 		if err := db.UpsertBenchmarks(ctx, []d5list.Benchmark{b}); err != nil {

@@ -345,7 +345,7 @@ func TestBoardViewsShareTheirChartsUntilAChange(t *testing.T) {
 // a hit), then an organiser's accept written through a store of its own
 // is on the next GET of the page and the export, and so is an edition
 // that other process froze, on the board page's edition link.
-func TestAnotherProcesssCommitsAreSeen(t *testing.T) {
+func TestAnotherProcessesCommitsAreSeen(t *testing.T) {
 	const board = "/benchmarks/l2-digits-mlp-cpu"
 	ctx := context.Background()
 	s := newListServer(t)

@@ -19,10 +19,11 @@ const KindMLPTraining = "mlp-training"
 // stretch from the run's state at its start, relative to how far the
 // stretch moved the state. A stretch is a few steps (Task.StateEvery), so
 // float32 and float64 have no room to drift apart: honest stretches of the
-// example's network stay under 1e-4 of their step (TestStretchMargins),
-// while a stretch that left out one of its minibatches, or trained one on
-// part of its batch, is off by a large share of its step. Nothing is in
-// doubt: over the tolerance fails.
+// example's network stay under 1e-4 of their step (TestStretchMargins)
+// but where a ReLU unit lies on the edge of zero (relu_edges.go, which
+// recomputes those), while a stretch that left out one of its minibatches,
+// or trained one on part of its batch, is off by a large share of its
+// step. Nothing is in doubt: over the tolerance fails.
 const stretchTolerance = 1e-2
 
 // testShare is the digits split's test share (d5harness.digits_split).
@@ -271,11 +272,18 @@ func trainEpoch(t *Task, d *dataset, s mlpState, seed int64, epoch int, pace fun
 // momentum step (buf = momentum buf + grad; w -= lr buf). pace is called
 // before each minibatch.
 func trainSteps(t *Task, d *dataset, s mlpState, seed int64, epoch, from, to int, pace func()) mlpState {
+	return trainStepsGated(t, d, s, seed, epoch, from, to, pace, nil)
+}
+
+// trainStepsGated is trainSteps with g's ReLU units on the edge: it
+// records them, or turns the gradient's gate of those g names the other
+// way (see reluGates).
+func trainStepsGated(t *Task, d *dataset, s mlpState, seed int64, epoch, from, to int, pace func(), g *reluGates) mlpState {
 	layers := t.Layers
 	nl := len(layers) - 1
 	s = mlpState{w: cloneAll(s.w), b: cloneAll(s.b), mw: cloneAll(s.mw), mb: cloneAll(s.mb)}
 	order := epochOrder(seed, epoch, d.nTrain)
-	for start := from * t.BatchSize; start < min(to*t.BatchSize, d.nTrain); start += t.BatchSize {
+	for step, start := 0, from*t.BatchSize; start < min(to*t.BatchSize, d.nTrain); step, start = step+1, start+t.BatchSize {
 		pace()
 		idx := order[start:min(start+t.BatchSize, d.nTrain)]
 		bs := len(idx)
@@ -287,6 +295,9 @@ func trainSteps(t *Task, d *dataset, s mlpState, seed int64, epoch, from, to int
 		}
 		for l := range nl {
 			h[l+1] = dense(h[l], s.w[l], s.b[l], bs, layers[l], layers[l+1], l < nl-1)
+			if g != nil && g.record && l < nl-1 {
+				g.findEdges(step, l+1, h[l], s.w[l], s.b[l], bs, layers[l], layers[l+1])
+			}
 		}
 		// The mean cross-entropy's gradient at the logits.
 		dz := make([]float64, bs*layers[nl])
@@ -326,8 +337,11 @@ func trainSteps(t *Task, d *dataset, s mlpState, seed int64, epoch, from, to int
 			}
 			if dh != nil {
 				gemm(blas.NoTrans, blas.NoTrans, bs, in, out, dz, out, w, in, dh, in)
+				if g != nil && g.record {
+					g.weigh(step, l, dh, h[l-1], in)
+				}
 				for j, v := range h[l] {
-					if v <= 0 { // ReLU's gradient: h[l] is a ReLU output
+					if (v <= 0) != g.flipped(step, l, j) { // ReLU's gradient: h[l] is a ReLU output
 						dh[j] = 0
 					}
 				}

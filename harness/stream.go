@@ -90,8 +90,11 @@ func (c chunkedReader) Read(p []byte) (int, error) {
 	return c.r.Read(p[:min(len(p), StreamReadBuffer)])
 }
 
-// touched is n bytes whose pages have been written.
-func touched(n int) []byte {
+// Touched is n bytes whose pages have been written, so that reading into
+// them faults nothing in: a reader of a run's states takes every state
+// into such memory, and the run cannot time its writes to learn which
+// ones the runner keeps.
+func Touched(n int) []byte {
 	b := make([]byte, n)
 	for j := 0; j < n; j += 4096 {
 		b[j] = 0
@@ -123,10 +126,10 @@ func (t *Task) ReadStream(r io.Reader, keep map[int]bool, late func(end int64) b
 	buffers := map[int][]byte{}
 	for i := range keep {
 		if i >= 0 && i < total {
-			buffers[i] = touched(size)
+			buffers[i] = Touched(size)
 		}
 	}
-	scratch := touched(size)
+	scratch := Touched(size)
 	br := bufio.NewReaderSize(chunkedReader{r}, StreamReadBuffer)
 	var pos int64 // bytes of the stream read through br
 	for next := 0; ; next++ {

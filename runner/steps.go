@@ -72,27 +72,18 @@ func (w *window) startStates(sink *stateSink) error {
 	if _, err := rand.Read(mark); err != nil {
 		return err
 	}
-	g, max := sink.audit.Stretches, sink.audit.StateBytes()
+	g, size := sink.audit.Stretches, int(sink.audit.StateBytes())
 	drawn := harness.DrawStretches(g, sink.freshRuns, sink.fresh, sink.full)
 	kept := map[int][]byte{}
 	for _, s := range drawn {
 		if s > 1 { // the first stretch starts from the seed's own state
-			kept[s-1] = touched(max)
+			kept[s-1] = harness.Touched(size)
 		}
-		kept[s] = touched(max)
+		kept[s] = harness.Touched(size)
 	}
 	w.statesIn = stateIntake{drawn: drawn, kept: kept, mark: mark}
-	go w.readStates(g, touched(max))
+	go w.readStates(g, harness.Touched(size))
 	return nil
-}
-
-// touched is n bytes whose pages have been written.
-func touched(n int64) []byte {
-	b := make([]byte, n)
-	for j := int64(0); j < n; j += 4096 {
-		b[j] = 1
-	}
-	return b
 }
 
 // markStatesEnd writes the mark after which no state counts; w.mu is held.

@@ -333,10 +333,6 @@ func (s *Service) VerifiedFeed(ctx context.Context, limit int) ([]d5list.Submiss
 	return out, nil
 }
 
-// InvalidateBoards drops the cached boards of a benchmark, and the answers
-// rendered from them; a status changed outside Complete (a review) calls it.
-func (s *Service) InvalidateBoards(benchmarkID string) { s.cache.Invalidate(benchmarkID) }
-
 // RenderBoard serves a finished answer about benchmarkID's board (its
 // page, JSON or CSV) from the ranking cache, rendering it where none is
 // kept or current; the first request after a change of the benchmark's

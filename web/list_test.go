@@ -264,7 +264,6 @@ func TestFrozenEditionSurvivesRejection(t *testing.T) {
 	if err := s.db.SetSubmissionStatus(ctx, s.ids["box-a"], d5list.StatusRejected, nil); err != nil {
 		t.Fatal(err)
 	}
-	s.svc.InvalidateBoards("l2-digits-mlp-cpu")
 
 	var live d5list.Leaderboard
 	if err := json.Unmarshal(s.get(t, "/api/v1/leaderboards/l2-digits-mlp-cpu"), &live); err != nil {

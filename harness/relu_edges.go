@@ -56,7 +56,7 @@ type reluGates struct {
 // flipped reports whether g turns the gate of unit j of layer's
 // activation in step; a nil g turns none.
 func (g *reluGates) flipped(step, layer, j int) bool {
-	return g != nil && g.flip != nil && g.flip[gateKey{step, layer, j}]
+	return g != nil && g.flip[gateKey{step, layer, j}]
 }
 
 // findEdges records the units of layer's activation (x times w

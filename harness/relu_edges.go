@@ -49,8 +49,17 @@ type gateKey struct{ step, layer, j int }
 // units whose gradient gate a recomputation turns the other way.
 type reluGates struct {
 	record bool
-	edges  map[gateKey]float64
+	edges  map[activation][]edge
 	flip   map[gateKey]bool
+}
+
+// activation names one hidden layer's activation in one step of a
+// stretch, as gateKey does.
+type activation struct{ step, layer int }
+
+type edge struct {
+	j      int
+	weight float64
 }
 
 // flipped reports whether g turns the gate of unit j of layer's
@@ -74,11 +83,12 @@ func (g *reluGates) findEdges(step, layer int, x, w, b []float64, bs, in, out in
 	}
 	scale := make([]float64, bs*out)
 	gemm(blas.NoTrans, blas.Trans, bs, out, in, ax, in, aw, in, scale, out)
+	at := activation{step, layer}
 	for r := range bs {
 		for o := range out {
 			j := r*out + o
 			if math.Abs(pre[j]+b[o]) <= edgeShare*(scale[j]+math.Abs(b[o])) {
-				g.edges[gateKey{step, layer, j}] = 0
+				g.edges[at] = append(g.edges[at], edge{j: j})
 			}
 		}
 	}
@@ -87,39 +97,59 @@ func (g *reluGates) findEdges(step, layer int, x, w, b []float64, bs, in, out in
 // weigh gives each recorded unit of layer's activation in step its
 // weight: the gradient at the unit before its gate (dh, bs × width) times
 // the size of what it multiplies in the gradient of the layer below it
-// (its sample's inputs x, and 1 for the bias).
+// (its sample's inputs x, and 1 for the bias). A sample's input norm is
+// taken once, however many of its units are on the edge: a state that
+// puts every unit there makes this a pass over x, not one a unit.
 func (g *reluGates) weigh(step, layer int, dh, x []float64, width int) {
+	edges := g.edges[activation{step, layer}]
+	if len(edges) == 0 {
+		return
+	}
 	bs := len(dh) / width
 	inWidth := len(x) / bs
-	for k := range g.edges {
-		if k.step != step || k.layer != layer {
-			continue
+	norms := make([]float64, bs)
+	for r := range norms {
+		norms[r] = -1
+	}
+	for i, e := range edges {
+		r := e.j / width
+		if norms[r] < 0 {
+			var sq float64
+			for _, v := range x[r*inWidth : (r+1)*inWidth] {
+				sq += v * v
+			}
+			norms[r] = math.Sqrt(sq)
 		}
-		r := k.j / width
-		var norm float64
-		for _, v := range x[r*inWidth : (r+1)*inWidth] {
-			norm += v * v
-		}
-		g.edges[k] = math.Abs(dh[k.j]) * (math.Sqrt(norm) + 1)
+		edges[i].weight = math.Abs(dh[e.j]) * (norms[r] + 1)
 	}
 }
 
 // weightiest is the n recorded units on the edge of most weight, those of
 // none left out.
 func (g *reluGates) weightiest(n int) []gateKey {
-	var keys []gateKey
-	for k, wt := range g.edges {
-		if wt > 0 {
-			keys = append(keys, k)
+	type weighed struct {
+		gateKey
+		weight float64
+	}
+	var all []weighed
+	for at, edges := range g.edges {
+		for _, e := range edges {
+			if e.weight > 0 {
+				all = append(all, weighed{gateKey{at.step, at.layer, e.j}, e.weight})
+			}
 		}
 	}
-	slices.SortFunc(keys, func(a, b gateKey) int {
-		if c := cmp.Compare(g.edges[b], g.edges[a]); c != 0 {
+	slices.SortFunc(all, func(a, b weighed) int {
+		if c := cmp.Compare(b.weight, a.weight); c != 0 {
 			return c
 		}
 		return cmp.Or(cmp.Compare(a.step, b.step), cmp.Compare(a.layer, b.layer), cmp.Compare(a.j, b.j))
 	})
-	return keys[:min(n, len(keys))]
+	keys := make([]gateKey, min(n, len(all)))
+	for i := range keys {
+		keys[i] = all[i].gateKey
+	}
+	return keys
 }
 
 // recomputeOnEdges recomputes stretch [from, to) of epoch from start with
@@ -129,7 +159,7 @@ func (g *reluGates) weightiest(n int) []gateKey {
 // the inputs' rel and abs where none is nearer. At most maxEdgeCandidates
 // recomputations a flip, and one more to find the edges.
 func recomputeOnEdges(t *Task, data *dataset, start, got mlpState, seed int64, epoch, from, to int, pace func(), rel, abs float64) (float64, float64) {
-	rec := &reluGates{record: true, edges: map[gateKey]float64{}}
+	rec := &reluGates{record: true, edges: map[activation][]edge{}}
 	trainStepsGated(t, data, start, seed, epoch, from, to, pace, rec)
 	edges := rec.weightiest(maxEdgeCandidates)
 	chosen := map[gateKey]bool{}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 
 	d5list "github.com/deep500/d5list"
@@ -67,97 +68,146 @@ func (db *DB) ElectBoards(ctx context.Context, benchID string) error {
 // AppendSynthetic is InsertSynthetic without its checks of the folder and
 // without electing the boards' best rows, so that a million submissions
 // can be stored a chunk at a time: SyntheticOnly once before, ElectBoards
-// once after. It returns the benchmarks it wrote to. The rows are encoded
-// on every core, outside the write transaction.
+// once after. It returns the benchmarks it wrote to.
 func (db *DB) AppendSynthetic(ctx context.Context, subs []d5list.Submission) ([]string, error) {
-	for i := range subs {
-		if subs[i].Submitter != SyntheticSubmitter {
-			return nil, d5list.Errorf(d5list.EINVALID, "synthetic submission %d: submitter %q, want %q", i+1, subs[i].Submitter, SyntheticSubmitter)
+	if err := onlySynthetic(subs); err != nil {
+		return nil, err
+	}
+	var benches []string
+	const batch = 20000 // encoded rows in memory at once
+	for start := 0; start < len(subs); start += batch {
+		next, err := db.NextSubmissionID(ctx)
+		if err != nil {
+			return nil, err
+		}
+		b, err := db.EncodeSynthetic(ctx, subs[start:min(start+batch, len(subs))], next)
+		if err != nil {
+			return nil, err
+		}
+		if err := db.StoreSynthetic(ctx, b); err != nil {
+			return nil, err
+		}
+		for _, id := range b.Benchmarks {
+			if !slices.Contains(benches, id) {
+				benches = append(benches, id)
+			}
 		}
 	}
+	return benches, nil
+}
+
+func onlySynthetic(subs []d5list.Submission) error {
+	for i := range subs {
+		if subs[i].Submitter != SyntheticSubmitter {
+			return d5list.Errorf(d5list.EINVALID, "synthetic submission %d: submitter %q, want %q", i+1, subs[i].Submitter, SyntheticSubmitter)
+		}
+	}
+	return nil
+}
+
+// NextSubmissionID is the ID the next stored submission gets.
+func (db *DB) NextSubmissionID(ctx context.Context) (int64, error) {
+	var next int64
+	err := db.read.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) + 1 FROM submissions`).Scan(&next)
+	return next, wrap(err, "numbering submissions")
+}
+
+// SyntheticBatch is synthetic submissions encoded for StoreSynthetic.
+type SyntheticBatch struct {
+	Benchmarks       []string // that its submissions are for
+	first            int64
+	subArgs, rowArgs [][]any
+}
+
+// EncodeSynthetic encodes synthetic submissions, numbered from firstID, on
+// every core and outside any transaction, so that a seeding can encode
+// one chunk while the writer stores the one before. firstID must be
+// NextSubmissionID when the batch is stored, or StoreSynthetic refuses it.
+func (db *DB) EncodeSynthetic(ctx context.Context, subs []d5list.Submission, firstID int64) (*SyntheticBatch, error) {
+	if err := onlySynthetic(subs); err != nil {
+		return nil, err
+	}
 	benches := map[string]*d5list.Benchmark{}
-	var ids []string
+	b := &SyntheticBatch{first: firstID, subArgs: make([][]any, len(subs)), rowArgs: make([][]any, len(subs))}
 	for i := range subs {
 		id := subs[i].BenchmarkID
 		if benches[id] == nil {
-			b, err := db.Benchmark(ctx, id)
+			bench, err := db.Benchmark(ctx, id)
 			if err != nil {
 				return nil, err
 			}
-			benches[id] = b
-			ids = append(ids, id)
+			benches[id] = bench
+			b.Benchmarks = append(b.Benchmarks, id)
 		}
 	}
-	var next int64
-	if err := db.read.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) + 1 FROM submissions`).Scan(&next); err != nil {
-		return nil, fmt.Errorf("store: numbering submissions: %w", err)
-	}
-	// A large page cache keeps the indexes' pages in memory between the
-	// batches (SQLite's default 2 MB rewrites them from disk each time);
-	// the writer's usual setting comes back after.
-	if _, err := db.write.ExecContext(ctx, `PRAGMA cache_size = -262144`); err != nil {
-		return nil, fmt.Errorf("store: sizing the page cache: %w", err)
-	}
-	defer db.write.ExecContext(context.WithoutCancel(ctx), `PRAGMA cache_size = -2000`)
-	const batch = 20000
-	for start := 0; start < len(subs); start += batch {
-		part := subs[start:min(start+batch, len(subs))]
-		subArgs, rowArgs := make([][]any, len(part)), make([][]any, len(part))
-		errs := make([]error, runtime.GOMAXPROCS(0))
-		var wg sync.WaitGroup
-		for w := range errs {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := w; i < len(part); i += len(errs) {
-					s := &part[i]
-					s.ID, s.Status = next+int64(start+i), d5list.StatusVerified
-					if subArgs[i], errs[w] = syntheticArgs(s); errs[w] != nil {
+	errs := make([]error, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for w := range errs {
+		wg.Go(func() {
+			for i := w; i < len(subs); i += len(errs) {
+				s := &subs[i]
+				s.ID, s.Status = firstID+int64(i), d5list.StatusVerified
+				if b.subArgs[i], errs[w] = syntheticArgs(s); errs[w] != nil {
+					return
+				}
+				if row, ok := leaderboard.RowOf(benches[s.BenchmarkID], s); ok {
+					if b.rowArgs[i], errs[w] = boardRowArgs(s.BenchmarkID, &row, false, false); errs[w] != nil {
 						return
 					}
-					if row, ok := leaderboard.RowOf(benches[s.BenchmarkID], s); ok {
-						if rowArgs[i], errs[w] = boardRowArgs(s.BenchmarkID, &row, false, false); errs[w] != nil {
-							return
-						}
-					}
 				}
-			}()
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// StoreSynthetic stores a batch from EncodeSynthetic in one transaction.
+func (db *DB) StoreSynthetic(ctx context.Context, b *SyntheticBatch) error {
+	// A large page cache keeps the tables' last pages in memory while the
+	// batch goes in (SQLite's default 2 MB rewrites them from disk); the
+	// writer's usual setting comes back after.
+	if _, err := db.write.ExecContext(ctx, `PRAGMA cache_size = -262144`); err != nil {
+		return fmt.Errorf("store: sizing the page cache: %w", err)
+	}
+	defer db.write.ExecContext(context.WithoutCancel(ctx), `PRAGMA cache_size = -2000`)
+	err := db.writeTx(ctx, func(tx *sql.Tx) error {
+		var next int64
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) + 1 FROM submissions`).Scan(&next); err != nil {
+			return err
 		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
-			return nil, err
+		if next != b.first {
+			return fmt.Errorf("the batch is numbered from %d, but the next submission is %d", b.first, next)
 		}
-		err := db.writeTx(ctx, func(tx *sql.Tx) error {
-			stmt, err := tx.PrepareContext(ctx, `INSERT INTO submissions (id, benchmark_id, division, availability,
-					submitter, system_name, framework, accelerator, accelerators, host_cpu, status, claimed, measured, reasons,
-					created_at, updated_at, code_url, cost_per_hour, submitter_key)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-			if err != nil {
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO submissions (id, benchmark_id, division, availability,
+				submitter, system_name, framework, accelerator, accelerators, host_cpu, status, claimed, measured, reasons,
+				created_at, updated_at, code_url, cost_per_hour, submitter_key)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		rowStmt, err := tx.PrepareContext(ctx, insertBoardRow)
+		if err != nil {
+			return err
+		}
+		defer rowStmt.Close()
+		for i := range b.subArgs {
+			if _, err := stmt.ExecContext(ctx, b.subArgs[i]...); err != nil {
 				return err
 			}
-			defer stmt.Close()
-			rowStmt, err := tx.PrepareContext(ctx, insertBoardRow)
-			if err != nil {
-				return err
-			}
-			defer rowStmt.Close()
-			for i := range part {
-				if _, err := stmt.ExecContext(ctx, subArgs[i]...); err != nil {
+			if b.rowArgs[i] != nil {
+				if _, err := rowStmt.ExecContext(ctx, b.rowArgs[i]...); err != nil {
 					return err
 				}
-				if rowArgs[i] != nil {
-					if _, err := rowStmt.ExecContext(ctx, rowArgs[i]...); err != nil {
-						return err
-					}
-				}
 			}
-			return nil
-		})
-		if err != nil {
-			return nil, wrap(err, "storing synthetic submissions %d to %d", start+1, start+len(part))
 		}
-	}
-	return ids, nil
+		return nil
+	})
+	return wrap(err, "storing synthetic submissions %d to %d", b.first, b.first+int64(len(b.subArgs))-1)
 }
 
 func syntheticArgs(s *d5list.Submission) ([]any, error) {

@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
 	d5list "github.com/deep500/d5list"
+	"github.com/deep500/d5list/catalog"
+	"github.com/deep500/d5list/leaderboard"
 	"github.com/deep500/d5list/portal"
 	"github.com/deep500/d5list/store"
 )
@@ -65,6 +68,69 @@ func TestAdminSeedSynthetic(t *testing.T) {
 		err := run(ctx, append([]string{"admin", "seed-synthetic"}, c.args...), &out, &out)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("seed-synthetic %v: %v, want an error naming %q", c.args, err, c.want)
+		}
+	}
+}
+
+// The seeding encodes a chunk while the one before is stored: the chunks
+// must still go in numbered in turn, and be what storing them one after
+// the other stores.
+func TestSeedChunksStoreTheSubmissionsOfOneChunk(t *testing.T) {
+	ctx := context.Background()
+	benches, err := catalog.Benchmarks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(benches, func(b d5list.Benchmark) bool { return b.ID == "l2-digits-mlp-cpu" })
+	if i < 0 {
+		t.Fatal("the catalogue has no l2-digits-mlp-cpu")
+	}
+	bench := &benches[i]
+	seeded := func(pipelined bool) []*d5list.Submission {
+		const chunk = 7
+		db, err := store.Open(ctx, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if err := db.UpsertBenchmarks(ctx, benches); err != nil {
+			t.Fatal(err)
+		}
+		if pipelined {
+			if err := seedChunks(ctx, db, bench, 30, 9, 7, chunk); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			for from := 0; from < 30; from += chunk {
+				subs := leaderboard.SyntheticRange(bench, from, min(from+chunk, 30), 9, store.SyntheticSubmitter, 7)
+				if _, err := db.AppendSynthetic(ctx, subs); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		var subs []*d5list.Submission
+		for id := int64(1); id <= 31; id++ {
+			s, err := db.Submission(ctx, id)
+			if id == 31 {
+				if err == nil {
+					t.Fatalf("pipelined %v: a 31st submission stored", pipelined)
+				}
+				break
+			}
+			if err != nil {
+				t.Fatalf("pipelined %v: submission %d: %v", pipelined, id, err)
+			}
+			subs = append(subs, s)
+		}
+		return subs
+	}
+	one, pipelined := seeded(false), seeded(true)
+	for i := range one {
+		w, c := one[i], pipelined[i]
+		if w.SystemName != c.SystemName || w.Measured.Runs[0].TimeToTrain != c.Measured.Runs[0].TimeToTrain ||
+			w.CreatedAt != c.CreatedAt {
+			t.Fatalf("submission %d: %s %v %v pipelined, %s %v %v one chunk after the other", i+1,
+				c.SystemName, c.Measured.Runs[0].TimeToTrain, c.CreatedAt, w.SystemName, w.Measured.Runs[0].TimeToTrain, w.CreatedAt)
 		}
 	}
 }

@@ -76,8 +76,8 @@ func adminSeedSynthetic(ctx context.Context, args []string, stdout, stderr io.Wr
 
 // seedChunks stores n synthetic submissions a chunk at a time, so that a
 // million never sit in memory together, generating and encoding the next
-// chunk while the writer stores this one: on two cores the encoding
-// would otherwise leave the writer idle for about half of the load.
+// chunk while the writer stores this one, which would otherwise wait for
+// each chunk's encoding.
 func seedChunks(ctx context.Context, db *store.DB, bench *d5list.Benchmark, n, systems int, seed uint64, chunk int) error {
 	first, err := db.NextSubmissionID(ctx)
 	if err != nil {

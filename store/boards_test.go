@@ -367,11 +367,26 @@ func TestWithoutIndexesRestoresThem(t *testing.T) {
 	}
 	subs := leaderboard.Synthetic(bench, 50, 10, SyntheticSubmitter, 1)
 	err = db.WithoutIndexes(ctx, func() error {
-		if got := indexes(); got == before {
+		during := indexes()
+		if during == before {
 			t.Error("the indexes were not dropped during the load")
 		}
-		_, err := db.AppendSynthetic(ctx, subs)
-		return err
+		if !strings.Contains(during, "board_best_default:") || strings.Contains(during, "board_on_default:") {
+			t.Errorf("indexes during the load: %s\nwant the best rows' partial indexes kept and the others dropped", during)
+		}
+		if _, err := db.AppendSynthetic(ctx, subs); err != nil {
+			return err
+		}
+		// The indexes kept are those the load adds no entry to.
+		var entered int
+		if err := db.read.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM board_rows WHERE best_default = 1 OR best_all = 1)
+			+ (SELECT count(*) FROM submissions WHERE bundle_sha256 != '' OR content_sha256 != '')`).Scan(&entered); err != nil {
+			return err
+		}
+		if entered != 0 {
+			t.Errorf("%d loaded rows are entries of an index kept during the load", entered)
+		}
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)

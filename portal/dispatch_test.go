@@ -20,8 +20,8 @@ type countingStore struct {
 	*store.DB
 	leases, touches, actives atomic.Int64
 	// beforeLease, when set, runs inside each LeaseJob call, before the
-	// lease transaction.
-	beforeLease func()
+	// lease transaction; beforeActive likewise inside ActiveJobs.
+	beforeLease, beforeActive func()
 }
 
 func (c *countingStore) LeaseJob(ctx context.Context, runner string, labels map[string]string, ttl time.Duration) (*d5list.Lease, error) {
@@ -39,6 +39,9 @@ func (c *countingStore) TouchRunner(ctx context.Context, runner string, labels m
 
 func (c *countingStore) ActiveJobs(ctx context.Context) ([]d5list.QueuedJob, error) {
 	c.actives.Add(1)
+	if c.beforeActive != nil {
+		c.beforeActive()
+	}
 	return c.DB.ActiveJobs(ctx)
 }
 

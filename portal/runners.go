@@ -319,19 +319,30 @@ func (s *Service) SubmissionJob(ctx context.Context, submissionID int64) (*d5lis
 	if err != nil {
 		return nil, err
 	}
-	jobs, err := ps.Jobs(ctx, submissionID)
-	if err != nil || len(jobs) == 0 {
-		return nil, err
-	}
-	last := d5list.QueuedJob{Job: jobs[len(jobs)-1]}
+	var last d5list.QueuedJob
 	// The job itself is read fresh; only its place in line comes from the
 	// shared snapshot. An expired lease is back in the line, as the store
-	// counts it.
-	waiting := last.State == d5list.JobQueued ||
-		(last.State == d5list.JobLeased && !last.LeaseExpires.After(s.queue.now()))
-	if waiting {
+	// counts it. A job the snapshot does not place was read before it
+	// left the line (the snapshot is then newer than the read: position
+	// takes a new one for an unplaced job), so it is read again rather
+	// than shown waiting with no place. A job that leaves and rejoins the
+	// line as fast as it is read shows its last state without a place.
+	for range 3 {
+		jobs, err := ps.Jobs(ctx, submissionID)
+		if err != nil || len(jobs) == 0 {
+			return nil, err
+		}
+		last = d5list.QueuedJob{Job: jobs[len(jobs)-1]}
+		waiting := last.State == d5list.JobQueued ||
+			(last.State == d5list.JobLeased && !last.LeaseExpires.After(s.queue.now()))
+		if !waiting {
+			break
+		}
 		if last.Position, err = s.queue.position(ctx, ps, last.ID); err != nil {
 			return nil, err
+		}
+		if last.Position > 0 {
+			break
 		}
 	}
 	return &last, nil

@@ -76,6 +76,38 @@ func TestSubmissionJobSharesQueueSnapshot(t *testing.T) {
 	}
 }
 
+// A job read waiting and leased before the queue is listed is read again,
+// not shown queued with no place in line: an event stream would tell its
+// viewer a state the job was never in.
+func TestSubmissionJobIsNeverQueuedWithoutAPlace(t *testing.T) {
+	svc, cs, _ := newDispatchService(t)
+	ctx := context.Background()
+	jobID := queueJob(t, svc, cs, "l2-digits-mlp-cpu")
+	job, err := cs.Job(ctx, jobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leased := false
+	cs.beforeActive = func() {
+		if !leased {
+			leased = true
+			if l, err := cs.DB.LeaseJob(ctx, "runner-1", map[string]string{}, time.Minute); err != nil || l == nil {
+				t.Errorf("lease between the job's read and the queue's listing: %+v, %v", l, err)
+			}
+		}
+	}
+	got, err := svc.SubmissionJob(ctx, job.SubmissionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !leased {
+		t.Fatal("the queue was not listed: the lease was never put between the two reads")
+	}
+	if got.State != d5list.JobLeased || got.Position != 0 {
+		t.Fatalf("a job leased while it was read: state %s, place %d; want leased, no place", got.State, got.Position)
+	}
+}
+
 // A failed re-run's public reason is a sentence: the run's output, which a
 // runner appends, stays out of the submission's reasons and the queue.
 func TestFailKeepsTheOutputPrivate(t *testing.T) {

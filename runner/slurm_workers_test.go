@@ -20,10 +20,13 @@ import (
 
 // workersScript is one data-parallel worker: each leaves what its launcher
 // told it in the run's scratch folder, and rank 0, once all have, writes
-// the run's MLLOG with their reports.
+// the run's MLLOG with their reports. A report appears by rename, whole:
+// the shell creates a redirect's file before writing to it, and rank 0
+// counting an empty report as done would log a worker with nothing to say.
 const workersScript = `#!/bin/sh
 set -eu
-echo "rank=$RANK local=$LOCAL_RANK world=$WORLD_SIZE master=$MASTER_ADDR:$MASTER_PORT" > "$D5_SCRATCH/worker-$RANK"
+echo "rank=$RANK local=$LOCAL_RANK world=$WORLD_SIZE master=$MASTER_ADDR:$MASTER_PORT" > "$D5_SCRATCH/.report-$RANK"
+mv "$D5_SCRATCH/.report-$RANK" "$D5_SCRATCH/worker-$RANK"
 [ "$RANK" = 0 ] || exit 0
 tries=0
 while [ "$(ls "$D5_SCRATCH" | grep -c '^worker-')" -lt "$WORLD_SIZE" ]; do

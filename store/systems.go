@@ -40,14 +40,19 @@ func (db *DB) SystemOnBoard(ctx context.Context, benchID, systemKey string) (*d5
 	return e, total, wrap(err, "finding a system on the board of %q", benchID)
 }
 
+// systemInEditions is SystemInEditions' query: one lookup of the system in
+// each edition (edition_systems is keyed by edition first), which CROSS
+// JOIN keeps SQLite from turning into a scan of every edition's rows.
+const systemInEditions = `SELECT s.edition, e.frozen_at, s.benchmark_id, s.entries, s.entry
+	FROM editions e CROSS JOIN edition_systems s ON s.edition = e.name AND s.system_key = ?
+	ORDER BY e.frozen_at DESC, s.edition DESC, s.benchmark_id`
+
 // SystemInEditions is the system systemKey's place on each board of each
 // frozen edition that lists it, the latest edition first.
 func (db *DB) SystemInEditions(ctx context.Context, systemKey string) ([]leaderboard.Place, error) {
 	var out []leaderboard.Place
 	err := db.readTx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT s.edition, e.frozen_at, s.benchmark_id, s.entries, s.entry
-			FROM edition_systems s JOIN editions e ON e.name = s.edition
-			WHERE s.system_key = ? ORDER BY e.frozen_at DESC, s.edition DESC, s.benchmark_id`, systemKey)
+		rows, err := tx.QueryContext(ctx, systemInEditions, systemKey)
 		if err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	d5list "github.com/deep500/d5list"
@@ -55,9 +56,10 @@ func TestSystemPlacesMatchTheBoards(t *testing.T) {
 	}
 	checkEditions("frozen")
 
-	// The same edition as a database from before migration 0038 holds it.
+	// The same edition as a database from before migration 0038 holds it,
+	// once 0038 has indexed it by system and 0050 by edition.
 	for _, stmt := range []string{`DROP TRIGGER edition_systems_no_delete`, `DROP TRIGGER edition_systems_no_update`,
-		`DROP TABLE edition_systems`, `DELETE FROM schema_migrations WHERE version = 38`} {
+		`DROP TABLE edition_systems`, `DELETE FROM schema_migrations WHERE version IN (38, 50)`} {
 		if _, err := db.write.ExecContext(ctx, stmt); err != nil {
 			t.Fatalf("%s: %v", stmt, err)
 		}
@@ -66,4 +68,31 @@ func TestSystemPlacesMatchTheBoards(t *testing.T) {
 	db.Close()
 	db = openTestDB(t, dir)
 	checkEditions("migrated")
+}
+
+// A system's places are a lookup in each edition, never a scan of every
+// edition's rows: a freeze writes its rows together, keyed by edition.
+func TestSystemInEditionsLooksUpEachEdition(t *testing.T) {
+	db, _ := newTestDB(t)
+	rows, err := db.read.QueryContext(context.Background(), `EXPLAIN QUERY PLAN `+systemInEditions, "key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(plan, "; ")
+	if !strings.Contains(text, "SEARCH s USING PRIMARY KEY (edition=? AND system_key=?)") || strings.Contains(text, "SCAN s") {
+		t.Fatalf("a system's places in the editions: plan %q, want a lookup of the system in each edition", text)
+	}
 }

@@ -38,12 +38,15 @@ func (db *DB) FreezeEdition(ctx context.Context, name, by string, boards []d5lis
 			return err
 		}
 		for i := range boards {
-			data, err := json.Marshal(&boards[i])
+			data, entries, err := encodeFrozenBoard(&boards[i])
 			if err != nil {
 				return fmt.Errorf("encoding board %s: %w", boards[i].Benchmark.ID, err)
 			}
 			if _, err := tx.ExecContext(ctx, `INSERT INTO edition_boards (edition, benchmark_id, board) VALUES (?, ?, ?)`,
 				name, boards[i].Benchmark.ID, string(data)); err != nil {
+				return err
+			}
+			if err := editionSystemsTx(ctx, tx, name, &boards[i], entries); err != nil {
 				return err
 			}
 			for _, p := range leaderboard.Development([]string{name}, [][]d5list.Entry{boards[i].Entries}) {
@@ -57,12 +60,38 @@ func (db *DB) FreezeEdition(ctx context.Context, name, by string, boards []d5lis
 				}
 			}
 		}
-		return editionSystemsTx(ctx, tx, name, boards)
+		return nil
 	})
 	if err != nil {
 		return nil, wrap(err, "freezing edition %q", name)
 	}
 	return &d5list.Edition{Name: name, FrozenAt: fromUnixNano(now.UnixNano()), FrozenBy: by, Boards: boards}, nil
+}
+
+// encodeFrozenBoard is json.Marshal(board) made of its entries' own
+// encodings, which edition_systems keeps one by one, so that a freeze
+// encodes each entry once.
+func encodeFrozenBoard(board *d5list.Leaderboard) (data []byte, entries [][]byte, err error) {
+	bench, err := json.Marshal(&board.Benchmark)
+	if err != nil {
+		return nil, nil, err
+	}
+	data = append(append(append(make([]byte, 0, 64*1024), `{"benchmark":`...), bench...), `,"entries":`...)
+	if board.Entries == nil {
+		return append(data, "null}"...), nil, nil
+	}
+	entries = make([][]byte, len(board.Entries))
+	data = append(data, '[')
+	for i := range board.Entries {
+		if entries[i], err = json.Marshal(&board.Entries[i]); err != nil {
+			return nil, nil, err
+		}
+		if i > 0 {
+			data = append(data, ',')
+		}
+		data = append(data, entries[i]...)
+	}
+	return append(data, "]}"...), entries, nil
 }
 
 // Editions lists the frozen editions, the latest first.

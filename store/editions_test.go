@@ -1,7 +1,9 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -130,5 +132,42 @@ func TestEditionDevelopmentIsTheBoardsOwn(t *testing.T) {
 	}
 	if differ != 0 {
 		t.Fatalf("migration 0046 makes %d points other than the freezes'", differ)
+	}
+}
+
+// A frozen board is stored as json.Marshal writes it, though it is made of
+// its entries' own encodings (which edition_systems keeps): the edition
+// pages and exports read it back with encoding/json.
+func TestFrozenBoardIsItsJSON(t *testing.T) {
+	bench := &d5list.Benchmark{ID: "l2-bench", Name: "Bench <&>", Level: 2,
+		Ranking: d5list.RankingRule{Metric: d5list.MetricTimeToTrain, Direction: d5list.LowerIsBetter}}
+	subs := leaderboard.SyntheticRange(bench, 0, 40, 12, "synthetic <lab> & co", 3)
+	for i := range subs {
+		subs[i].Status = d5list.StatusVerified
+	}
+	for _, board := range []d5list.Leaderboard{
+		{Benchmark: *bench, Entries: leaderboard.Rank(bench, subs, leaderboard.Options{})},
+		{Benchmark: *bench, Entries: []d5list.Entry{}},
+		{Benchmark: *bench},
+	} {
+		want, err := json.Marshal(&board)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, entries, err := encodeFrozenBoard(&board)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("a board of %d entries encoded as\n%s\nwant json.Marshal's\n%s", len(board.Entries), got, want)
+		}
+		if len(entries) != len(board.Entries) {
+			t.Fatalf("%d entries encoded apart, want %d", len(entries), len(board.Entries))
+		}
+		for i := range entries {
+			if one, _ := json.Marshal(&board.Entries[i]); !bytes.Equal(entries[i], one) {
+				t.Fatalf("entry %d encoded apart as %s, want %s", i, entries[i], one)
+			}
+		}
 	}
 }

@@ -75,25 +75,20 @@ func (db *DB) SystemInEditions(ctx context.Context, systemKey string) ([]leaderb
 	return out, wrap(err, "finding a system in the editions")
 }
 
-// editionSystemsTx indexes the entries of an edition's boards by system,
-// in the transaction that freezes it.
-func editionSystemsTx(ctx context.Context, tx *sql.Tx, edition string, boards []d5list.Leaderboard) error {
+// editionSystemsTx indexes the entries of an edition's board by system,
+// in the transaction that freezes it; encoded are the entries as the
+// edition's board holds them (encodeFrozenBoard).
+func editionSystemsTx(ctx context.Context, tx *sql.Tx, edition string, board *d5list.Leaderboard, encoded [][]byte) error {
 	stmt, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO edition_systems (system_key, edition, benchmark_id, entries, entry)
 		VALUES (?, ?, ?, ?, ?)`)
 	if err != nil {
 		return err
 	}
 	defer stmt.Close()
-	for _, b := range boards {
-		for _, e := range b.Entries {
-			raw, err := json.Marshal(e)
-			if err != nil {
-				return err
-			}
-			key := leaderboard.SystemKey(e.Submitter, e.SystemName)
-			if _, err := stmt.ExecContext(ctx, key, edition, b.Benchmark.ID, len(b.Entries), string(raw)); err != nil {
-				return err
-			}
+	for i, e := range board.Entries {
+		key := leaderboard.SystemKey(e.Submitter, e.SystemName)
+		if _, err := stmt.ExecContext(ctx, key, edition, board.Benchmark.ID, len(board.Entries), string(encoded[i])); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -481,7 +481,7 @@ func submissionsAfterTx(ctx context.Context, tx *sql.Tx, benchID string, after i
 	defer rows.Close()
 	var subs []*d5list.Submission
 	for rows.Next() {
-		s, err := scanSubmission(rows)
+		s, err := scanSubmission(rows, nil)
 		if err != nil {
 			return nil, err
 		}

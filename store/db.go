@@ -63,6 +63,7 @@ type DB struct {
 	onBoardChange atomic.Pointer[boardListener]
 
 	entries  decodedEntries
+	results  decodedResults
 	prepared preparedReads
 }
 

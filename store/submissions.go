@@ -212,7 +212,9 @@ const submissionColumns = `s.id, s.benchmark_id, coalesce(s.owner_id, 0), coales
 
 type scanner interface{ Scan(dest ...any) error }
 
-func scanSubmission(row scanner) (*d5list.Submission, error) {
+// scanSubmission reads a row of submissionColumns, its results decoded
+// through results where it is not nil.
+func scanSubmission(row scanner, results *decodedResults) (*d5list.Submission, error) {
 	var s d5list.Submission
 	var recipe, claimed, measured sql.NullString
 	var reasons string
@@ -237,7 +239,7 @@ func scanSubmission(row scanner) (*d5list.Submission, error) {
 		nm  string
 	}{{claimed, &s.Claimed, "claimed"}, {measured, &s.Measured, "measured"}} {
 		if c.col.Valid {
-			r, err := decodeResult(c.col.String)
+			r, err := results.decode(c.col.String)
 			if err != nil {
 				return nil, fmt.Errorf("submission %d: decoding %s: %w", s.ID, c.nm, err)
 			}
@@ -275,8 +277,14 @@ func (db *DB) Submission(ctx context.Context, id int64) (*d5list.Submission, err
 	return s, err
 }
 
+// submissionTx reads submission id in tx; a read pool's transaction
+// (preparedTx) decodes its results through the store's kept ones.
 func submissionTx(ctx context.Context, tx rowQuerier, id int64) (*d5list.Submission, error) {
-	s, err := scanSubmission(tx.QueryRowContext(ctx, `SELECT `+submissionColumns+` WHERE s.id = ?`, id))
+	var results *decodedResults
+	if p, ok := tx.(preparedTx); ok {
+		results = &p.db.results
+	}
+	s, err := scanSubmission(tx.QueryRowContext(ctx, `SELECT `+submissionColumns+` WHERE s.id = ?`, id), results)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, d5list.Errorf(d5list.ENOTFOUND, "submission %d not found", id)
 	} else if err != nil {
@@ -347,7 +355,7 @@ func (db *DB) querySubmissions(ctx context.Context, q string, args ...any) ([]d5
 		}
 		defer rows.Close()
 		for rows.Next() {
-			s, err := scanSubmission(rows)
+			s, err := scanSubmission(rows, &db.results)
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,144 @@
+package store
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+
+	d5list "github.com/deep500/d5list"
+)
+
+// A kept result is handed out as a copy that shares no memory with it or
+// with any other copy, every field included (filled by reflection, so a
+// field added later is covered), and is what decoding the bytes gives.
+func TestDecodedResultsAreCopiesOfTheirOwn(t *testing.T) {
+	var want d5list.Result
+	n := 0
+	fill(reflect.ValueOf(&want).Elem(), &n)
+	stored, err := encodeResult(&want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := string(stored.([]byte))
+	plain, err := decodeResult(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept decodedResults
+	first, err := kept.decode(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := kept.decode(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range []*d5list.Result{first, second} {
+		if !reflect.DeepEqual(r, plain) {
+			t.Fatalf("decode %d through the kept results: %+v, want %+v", i+1, r, plain)
+		}
+	}
+	if len(first.Runs) == 0 || first.Runs[0].Clock == nil || first.Runs[0].Clock.Audit == nil || len(first.Runs[0].Evals) == 0 {
+		t.Fatalf("the filled result lost its runs' parts in the round trip: %+v", first)
+	}
+	seen := map[uintptr]string{}
+	addresses(reflect.ValueOf(first), "first", seen)
+	addresses(reflect.ValueOf(kept.m[raw]), "kept", seen)
+	if shared := addresses(reflect.ValueOf(second), "second", seen); shared != "" {
+		t.Fatal(shared)
+	}
+	first.Runs[0].Evals[0].Accuracy = -1
+	first.Runs[0].Clock.Audit.Sections[0].Checked[0] = -1
+	if third, _ := kept.decode(raw); !reflect.DeepEqual(third, plain) {
+		t.Fatalf("a change to a handed-out copy reached the kept result: %+v", third)
+	}
+}
+
+// fill sets every field v holds to a value of its own, allocating what it
+// points to: two elements to each slice and map.
+func fill(v reflect.Value, n *int) {
+	*n++
+	switch v.Kind() {
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fill(v.Elem(), n)
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 2, 2))
+		for i := range 2 {
+			fill(v.Index(i), n)
+		}
+	case reflect.Map:
+		v.Set(reflect.MakeMap(v.Type()))
+		for range 2 {
+			k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+			fill(k, n)
+			fill(e, n)
+			v.SetMapIndex(k, e)
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			fill(v.Field(i), n)
+		}
+	case reflect.String:
+		v.SetString(fmt.Sprintf("s%d", *n))
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		v.SetInt(int64(*n))
+	case reflect.Float64, reflect.Float32:
+		v.SetFloat(float64(*n) + 0.5)
+	case reflect.Bool:
+		v.SetBool(true)
+	}
+}
+
+// addresses records the memory each pointer, slice and map in v refers
+// to under name, and says where v shares any with an earlier name.
+func addresses(v reflect.Value, name string, seen map[uintptr]string) string {
+	mark := func(p uintptr) string {
+		if other, ok := seen[p]; ok && other != name {
+			return fmt.Sprintf("%s and %s share memory at %#x (%s)", name, other, p, v.Type())
+		}
+		seen[p] = name
+		return ""
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return ""
+		}
+		if s := mark(v.Pointer()); s != "" {
+			return s
+		}
+		return addresses(v.Elem(), name, seen)
+	case reflect.Slice:
+		if v.Cap() > 0 {
+			if s := mark(v.Pointer()); s != "" {
+				return s
+			}
+		}
+		for i := range v.Len() {
+			if s := addresses(v.Index(i), name, seen); s != "" {
+				return s
+			}
+		}
+	case reflect.Map:
+		if v.IsNil() {
+			return ""
+		}
+		if s := mark(v.Pointer()); s != "" {
+			return s
+		}
+		for it := v.MapRange(); it.Next(); {
+			if s := addresses(it.Value(), name, seen); s != "" {
+				return s
+			}
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if s := addresses(v.Field(i), name, seen); s != "" {
+				return s
+			}
+		}
+	}
+	return ""
+}
+

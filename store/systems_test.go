@@ -96,3 +96,32 @@ func TestSystemInEditionsLooksUpEachEdition(t *testing.T) {
 		t.Fatalf("a system's places in the editions: plan %q, want a lookup of the system in each edition", text)
 	}
 }
+
+// A frozen board is indexed whole, each of its entries under its own
+// system: the index is written from the board's encoding, entry by entry.
+func TestFreezeIndexesEverySystemOfALongBoard(t *testing.T) {
+	db, _ := newTestDB(t)
+	ctx := context.Background()
+	bench, err := db.Benchmark(ctx, "l2-digits")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const systems = 250
+	subs := leaderboard.SyntheticRange(bench, 0, systems, systems, SyntheticSubmitter, 5)
+	for i := range subs {
+		subs[i].Status = d5list.StatusVerified
+	}
+	board := leaderboard.Rank(bench, subs, leaderboard.Options{})
+	if len(board) != systems {
+		t.Fatalf("the synthetic board has %d entries, want %d", len(board), systems)
+	}
+	if _, err := db.FreezeEdition(ctx, "2026-11", "olga", []d5list.Leaderboard{{Benchmark: *bench, Entries: board}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range board {
+		places, err := db.SystemInEditions(ctx, leaderboard.SystemKey(want.Submitter, want.SystemName))
+		if err != nil || len(places) != 1 || places[0].Entry.SubmissionID != want.SubmissionID || places[0].Entry.Rank != want.Rank || places[0].Of != systems {
+			t.Fatalf("system %s in the editions: %+v (%v), want submission %d at rank %d of %d", want.SystemName, places, err, want.SubmissionID, want.Rank, systems)
+		}
+	}
+}

@@ -14,13 +14,21 @@ import (
 // decoding the same unchanged results (Zstandard, then JSON) was two fifths
 // of what those charts cost.
 type decodedResults struct {
-	mu sync.RWMutex
-	m  map[string]*d5list.Result
+	mu    sync.RWMutex
+	m     map[string]*d5list.Result
+	bytes int // of the stored results kept, len of m's keys
 }
 
-// maxDecodedResults bounds the kept results (a few kilobytes each): the
-// charted entries of every board, and the submissions being read.
-const maxDecodedResults = 1024
+// The kept results are bounded in number and in stored bytes (a decoded
+// result holds several times its compressed bytes): the charted entries
+// of every board and the submissions being read fit, and a result stored
+// larger than maxDecodedResultBytes (an operator benchmark's shapes, a
+// long audit) is decoded each time instead of kept.
+const (
+	maxDecodedResults     = 1024
+	maxDecodedBytes       = 2 << 20
+	maxDecodedResultBytes = 16 << 10
+)
 
 // decode returns the result raw encodes, a copy of its own that shares no
 // memory with the kept one: callers may change it. A nil c decodes
@@ -36,24 +44,28 @@ func (c *decodedResults) decode(raw string) (*d5list.Result, error) {
 		return deepCopy(kept), nil
 	}
 	r, err := decodeResult(raw)
-	if err != nil {
-		return nil, err
+	if err != nil || len(raw) > maxDecodedResultBytes {
+		return r, err
 	}
 	keep := deepCopy(r)
 	c.mu.Lock()
 	if c.m == nil {
 		c.m = make(map[string]*d5list.Result)
 	}
-	if len(c.m) >= maxDecodedResults {
-		// Map order is random: a random quarter goes.
-		for k := range c.m {
-			if len(c.m) <= maxDecodedResults*3/4 {
-				break
+	if _, ok := c.m[raw]; !ok {
+		if len(c.m) >= maxDecodedResults || c.bytes+len(raw) > maxDecodedBytes {
+			// Map order is random: a random quarter goes.
+			for k := range c.m {
+				if len(c.m) <= maxDecodedResults*3/4 && c.bytes+len(raw) <= maxDecodedBytes*3/4 {
+					break
+				}
+				delete(c.m, k)
+				c.bytes -= len(k)
 			}
-			delete(c.m, k)
 		}
+		c.m[raw] = keep
+		c.bytes += len(raw)
 	}
-	c.m[raw] = keep
 	c.mu.Unlock()
 	return r, nil
 }

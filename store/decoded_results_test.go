@@ -142,3 +142,52 @@ func addresses(v reflect.Value, name string, seen map[uintptr]string) string {
 	return ""
 }
 
+// The kept results stay within their bounds in number and in stored
+// bytes, and a result stored larger than a kept one may be is decoded
+// right each time, never kept.
+func TestDecodedResultsAreBounded(t *testing.T) {
+	var kept decodedResults
+	encode := func(r *d5list.Result) string {
+		t.Helper()
+		stored, err := encodeResult(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(stored.([]byte))
+	}
+	for i := range maxDecodedResults + maxDecodedResults/2 {
+		r := fiveRunResult()
+		r.Runs[0].Seed = int64(i)
+		if _, err := kept.decode(encode(r)); err != nil {
+			t.Fatal(err)
+		}
+		sum := 0
+		for k := range kept.m {
+			sum += len(k)
+		}
+		if len(kept.m) > maxDecodedResults || kept.bytes > maxDecodedBytes || kept.bytes != sum {
+			t.Fatalf("after %d results: %d kept, %d bytes counted, %d held; bounds %d and %d", i+1, len(kept.m), kept.bytes, sum, maxDecodedResults, maxDecodedBytes)
+		}
+	}
+	big := fiveRunResult()
+	for i := range 4000 {
+		big.Runs[0].Evals = append(big.Runs[0].Evals, d5list.EvalPoint{Epoch: float64(i), Seconds: float64(i) * 1.37e-3, Accuracy: 1 / float64(i+3)})
+	}
+	raw := encode(big)
+	if len(raw) <= maxDecodedResultBytes {
+		t.Fatalf("the large result is stored in %d bytes, not over %d", len(raw), maxDecodedResultBytes)
+	}
+	want, err := decodeResult(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		got, err := kept.decode(raw)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("the large result decoded through the kept ones: %v", err)
+		}
+	}
+	if _, ok := kept.m[raw]; ok {
+		t.Fatal("a result stored in more than maxDecodedResultBytes was kept")
+	}
+}

@@ -97,20 +97,17 @@ func Open(ctx context.Context, dir string) (*DB, error) {
 	db := &DB{dir: dir, Now: time.Now, MaxAttempts: DefaultMaxAttempts}
 
 	var err error
-	db.write, err = sql.Open("sqlite", dsn(path, true))
-	if err != nil {
-		return nil, fmt.Errorf("store: opening %s: %w", path, err)
-	}
-	db.write.SetMaxOpenConns(1)
-	// The first connection switches the file to WAL, which persists; the
-	// read pool opened after it relies on that.
-	if err := pingSwitchingToWAL(ctx, db.write); err != nil {
-		db.write.Close()
-		return nil, fmt.Errorf("store: opening %s: %w", path, err)
-	}
 	db.read, err = sql.Open("sqlite", dsn(path, false))
 	if err != nil {
+		return nil, fmt.Errorf("store: opening %s: %w", path, err)
+	}
+	db.write = sql.OpenDB(keptStatements{dsn: dsn(path, true), drv: db.read.Driver()})
+	db.write.SetMaxOpenConns(1)
+	// The writer's first connection switches the file to WAL, which
+	// persists; the read pool's connections, made after it, rely on that.
+	if err := pingSwitchingToWAL(ctx, db.write); err != nil {
 		db.write.Close()
+		db.read.Close()
 		return nil, fmt.Errorf("store: opening %s: %w", path, err)
 	}
 	if err := db.migrate(ctx); err != nil {

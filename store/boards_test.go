@@ -882,11 +882,11 @@ func TestRebuildRewritesOnlyTheRowsItChanges(t *testing.T) {
 	checkAgainstScore(t, db, "l2-index")
 }
 
-// A rebuild's batch reads its rows from an index in id order: a batch
-// that sorted the benchmark's every submission made a rebuild quadratic.
-func TestRebuildBatchesWalkAnIndex(t *testing.T) {
-	db, _ := newTestDB(t)
-	rows, err := db.read.Query(`EXPLAIN QUERY PLAN `+submissionsAfter, "l2-index", 0, 10)
+// queryPlan is SQLite's plan for q on the read pool, its steps joined by
+// "; ".
+func queryPlan(t *testing.T, db *DB, q string, args ...any) string {
+	t.Helper()
+	rows, err := db.read.Query(`EXPLAIN QUERY PLAN `+q, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -903,7 +903,14 @@ func TestRebuildBatchesWalkAnIndex(t *testing.T) {
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-	text := strings.Join(plan, "; ")
+	return strings.Join(plan, "; ")
+}
+
+// A rebuild's batch reads its rows from an index in id order: a batch
+// that sorted the benchmark's every submission made a rebuild quadratic.
+func TestRebuildBatchesWalkAnIndex(t *testing.T) {
+	db, _ := newTestDB(t)
+	text := queryPlan(t, db, submissionsAfter, "l2-index", 0, 10)
 	if !strings.Contains(text, "USING INDEX submissions_by_benchmark_id (benchmark_id=? AND id>?)") || strings.Contains(text, "TEMP B-TREE") {
 		t.Fatalf("a rebuild batch's plan: %s", text)
 	}

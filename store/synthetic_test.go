@@ -54,21 +54,7 @@ func TestStoreSyntheticRefusesABatchNumberedForOtherIDs(t *testing.T) {
 func TestRealSubmissionsCountsFromTheirIndex(t *testing.T) {
 	db, _ := newTestDB(t)
 	ctx := context.Background()
-	var plan []string
-	rows, err := db.read.QueryContext(ctx, `EXPLAIN QUERY PLAN SELECT count(*) FROM submissions `+notSynthetic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
-	rows.Close()
-	if text := strings.Join(plan, "; "); !strings.Contains(text, "INDEX submissions_real") {
+	if text := queryPlan(t, db, `SELECT count(*) FROM submissions `+notSynthetic); !strings.Contains(text, "INDEX submissions_real") {
 		t.Fatalf("counting real submissions: plan %q, want the partial index submissions_real", text)
 	}
 

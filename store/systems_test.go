@@ -74,24 +74,7 @@ func TestSystemPlacesMatchTheBoards(t *testing.T) {
 // edition's rows: a freeze writes its rows together, keyed by edition.
 func TestSystemInEditionsLooksUpEachEdition(t *testing.T) {
 	db, _ := newTestDB(t)
-	rows, err := db.read.QueryContext(context.Background(), `EXPLAIN QUERY PLAN `+systemInEditions, "key")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	text := strings.Join(plan, "; ")
+	text := queryPlan(t, db, systemInEditions, "key")
 	if !strings.Contains(text, "SEARCH s USING PRIMARY KEY (edition=? AND system_key=?)") || strings.Contains(text, "SCAN s") {
 		t.Fatalf("a system's places in the editions: plan %q, want a lookup of the system in each edition", text)
 	}

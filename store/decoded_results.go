@@ -73,7 +73,7 @@ func (c *decodedResults) decode(raw string) (*d5list.Result, error) {
 // deepCopy copies v and everything it points to, so that the copy shares
 // no memory with it. It walks the value by reflection, so that a field
 // added to a result later is copied too; d5list's types have no
-// unexported fields, which reflection could not set.
+// unexported fields, which reflection cannot set.
 func deepCopy[T any](v *T) *T {
 	out := new(T)
 	copyValue(reflect.ValueOf(out).Elem(), reflect.ValueOf(v).Elem())
@@ -120,6 +120,15 @@ func copyValue(dst, src reflect.Value) {
 		}
 		dst.Set(m)
 	case reflect.Struct:
+		for i := range src.NumField() {
+			if !dst.Field(i).CanSet() {
+				// A struct of another package with fields of its own
+				// (time.Time) is copied as a value, as its package
+				// copies it.
+				dst.Set(src)
+				return
+			}
+		}
 		for i := range src.NumField() {
 			copyValue(dst.Field(i), src.Field(i))
 		}

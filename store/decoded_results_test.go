@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+	"time"
 
 	d5list "github.com/deep500/d5list"
 )
@@ -189,5 +190,19 @@ func TestDecodedResultsAreBounded(t *testing.T) {
 	}
 	if _, ok := kept.m[raw]; ok {
 		t.Fatal("a result stored in more than maxDecodedResultBytes was kept")
+	}
+}
+
+// A struct with fields of its own package's, as time.Time, is copied as
+// a value rather than refused.
+func TestDeepCopyCopiesStructsWithUnexportedFields(t *testing.T) {
+	type stamped struct {
+		At   time.Time
+		Runs []d5list.EvalPoint
+	}
+	v := &stamped{At: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), Runs: []d5list.EvalPoint{{Epoch: 1}}}
+	c := deepCopy(v)
+	if !c.At.Equal(v.At) || len(c.Runs) != 1 || &c.Runs[0] == &v.Runs[0] {
+		t.Fatalf("copy %+v of %+v", c, v)
 	}
 }

@@ -17,8 +17,8 @@ CREATE TABLE edition_systems_by_edition (
 INSERT INTO edition_systems_by_edition (edition, system_key, benchmark_id, entries, entry)
 SELECT edition, system_key, benchmark_id, entries, entry FROM edition_systems ORDER BY edition, system_key, benchmark_id;
 
-DROP TRIGGER edition_systems_no_update;
-DROP TRIGGER edition_systems_no_delete;
+DROP TRIGGER IF EXISTS edition_systems_no_update;
+DROP TRIGGER IF EXISTS edition_systems_no_delete;
 DROP TABLE edition_systems;
 ALTER TABLE edition_systems_by_edition RENAME TO edition_systems;
 

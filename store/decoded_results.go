@@ -10,9 +10,9 @@ import (
 // decodedResults keeps claimed and measured results decoded from their
 // stored bytes, keyed by those bytes, so that a kept result is right by
 // construction: a result written again is a different key. A board's
-// charts read the runs of its ten best entries after every change, and
-// decoding the same unchanged results (Zstandard, then JSON) was two fifths
-// of what those charts cost.
+// charts read the runs of its ten best entries after every change:
+// reading those submissions was two fifths of what the charts cost, most
+// of it decoding the same unchanged results (Zstandard, then JSON).
 type decodedResults struct {
 	mu    sync.RWMutex
 	m     map[string]*d5list.Result

@@ -278,7 +278,9 @@ func (db *DB) Submission(ctx context.Context, id int64) (*d5list.Submission, err
 }
 
 // submissionTx reads submission id in tx; a read pool's transaction
-// (preparedTx) decodes its results through the store's kept ones.
+// (preparedTx) decodes its results through the store's kept ones. Listings
+// decode theirs each time: a long one would only push the charted
+// entries' results out, and pay for a copy of each of its own.
 func submissionTx(ctx context.Context, tx rowQuerier, id int64) (*d5list.Submission, error) {
 	var results *decodedResults
 	if p, ok := tx.(preparedTx); ok {
@@ -355,7 +357,7 @@ func (db *DB) querySubmissions(ctx context.Context, q string, args ...any) ([]d5
 		}
 		defer rows.Close()
 		for rows.Next() {
-			s, err := scanSubmission(rows, &db.results)
+			s, err := scanSubmission(rows, nil)
 			if err != nil {
 				return err
 			}

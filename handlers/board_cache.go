@@ -17,7 +17,7 @@ import (
 // after the change renders it again (leaderboard.Cache.Render). A service
 // without it has every request rendered.
 type BoardCache interface {
-	RenderBoard(benchmarkID, variant string, render func() (*leaderboard.Rendered, error)) (*leaderboard.Rendered, leaderboard.Freshness, error)
+	RenderBoard(benchmarkID, variant string, render func(sizeHint int) (*leaderboard.Rendered, error)) (*leaderboard.Rendered, leaderboard.Freshness, error)
 }
 
 // errNotCanonical: the board found under an id is filed under another one,
@@ -58,19 +58,20 @@ func (h *Handler) readSnapshot(ctx context.Context, fn func(ctx context.Context)
 // meanwhile share its answer: it must use nothing of the request but
 // ctx's values. It reads under one snapshot (readSnapshot), so that a
 // kept answer, served to every reader until the board changes, is all of
-// one moment.
+// one moment. render writes the answer's body into buf, sized for the
+// answer kept from before the change.
 //
 // The answer says in X-D5-Board-Cache whether it was kept and current
 // (hit) or rendered for this request or one that began after the board's
 // last change (miss), and in X-D5-Board-Rendered when its rendering
 // began, for operators and for the load measurements of BENCHMARKS.md.
-func (h *Handler) cachedBoard(w http.ResponseWriter, r *http.Request, id, variant string, render func(ctx context.Context) (*leaderboard.Rendered, string, error)) (*leaderboard.Rendered, bool, error) {
+func (h *Handler) cachedBoard(w http.ResponseWriter, r *http.Request, id, variant string, render func(ctx context.Context, buf *bytes.Buffer) (*leaderboard.Rendered, string, error)) (*leaderboard.Rendered, bool, error) {
 	bc, ok := h.svc.(BoardCache)
 	if !ok {
 		return nil, false, nil
 	}
 	ctx := context.WithoutCancel(r.Context())
-	page, fresh, err := bc.RenderBoard(id, variant, func() (p *leaderboard.Rendered, err error) {
+	page, fresh, err := bc.RenderBoard(id, variant, func(sizeHint int) (p *leaderboard.Rendered, err error) {
 		var canonical string
 		ctx := ctx
 		if bp, ok := h.svc.(BoardParts); ok {
@@ -78,7 +79,10 @@ func (h *Handler) cachedBoard(w http.ResponseWriter, r *http.Request, id, varian
 			ctx = context.WithValue(ctx, momentKey{}, bp.BoardMoment(id))
 		}
 		err = h.readSnapshot(ctx, func(ctx context.Context) (err error) {
-			p, canonical, err = render(ctx)
+			// A little over the kept answer's length, so that one more
+			// row does not double the buffer.
+			buf := bytes.NewBuffer(make([]byte, 0, sizeHint+sizeHint/16))
+			p, canonical, err = render(ctx, buf)
 			return err
 		})
 		if err == nil && canonical != id {

@@ -46,7 +46,7 @@ func (h *Handler) ShowLeaderboard(w http.ResponseWriter, r *http.Request) {
 		h.indexedExport(w, r, il, id, opt, format, variant, base)
 		return
 	}
-	page, cached, err := h.cachedBoard(w, r, id, variant, func(ctx context.Context) (*leaderboard.Rendered, string, error) {
+	page, cached, err := h.cachedBoard(w, r, id, variant, func(ctx context.Context, buf *bytes.Buffer) (*leaderboard.Rendered, string, error) {
 		board, err := ls.LeaderboardWith(ctx, id, opt)
 		if err != nil {
 			return nil, "", err
@@ -54,7 +54,7 @@ func (h *Handler) ShowLeaderboard(w http.ResponseWriter, r *http.Request) {
 		if len(board.Entries) > StreamedExportEntries {
 			return nil, "", errStreamExport
 		}
-		p, err := encodeBoard(board, format, base)
+		p, err := encodeBoard(buf, board, format, base)
 		return p, board.Benchmark.ID, err
 	})
 	if err != nil && !errors.Is(err, errStreamExport) {
@@ -86,7 +86,7 @@ func (h *Handler) indexedExport(w http.ResponseWriter, r *http.Request, il Index
 			return err
 		}
 	}
-	page, cached, err := h.cachedBoard(w, r, id, variant, func(ctx context.Context) (*leaderboard.Rendered, string, error) {
+	page, cached, err := h.cachedBoard(w, r, id, variant, func(ctx context.Context, buf *bytes.Buffer) (*leaderboard.Rendered, string, error) {
 		head, total, err := il.BoardPage(ctx, id, opt, leaderboard.Page{Number: 1, Per: 1})
 		if err != nil {
 			return nil, "", err
@@ -94,13 +94,12 @@ func (h *Handler) indexedExport(w http.ResponseWriter, r *http.Request, il Index
 		if total > StreamedExportEntries {
 			return nil, "", errStreamExport
 		}
-		var buf bytes.Buffer
 		contentType := "application/json; charset=utf-8"
 		if format == "csv" {
 			contentType = "text/csv; charset=utf-8"
-			err = leaderboard.WriteCSVFrom(&buf, &head.Benchmark, each(ctx), base)
+			err = leaderboard.WriteCSVFrom(buf, &head.Benchmark, each(ctx), base)
 		} else {
-			err = leaderboard.WriteJSONFrom(&buf, &head.Benchmark, each(ctx))
+			err = leaderboard.WriteJSONFrom(buf, &head.Benchmark, each(ctx))
 		}
 		if err != nil {
 			return nil, "", err
@@ -139,19 +138,19 @@ var StreamedExportEntries = 40_000
 // errStreamExport: the board is too long to be kept; stream it.
 var errStreamExport = errors.New("handlers: export streamed, not cached")
 
-// encodeBoard is writeBoard's answer as bytes, for the board cache.
-func encodeBoard(board *d5list.Leaderboard, format, base string) (*leaderboard.Rendered, error) {
+// encodeBoard is writeBoard's answer as bytes, written into buf, for the
+// board cache.
+func encodeBoard(buf *bytes.Buffer, board *d5list.Leaderboard, format, base string) (*leaderboard.Rendered, error) {
 	if board.Entries == nil {
 		board.Entries = []d5list.Entry{}
 	}
-	var buf bytes.Buffer
 	if format == "csv" {
-		if err := leaderboard.WriteCSV(&buf, board, base); err != nil {
+		if err := leaderboard.WriteCSV(buf, board, base); err != nil {
 			return nil, err
 		}
 		return leaderboard.NewRendered("text/csv; charset=utf-8", buf.Bytes()), nil
 	}
-	if err := leaderboard.WriteJSON(&buf, board); err != nil {
+	if err := leaderboard.WriteJSON(buf, board); err != nil {
 		return nil, err
 	}
 	return leaderboard.NewRendered("application/json; charset=utf-8", buf.Bytes()), nil

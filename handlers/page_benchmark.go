@@ -37,13 +37,12 @@ func (h *Handler) BenchmarkPage(w http.ResponseWriter, r *http.Request) {
 	}
 	id := r.PathValue("id")
 	if templates.ViewerFrom(r.Context()) == nil {
-		page, cached, err := h.cachedBoard(w, r, id, variant, func(ctx context.Context) (*leaderboard.Rendered, string, error) {
+		page, cached, err := h.cachedBoard(w, r, id, variant, func(ctx context.Context, buf *bytes.Buffer) (*leaderboard.Rendered, string, error) {
 			v, canonical, err := h.benchmarkView(ctx, ls, id, opt, pg)
 			if err != nil {
 				return nil, "", err
 			}
-			var buf bytes.Buffer
-			if err := templates.BoardPage(v).Render(ctx, &buf); err != nil {
+			if err := templates.BoardPage(v).Render(ctx, buf); err != nil {
 				return nil, "", err
 			}
 			return leaderboard.NewRendered("text/html; charset=utf-8", buf.Bytes()), canonical, nil

@@ -2,6 +2,7 @@ package leaderboard
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -92,16 +93,20 @@ func WriteJSONFrom(w io.Writer, bench *d5list.Benchmark, each Entries) error {
 	bw.Write(head)
 	bw.WriteString(`,"entries":[`)
 	first := true
+	// Each entry is encoded into one reused buffer, as json.Marshal would
+	// encode it but for the newline Encode ends it with, which is left out.
+	var entry bytes.Buffer
+	enc := json.NewEncoder(&entry)
 	err = each(func(e *d5list.Entry) error {
-		b, err := json.Marshal(exported(bench, e))
-		if err != nil {
+		entry.Reset()
+		if err := enc.Encode(exported(bench, e)); err != nil {
 			return err
 		}
 		if !first {
 			bw.WriteByte(',')
 		}
 		first = false
-		_, err = bw.Write(b)
+		_, err := bw.Write(bytes.TrimSuffix(entry.Bytes(), []byte{'\n'}))
 		return err
 	})
 	if err != nil {
@@ -127,17 +132,19 @@ func WriteCSVFrom(w io.Writer, bench *d5list.Benchmark, each Entries, base strin
 	}
 	levelCols := d5list.LevelColumns(bench.Level)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	// One record's cells, reused row after row: the writer keeps none.
+	rec := make([]string, 0, len(csvHeader)+len(levelCols))
 	err := each(func(e *d5list.Entry) error {
-		rec := []string{
+		rec = append(rec[:0],
 			strconv.Itoa(e.Rank), strconv.FormatInt(e.SubmissionID, 10), bench.ID, csvText(e.Submitter), csvText(e.SystemName),
 			csvText(e.Framework), csvText(e.Division), csvText(e.Availability), csvText(e.Accelerator), strconv.Itoa(e.Accelerators), string(e.Status), csvText(e.Flag),
 			e.Metric, f(e.Value), f(e.Min), f(e.Max), strconv.Itoa(e.Runs), e.CreatedAt.UTC().Format(time.RFC3339Nano),
 			strconv.Itoa(e.PrevRank), strconv.FormatBool(e.New), f(e.CostPerHour),
-			base + SubmissionPath(e.SubmissionID), csvText(e.CodeURL), base + SystemPath(e.Submitter, e.SystemName),
+			base+SubmissionPath(e.SubmissionID), csvText(e.CodeURL), base+SystemPath(e.Submitter, e.SystemName),
 			e.Basis, f(e.Claimed), csvText(e.HostCPU), strconv.FormatBool(e.SubmitterConfirmed),
 			FormatValue(e.Value, bench.Ranking.Unit), strconv.FormatBool(e.Accepted),
 			strconv.Itoa(e.ClaimedRuns), strconv.Itoa(e.FreshRuns),
-		}
+		)
 		for _, c := range levelCols {
 			v, ok := e.Measures[c.Metric]
 			if !ok {

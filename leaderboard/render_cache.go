@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"runtime"
 	"sync"
 	"time"
 
@@ -70,18 +71,47 @@ func (r *Rendered) RenderedAt() []string { return r.hdrRenderedAt }
 // library's best compression, which /static/ uses: 6.5 ms and 22,542).
 // The bytes are loopback-cheap next to a rendering that every reader
 // after a change waits for.
-func newGzipWriter(w io.Writer) io.WriteCloser {
+func newGzipWriter(w io.Writer) *gzip.Writer {
 	zw, _ := gzip.NewWriterLevel(w, gzip.BestSpeed)
 	return zw
+}
+
+// gzipWriters keeps encoders between renderings: each holds its
+// compressor's tables and window, about half a megabyte that a new one
+// allocates again, and the collector reclaims, for every rendering. A
+// sync.Pool would drop them at every other collection, which a stream of
+// renderings brings about often; renderings run a few at a time
+// (NewCache), so as many encoders as cores are kept for good.
+var gzipWriters = make(chan *gzip.Writer, runtime.GOMAXPROCS(0))
+
+func takeGzipWriter(w io.Writer) *gzip.Writer {
+	select {
+	case zw := <-gzipWriters:
+		zw.Reset(w)
+		return zw
+	default:
+		return newGzipWriter(w)
+	}
+}
+
+func returnGzipWriter(zw *gzip.Writer) {
+	zw.Reset(nil) // holds no answer's buffer while kept
+	select {
+	case gzipWriters <- zw:
+	default:
+	}
 }
 
 // Gzip is the body gzip-encoded, computed once.
 func (r *Rendered) Gzip() []byte {
 	r.gzOnce.Do(func() {
 		var buf bytes.Buffer
-		zw := newGzipWriter(&buf)
+		// The boards' answers compress 7 to 14 times.
+		buf.Grow(len(r.Body) / 8)
+		zw := takeGzipWriter(&buf)
 		_, _ = zw.Write(r.Body)
 		_ = zw.Close()
+		returnGzipWriter(zw)
 		r.gz = buf.Bytes()
 	})
 	return r.gz
@@ -139,7 +169,12 @@ type keptPage struct {
 // render must not use the request it came with beyond its values: it
 // serves the requests that share it. Answers larger than a quarter of the
 // bound are not kept.
-func (c *Cache) Render(benchmarkID, variant string, render func() (*Rendered, error)) (*Rendered, Freshness, error) {
+//
+// render is given the length of the answer kept from before the change
+// (0 where none is), for sizing its buffer: an answer is as long as the
+// one before it give or take a row, and a buffer grown by doubling to
+// hundreds of kilobytes copies and clears each size on the way.
+func (c *Cache) Render(benchmarkID, variant string, render func(sizeHint int) (*Rendered, error)) (*Rendered, Freshness, error) {
 	key := pageKey{benchmarkID, variant}
 	c.mu.RLock()
 	k, ok := c.pages[key]
@@ -147,6 +182,10 @@ func (c *Cache) Render(benchmarkID, variant string, render func() (*Rendered, er
 	c.mu.RUnlock()
 	if fresh {
 		return k.page, Hit, nil
+	}
+	sizeHint := 0
+	if ok {
+		sizeHint = len(k.page.Body)
 	}
 	c.mu.Lock()
 	if k, ok := c.pages[key]; ok && c.current(benchmarkID, k.gen, k.allGen) {
@@ -190,7 +229,7 @@ func (c *Cache) Render(benchmarkID, variant string, render func() (*Rendered, er
 		f.value, f.err = *k, nil
 		return k.page, Hit, nil
 	}
-	f.value, f.err = c.renderKept(f.gen, f.allGen, render)
+	f.value, f.err = c.renderKept(f.gen, f.allGen, func() (*Rendered, error) { return render(sizeHint) })
 	return f.value.page, Miss, f.err
 }
 

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,8 +17,8 @@ import (
 )
 
 // renderOf renders body, counting its renderings in n.
-func renderOf(n *atomic.Int32, body string) func() (*Rendered, error) {
-	return func() (*Rendered, error) {
+func renderOf(n *atomic.Int32, body string) func(int) (*Rendered, error) {
+	return func(int) (*Rendered, error) {
 		n.Add(1)
 		return NewRendered("text/plain", []byte(body)), nil
 	}
@@ -45,7 +48,7 @@ func TestRenderCacheHitsAndInvalidation(t *testing.T) {
 	c.Invalidate("a")
 	release := make(chan struct{})
 	var rebuilds atomic.Int32
-	slow := func() (*Rendered, error) {
+	slow := func(int) (*Rendered, error) {
 		rebuilds.Add(1)
 		<-release
 		return NewRendered("text/plain", []byte("three")), nil
@@ -86,7 +89,7 @@ func TestRenderCacheHitsAndInvalidation(t *testing.T) {
 	}
 	// Errors are answered and not kept.
 	boom := errors.New("boom")
-	if _, _, err := c.Render("c", "html", func() (*Rendered, error) { return nil, boom }); !errors.Is(err, boom) {
+	if _, _, err := c.Render("c", "html", func(int) (*Rendered, error) { return nil, boom }); !errors.Is(err, boom) {
 		t.Fatalf("err %v", err)
 	}
 	if p, f, _ := c.Render("c", "html", renderOf(&renders, "five")); string(p.Body) != "five" || f != Miss {
@@ -108,7 +111,7 @@ func TestRenderAcrossAChangeIsNotKept(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			p, f, _ := c.Render("a", "html", func() (*Rendered, error) {
+			p, f, _ := c.Render("a", "html", func(int) (*Rendered, error) {
 				change(c)
 				close(changed)
 				<-release
@@ -120,12 +123,12 @@ func TestRenderAcrossAChangeIsNotKept(t *testing.T) {
 		}()
 		<-changed
 		// Begun after the change, while the old rendering still runs.
-		if p, f, _ := c.Render("a", "html", func() (*Rendered, error) { return NewRendered("text/plain", []byte("new")), nil }); f != Miss || string(p.Body) != "new" {
+		if p, f, _ := c.Render("a", "html", func(int) (*Rendered, error) { return NewRendered("text/plain", []byte("new")), nil }); f != Miss || string(p.Body) != "new" {
 			t.Fatalf("a request after the change: %q %v, want its own rendering", p.Body, f)
 		}
 		close(release)
 		<-done
-		if p, f, _ := c.Render("a", "html", func() (*Rendered, error) { return NewRendered("text/plain", []byte("newer")), nil }); string(p.Body) == "old" {
+		if p, f, _ := c.Render("a", "html", func(int) (*Rendered, error) { return NewRendered("text/plain", []byte("newer")), nil }); string(p.Body) == "old" {
 			t.Fatalf("the answer rendered across the change was kept: %q %v", p.Body, f)
 		}
 	}
@@ -163,9 +166,9 @@ func TestNothingIsKeptWhileAChangeIsOpen(t *testing.T) {
 // error and keeps nothing, such as a page past the last one of a board
 // that has shrunk.
 func TestFailedRenderingKeepsNothing(t *testing.T) {
-	for _, fail := range []func() (*Rendered, error){
-		func() (*Rendered, error) { return nil, errors.New("page 5 of this board does not exist") },
-		func() (*Rendered, error) { panic("a template broke") },
+	for _, fail := range []func(int) (*Rendered, error){
+		func(int) (*Rendered, error) { return nil, errors.New("page 5 of this board does not exist") },
+		func(int) (*Rendered, error) { panic("a template broke") },
 	} {
 		c := NewCache()
 		var renders atomic.Int32
@@ -177,7 +180,7 @@ func TestFailedRenderingKeepsNothing(t *testing.T) {
 				t.Fatalf("after the change: %v %v, want the rendering's error", f, err)
 			}
 		}()
-		if _, f, err := c.Render("a", "html?page=5", func() (*Rendered, error) { return nil, errors.New("not found") }); f != Miss || err == nil {
+		if _, f, err := c.Render("a", "html?page=5", func(int) (*Rendered, error) { return nil, errors.New("not found") }); f != Miss || err == nil {
 			t.Fatalf("the next request: %v %v, want its own rendering's error", f, err)
 		}
 	}
@@ -190,7 +193,7 @@ func TestRenderSharesOneRenderingAmongMisses(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			p, _, err := c.Render("a", "html", func() (*Rendered, error) {
+			p, _, err := c.Render("a", "html", func(int) (*Rendered, error) {
 				renders.Add(1)
 				<-release
 				return NewRendered("text/plain", []byte("x")), nil
@@ -222,7 +225,7 @@ func TestRenderCacheIsBounded(t *testing.T) {
 	c := NewCache()
 	c.SetMaxRenderedBytes(1000)
 	for i := range 50 {
-		c.Render("a", string(rune('A'+i)), func() (*Rendered, error) {
+		c.Render("a", string(rune('A'+i)), func(int) (*Rendered, error) {
 			return NewRendered("text/plain", bytes.Repeat([]byte("x"), 100)), nil
 		})
 		if _, size := c.RenderedLen(); size > 1000 {
@@ -232,7 +235,7 @@ func TestRenderCacheIsBounded(t *testing.T) {
 	if n, _ := c.RenderedLen(); n != 5 {
 		t.Errorf("%d answers of 200 accounted bytes kept under 1000, want 5", n)
 	}
-	big, _, _ := c.Render("a", "big", func() (*Rendered, error) {
+	big, _, _ := c.Render("a", "big", func(int) (*Rendered, error) {
 		return NewRendered("text/plain", bytes.Repeat([]byte("x"), 300)), nil
 	})
 	if len(big.Body) != 300 {
@@ -317,7 +320,7 @@ func BenchmarkRenderedGzip(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		make func(w io.Writer) io.WriteCloser
-	}{{"kept", newGzipWriter}, {"stdlib-2", std(2)}, {"stdlib-default", std(gzip.DefaultCompression)}, {"stdlib-best", std(gzip.BestCompression)}} {
+	}{{"kept", func(w io.Writer) io.WriteCloser { return newGzipWriter(w) }}, {"stdlib-2", std(2)}, {"stdlib-default", std(gzip.DefaultCompression)}, {"stdlib-best", std(gzip.BestCompression)}} {
 		b.Run(c.name, func(b *testing.B) {
 			var n int
 			for b.Loop() {
@@ -330,5 +333,54 @@ func BenchmarkRenderedGzip(b *testing.B) {
 			b.ReportMetric(float64(body.Len()), "body-bytes")
 			b.ReportMetric(float64(n), "gzip-bytes")
 		})
+	}
+}
+
+// A rendering after a change is told the length of the answer it
+// replaces, to size its buffer; the first rendering of a view, and one of
+// another view, are told nothing.
+func TestRenderIsToldTheLengthOfTheAnswerItReplaces(t *testing.T) {
+	c := NewCache()
+	var hints []int
+	render := func(body string) func(int) (*Rendered, error) {
+		return func(sizeHint int) (*Rendered, error) {
+			hints = append(hints, sizeHint)
+			return NewRendered("text/plain", []byte(body)), nil
+		}
+	}
+	c.Render("a", "html", render(strings.Repeat("x", 1000)))
+	c.Render("a", "html", render("a hit renders nothing"))
+	c.Invalidate("a")
+	c.Render("a", "html", render(strings.Repeat("y", 1001)))
+	c.Render("a", "json", render("{}"))
+	c.InvalidateAll()
+	c.Render("a", "html", render("z"))
+	if want := []int{0, 1000, 0, 1001}; !slices.Equal(hints, want) {
+		t.Fatalf("the renderings were told %v, want %v", hints, want)
+	}
+}
+
+// The encoders are shared between renderings: answers encoded at once,
+// each by whichever encoder the pool hands out, each decode to their own
+// bytes.
+func TestGzipEncodingsAtOnceDecodeToTheirOwnBodies(t *testing.T) {
+	answers := make([]*Rendered, 64)
+	for i := range answers {
+		answers[i] = NewRendered("text/plain", []byte(strings.Repeat(fmt.Sprintf("answer %d, ", i), 2000+i)))
+	}
+	var wg sync.WaitGroup
+	for _, a := range answers {
+		wg.Go(func() { a.Gzip() })
+	}
+	wg.Wait()
+	for i, a := range answers {
+		zr, err := gzip.NewReader(bytes.NewReader(a.Gzip()))
+		if err != nil {
+			t.Fatalf("answer %d: %v", i, err)
+		}
+		got, err := io.ReadAll(zr)
+		if err != nil || !bytes.Equal(got, a.Body) {
+			t.Fatalf("answer %d decodes to %d bytes (%v), want its own %d", i, len(got), err, len(a.Body))
+		}
 	}
 }

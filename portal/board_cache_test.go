@@ -13,7 +13,7 @@ import (
 // answered: kept and current, or rendered.
 func answered(t *testing.T, svc *Service, bench string) leaderboard.Freshness {
 	t.Helper()
-	_, f, err := svc.RenderBoard(bench, "html?unverified=1", func() (*leaderboard.Rendered, error) {
+	_, f, err := svc.RenderBoard(bench, "html?unverified=1", func(int) (*leaderboard.Rendered, error) {
 		return leaderboard.NewRendered("text/plain", []byte("board")), nil
 	})
 	if err != nil {

@@ -338,7 +338,7 @@ func (s *Service) VerifiedFeed(ctx context.Context, limit int) ([]d5list.Submiss
 // kept or current; the first request after a change of the benchmark's
 // boards renders it again. See leaderboard.Cache.Render for what variant
 // must name and render may use.
-func (s *Service) RenderBoard(benchmarkID, variant string, render func() (*leaderboard.Rendered, error)) (*leaderboard.Rendered, leaderboard.Freshness, error) {
+func (s *Service) RenderBoard(benchmarkID, variant string, render func(sizeHint int) (*leaderboard.Rendered, error)) (*leaderboard.Rendered, leaderboard.Freshness, error) {
 	return s.cache.Render(benchmarkID, variant, render)
 }
 

@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"io"
 	"log/slog"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/deep500/d5list/handlers"
+	"github.com/deep500/d5list/portal"
 )
 
 // discard is the cheapest ResponseWriter that still behaves like the
@@ -117,5 +119,60 @@ func BenchmarkCachedBoardPage(b *testing.B) {
 		b.Run("csv/"+name, func(b *testing.B) { serve(b, r, "/api/v1/leaderboards/l2-bench.csv") })
 		b.Run("static/"+name, func(b *testing.B) { serve(b, r, "/static/board.html") })
 		b.Run("servecontent/"+name, func(b *testing.B) { serve(b, floor, "/board.html") })
+	}
+}
+
+// BenchmarkFirstAnswerAfterAChange is the cost of the answer that every
+// reader after a change waits for: each request follows a change of the
+// board (a rescore and a review in turn, through the service's own write
+// paths, outside the timing) and renders the page, the JSON or the CSV
+// again, gzip-encoded as most clients take it, through New's chain.
+func BenchmarkFirstAnswerAfterAChange(b *testing.B) {
+	n := 20_000
+	if v, err := strconv.Atoi(os.Getenv("D5LIST_BENCH_SUBMISSIONS")); err == nil && v > 0 {
+		n = v
+	}
+	svc := benchService(b, n, 1000)
+	ctx := context.Background()
+	bench, err := svc.Benchmark(ctx, "l2-bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	a, err := newAssets(fstest.MapFS{}, time.Hour, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := handlers.New(svc, log, handlers.Options{})
+	r := newRouter(h, a, NewMetrics(nil, log), log)
+	for _, view := range []struct{ name, path string }{
+		{"board", "/benchmarks/l2-bench"},
+		{"json", "/api/v1/leaderboards/l2-bench"},
+		{"csv", "/api/v1/leaderboards/l2-bench.csv"},
+	} {
+		b.Run(view.name, func(b *testing.B) {
+			req := httptest.NewRequest(http.MethodGet, view.path, nil)
+			req.Header.Set("Accept-Encoding", "gzip")
+			w := &discard{}
+			seq := 0
+			for b.Loop() {
+				b.StopTimer()
+				kind := portal.ChangeRescore
+				if seq%2 == 1 {
+					kind = portal.ChangeReview
+				}
+				if err := svc.SyntheticChange(ctx, bench, kind, seq); err != nil {
+					b.Fatal(err)
+				}
+				seq++
+				w.hd, w.status, w.n = http.Header{}, 0, 0
+				b.StartTimer()
+				r.ServeHTTP(w, req)
+				if w.status != http.StatusOK && w.status != 0 || w.hd.Get("X-D5-Board-Cache") != "miss" {
+					b.Fatalf("GET %s: %d, X-D5-Board-Cache %q, want a new rendering", view.path, w.status, w.hd.Get("X-D5-Board-Cache"))
+				}
+			}
+			b.ReportMetric(float64(w.n), "bytes/answer")
+		})
 	}
 }

@@ -114,3 +114,50 @@ func TestExpiredLastLeaseDropsCachedBoards(t *testing.T) {
 		})
 	}
 }
+
+// freezeWatcher is the store with a look at the cache's answers while an
+// edition is written, before the freeze's commit begins.
+type freezeWatcher struct {
+	*countingStore
+	whileWriting func()
+}
+
+func (f *freezeWatcher) FreezeEdition(ctx context.Context, name, by string, boards []d5list.Leaderboard, beforeCommit func()) (*d5list.Edition, error) {
+	return f.countingStore.FreezeEdition(ctx, name, by, boards, func() {
+		f.whileWriting()
+		beforeCommit()
+	})
+}
+
+// A freeze takes every board's answers out of the cache from right before
+// its commit, not while it reads and writes the edition: until then the
+// readers, who began before the commit, share the answers kept; the first
+// request after it has its answer rendered again.
+func TestFreezeKeepsAnswersUntilItsCommit(t *testing.T) {
+	_, cs, _ := newDispatchService(t)
+	fw := &freezeWatcher{countingStore: cs}
+	svc := New(fw, nil, Config{LeaseTTL: time.Minute}, nil)
+	t.Cleanup(svc.StopWaiting)
+	const bench = "l2-digits-mlp-cpu"
+	current(t, svc, bench)
+	writing := false
+	fw.whileWriting = func() {
+		writing = true
+		if f := answered(t, svc, bench); f != leaderboard.Hit {
+			t.Errorf("while the edition was written the answer was %v, want the kept one", f)
+		}
+	}
+	organiser := &d5list.User{Name: "olga", Role: d5list.RoleOrganiser}
+	if _, err := svc.FreezeEdition(context.Background(), organiser, "2026-11"); err != nil {
+		t.Fatal(err)
+	}
+	if !writing {
+		t.Fatal("the freeze never wrote its edition through the store")
+	}
+	if f := answered(t, svc, bench); f != leaderboard.Miss {
+		t.Fatalf("the first request after the freeze: %v, want its answer rendered again", f)
+	}
+	if f := answered(t, svc, bench); f != leaderboard.Hit {
+		t.Fatalf("the next request: %v, want the answer kept again once the freeze ended", f)
+	}
+}

@@ -16,7 +16,7 @@ import (
 // EditionStore is the storage of frozen editions. The Store may implement
 // it; without it the list has no editions.
 type EditionStore interface {
-	FreezeEdition(ctx context.Context, name, by string, boards []d5list.Leaderboard) (*d5list.Edition, error)
+	FreezeEdition(ctx context.Context, name, by string, boards []d5list.Leaderboard, beforeCommit func()) (*d5list.Edition, error)
 	Editions(ctx context.Context) ([]d5list.EditionSummary, error)
 	Edition(ctx context.Context, name string) (*d5list.Edition, error)
 	// EditionDevelopment is each benchmark's development chart through
@@ -181,11 +181,22 @@ func (s *Service) FreezeEdition(ctx context.Context, user *d5list.User, name str
 	}
 	// Every live board's rank changes and edition link are against the
 	// latest edition, and every page charts the editions: nothing is kept
-	// or answered from the cache from before the commit until the list
-	// holds the new edition.
-	s.cache.BeginChangeAll()
-	defer s.cache.EndChangeAll()
-	ed, err := es.FreezeEdition(ctx, name, user.Name, boards)
+	// or answered from the cache from right before the commit until the
+	// list holds the new edition. Until then (the edition encoded and
+	// written) readers go on sharing the answers of before, as they may:
+	// they began before the commit.
+	changing := false
+	defer func() {
+		if changing {
+			s.cache.EndChangeAll()
+		}
+	}()
+	ed, err := es.FreezeEdition(ctx, name, user.Name, boards, func() {
+		if !changing {
+			s.cache.BeginChangeAll()
+			changing = true
+		}
+	})
 	if err != nil {
 		return nil, err
 	}

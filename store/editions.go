@@ -20,9 +20,26 @@ func ValidEditionName(name string) bool { return editionName.MatchString(name) }
 
 // FreezeEdition stores boards as the edition name, in one transaction. The
 // migration's triggers keep the rows from ever changing afterwards.
-func (db *DB) FreezeEdition(ctx context.Context, name, by string, boards []d5list.Leaderboard) (*d5list.Edition, error) {
+// beforeCommit, when set, runs in the transaction after its last write,
+// right before the commit (and only if it gets there): the portal marks
+// every board as changing there, so that readers keep sharing answers
+// while the edition is encoded and written.
+func (db *DB) FreezeEdition(ctx context.Context, name, by string, boards []d5list.Leaderboard, beforeCommit func()) (*d5list.Edition, error) {
 	if !ValidEditionName(name) {
 		return nil, d5list.Errorf(d5list.EINVALID, "edition name %q: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", name)
+	}
+	// Encoded before the transaction, which holds the write lock.
+	type frozenBoard struct {
+		data    []byte
+		entries [][]byte
+	}
+	frozen := make([]frozenBoard, len(boards))
+	for i := range boards {
+		data, entries, err := encodeFrozenBoard(&boards[i])
+		if err != nil {
+			return nil, fmt.Errorf("store: freezing edition %q: encoding board %s: %w", name, boards[i].Benchmark.ID, err)
+		}
+		frozen[i] = frozenBoard{data, entries}
 	}
 	now := db.now()
 	err := db.writeTx(ctx, func(tx *sql.Tx) error {
@@ -38,15 +55,11 @@ func (db *DB) FreezeEdition(ctx context.Context, name, by string, boards []d5lis
 			return err
 		}
 		for i := range boards {
-			data, entries, err := encodeFrozenBoard(&boards[i])
-			if err != nil {
-				return fmt.Errorf("encoding board %s: %w", boards[i].Benchmark.ID, err)
-			}
 			if _, err := tx.ExecContext(ctx, `INSERT INTO edition_boards (edition, benchmark_id, board) VALUES (?, ?, ?)`,
-				name, boards[i].Benchmark.ID, string(data)); err != nil {
+				name, boards[i].Benchmark.ID, string(frozen[i].data)); err != nil {
 				return err
 			}
-			if err := editionSystemsTx(ctx, tx, name, &boards[i], entries); err != nil {
+			if err := editionSystemsTx(ctx, tx, name, &boards[i], frozen[i].entries); err != nil {
 				return err
 			}
 			for _, p := range leaderboard.Development([]string{name}, [][]d5list.Entry{boards[i].Entries}) {
@@ -59,6 +72,9 @@ func (db *DB) FreezeEdition(ctx context.Context, name, by string, boards []d5lis
 					return err
 				}
 			}
+		}
+		if beforeCommit != nil {
+			beforeCommit()
 		}
 		return nil
 	})

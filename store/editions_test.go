@@ -13,6 +13,35 @@ import (
 	"github.com/deep500/d5list/leaderboard"
 )
 
+// A freeze's hook runs once, after the edition is written and before it is
+// committed: readers do not see the edition yet, and right after the call
+// they do. A freeze that fails before its commit never runs it.
+func TestFreezeRunsItsHookRightBeforeTheCommit(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	board := d5list.Leaderboard{Benchmark: d5list.Benchmark{ID: "b1"}, Entries: []d5list.Entry{{Rank: 1, SubmissionID: 3, Value: 1.5}}}
+	calls := 0
+	_, err = db.FreezeEdition(ctx, "2026-11", "olga", []d5list.Leaderboard{board}, func() {
+		calls++
+		if eds, err := db.Editions(ctx); err != nil || len(eds) != 0 {
+			t.Errorf("before the commit a reader sees the editions %+v (%v), want none", eds, err)
+		}
+	})
+	if err != nil || calls != 1 {
+		t.Fatalf("the freeze ran its hook %d times (%v), want once", calls, err)
+	}
+	if eds, err := db.Editions(ctx); err != nil || len(eds) != 1 || eds[0].Name != "2026-11" {
+		t.Fatalf("after the freeze: %+v (%v), want the edition", eds, err)
+	}
+	if _, err := db.FreezeEdition(ctx, "2026-11", "olga", []d5list.Leaderboard{board}, func() { calls++ }); d5list.ErrorCode(err) != d5list.ECONFLICT || calls != 1 {
+		t.Fatalf("a second freeze of the name: %v, the hook run %d times in all; want a conflict and no run", err, calls)
+	}
+}
+
 func TestEditionIsImmutable(t *testing.T) {
 	ctx := context.Background()
 	db, err := Open(ctx, t.TempDir())
@@ -21,15 +50,15 @@ func TestEditionIsImmutable(t *testing.T) {
 	}
 	defer db.Close()
 	board := d5list.Leaderboard{Benchmark: d5list.Benchmark{ID: "b1"}, Entries: []d5list.Entry{{Rank: 1, SubmissionID: 3, Value: 1.5}}}
-	if _, err := db.FreezeEdition(ctx, "2026-11", "olga", []d5list.Leaderboard{board}); err != nil {
+	if _, err := db.FreezeEdition(ctx, "2026-11", "olga", []d5list.Leaderboard{board}, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, bad := range []string{"", "a/b", "../x", strings.Repeat("x", 65)} {
-		if _, err := db.FreezeEdition(ctx, bad, "olga", nil); d5list.ErrorCode(err) != d5list.EINVALID {
+		if _, err := db.FreezeEdition(ctx, bad, "olga", nil, nil); d5list.ErrorCode(err) != d5list.EINVALID {
 			t.Errorf("name %q: %v", bad, err)
 		}
 	}
-	if _, err := db.FreezeEdition(ctx, "2026-11", "olga", nil); d5list.ErrorCode(err) != d5list.ECONFLICT {
+	if _, err := db.FreezeEdition(ctx, "2026-11", "olga", nil, nil); d5list.ErrorCode(err) != d5list.ECONFLICT {
 		t.Errorf("second freeze of one name: %v", err)
 	}
 	for _, stmt := range []string{
@@ -81,7 +110,7 @@ func TestEditionDevelopmentIsTheBoardsOwn(t *testing.T) {
 	for i, name := range names {
 		clock.Advance(time.Hour)
 		boards := []d5list.Leaderboard{board("a", 1+i*7, 1.5), board("b", 10+i, 0.25), board("c", 0, 0)}
-		if _, err := db.FreezeEdition(ctx, name, "olga", boards); err != nil {
+		if _, err := db.FreezeEdition(ctx, name, "olga", boards, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -38,7 +38,7 @@ func TestSystemPlacesMatchTheBoards(t *testing.T) {
 		t.Fatalf("the random board lists %d systems; the test needs several", len(listed))
 	}
 
-	if _, err := db.FreezeEdition(ctx, "2026-06", "olga", []d5list.Leaderboard{{Benchmark: *bench, Entries: board}}); err != nil {
+	if _, err := db.FreezeEdition(ctx, "2026-06", "olga", []d5list.Leaderboard{{Benchmark: *bench, Entries: board}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	checkEditions := func(when string) {
@@ -98,7 +98,7 @@ func TestFreezeIndexesEverySystemOfALongBoard(t *testing.T) {
 	if len(board) != systems {
 		t.Fatalf("the synthetic board has %d entries, want %d", len(board), systems)
 	}
-	if _, err := db.FreezeEdition(ctx, "2026-11", "olga", []d5list.Leaderboard{{Benchmark: *bench, Entries: board}}); err != nil {
+	if _, err := db.FreezeEdition(ctx, "2026-11", "olga", []d5list.Leaderboard{{Benchmark: *bench, Entries: board}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range board {

@@ -37,8 +37,13 @@ type Rendered struct {
 	gz     []byte
 }
 
-// NewRendered wraps a finished body.
+// NewRendered wraps a finished body. A body that holds over twice its
+// length in capacity (written into a buffer sized for a longer answer) is
+// copied, so that what the cache keeps is about what it counts.
 func NewRendered(contentType string, body []byte) *Rendered {
+	if cap(body) > 2*len(body) {
+		body = bytes.Clone(body)
+	}
 	sum := sha256.Sum256(body)
 	etag := hex.EncodeToString(sum[:12])
 	return &Rendered{ContentType: contentType, Body: body, ETag: etag,

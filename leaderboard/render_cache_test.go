@@ -384,3 +384,13 @@ func TestGzipEncodingsAtOnceDecodeToTheirOwnBodies(t *testing.T) {
 		}
 	}
 }
+
+// An answer written into a buffer sized for a much longer one keeps only
+// its own bytes: the cache counts its length.
+func TestRenderedKeepsAboutItsLength(t *testing.T) {
+	buf := bytes.NewBuffer(make([]byte, 0, 1<<20))
+	buf.WriteString("a short answer")
+	if r := NewRendered("text/plain", buf.Bytes()); cap(r.Body) > 2*len(r.Body) || string(r.Body) != "a short answer" {
+		t.Fatalf("the answer keeps %d bytes of capacity for %q", cap(r.Body), r.Body)
+	}
+}

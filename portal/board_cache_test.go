@@ -130,7 +130,7 @@ func (f *freezeWatcher) FreezeEdition(ctx context.Context, name, by string, boar
 }
 
 // A freeze takes every board's answers out of the cache from right before
-// its commit, not while it reads and writes the edition: until then the
+// its commit, not while it encodes and writes the edition: until then the
 // readers, who began before the commit, share the answers kept; the first
 // request after it has its answer rendered again.
 func TestFreezeKeepsAnswersUntilItsCommit(t *testing.T) {

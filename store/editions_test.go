@@ -18,14 +18,10 @@ import (
 // they do. A freeze that fails before its commit never runs it.
 func TestFreezeRunsItsHookRightBeforeTheCommit(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openTestDB(t, t.TempDir())
 	board := d5list.Leaderboard{Benchmark: d5list.Benchmark{ID: "b1"}, Entries: []d5list.Entry{{Rank: 1, SubmissionID: 3, Value: 1.5}}}
 	calls := 0
-	_, err = db.FreezeEdition(ctx, "2026-11", "olga", []d5list.Leaderboard{board}, func() {
+	_, err := db.FreezeEdition(ctx, "2026-11", "olga", []d5list.Leaderboard{board}, func() {
 		calls++
 		if eds, err := db.Editions(ctx); err != nil || len(eds) != 0 {
 			t.Errorf("before the commit a reader sees the editions %+v (%v), want none", eds, err)

@@ -7,6 +7,7 @@ import (
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/leaderboard"
+	"github.com/deep500/d5list/store"
 )
 
 // answered asks for the board's cached answer and says how it was
@@ -115,18 +116,25 @@ func TestExpiredLastLeaseDropsCachedBoards(t *testing.T) {
 	}
 }
 
-// freezeWatcher is the store with a look at the cache's answers while an
-// edition is written, before the freeze's commit begins.
+// freezeWatcher is the store with a look at the service while an edition
+// is written, before the freeze's commit begins, and right after the
+// commit, before the service has its store call's answer.
 type freezeWatcher struct {
 	*countingStore
-	whileWriting func()
+	whileWriting, afterCommit func()
 }
 
-func (f *freezeWatcher) FreezeEdition(ctx context.Context, name, by string, boards []d5list.Leaderboard, beforeCommit func()) (*d5list.Edition, error) {
-	return f.countingStore.FreezeEdition(ctx, name, by, boards, func() {
-		f.whileWriting()
-		beforeCommit()
+func (f *freezeWatcher) FreezeEdition(ctx context.Context, name, by string, boards []d5list.Leaderboard, beforeCommit func(*d5list.Edition)) (*d5list.Edition, error) {
+	ed, err := f.countingStore.FreezeEdition(ctx, name, by, boards, func(ed *d5list.Edition) {
+		if f.whileWriting != nil {
+			f.whileWriting()
+		}
+		beforeCommit(ed)
 	})
+	if err == nil && f.afterCommit != nil {
+		f.afterCommit()
+	}
+	return ed, err
 }
 
 // A freeze takes every board's answers out of the cache from right before
@@ -160,4 +168,62 @@ func TestFreezeKeepsAnswersUntilItsCommit(t *testing.T) {
 	if f := answered(t, svc, bench); f != leaderboard.Hit {
 		t.Fatalf("the next request: %v, want the answer kept again once the freeze ended", f)
 	}
+}
+
+// A request that begins after a freeze's commit reads the new edition,
+// however soon: between the commit and the service's own update of what
+// it keeps of the editions, the latest edition, the development through
+// the editions and a snapshot's reads all hold it.
+func TestFreezeIsReadRightAfterItsCommit(t *testing.T) {
+	_, cs, _ := newDispatchService(t)
+	fw := &freezeWatcher{countingStore: cs}
+	svc := New(fw, nil, Config{LeaseTTL: time.Minute}, nil)
+	t.Cleanup(svc.StopWaiting)
+	ctx := context.Background()
+	const bench = "l2-digits-mlp-cpu"
+	organiser := &d5list.User{Name: "olga", Role: d5list.RoleOrganiser}
+	b, err := cs.Benchmark(ctx, bench)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.InsertSynthetic(ctx, leaderboard.SyntheticRange(b, 0, 3, 3, store.SyntheticSubmitter, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.FreezeEdition(ctx, organiser, "2026-10"); err != nil {
+		t.Fatal(err)
+	}
+	// Read once, as the first board rendered reads it: a reader that
+	// finds it unread waits for the freeze under way to end.
+	if dev, err := svc.Development(ctx, bench); err != nil || len(dev) != 1 {
+		t.Fatalf("the development after one freeze: %+v (%v)", dev, err)
+	}
+	holds := func(t *testing.T, ctx context.Context, where string) {
+		t.Helper()
+		if e, err := svc.LatestEdition(ctx); err != nil || editionName(e) != "2026-11" {
+			t.Errorf("%s: the latest edition is %q (%v), want 2026-11", where, editionName(e), err)
+		}
+		dev, err := svc.Development(ctx, bench)
+		if err != nil || len(dev) != 2 || dev[1].Edition != "2026-11" {
+			t.Errorf("%s: the development is %+v (%v), want 2026-10 then 2026-11", where, dev, err)
+		}
+	}
+	checked := false
+	fw.afterCommit = func() {
+		checked = true
+		holds(t, ctx, "outside a snapshot")
+		err := svc.ReadSnapshot(ctx, func(ctx context.Context) error {
+			holds(t, ctx, "under a snapshot")
+			return nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := svc.FreezeEdition(ctx, organiser, "2026-11"); err != nil {
+		t.Fatal(err)
+	}
+	if !checked {
+		t.Fatal("the freeze never committed its edition through the store")
+	}
+	holds(t, ctx, "after the freeze")
 }

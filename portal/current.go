@@ -6,10 +6,9 @@ import (
 
 // CommitWatcher is asked of the store by type assertion: whether another
 // process committed to the database since it was last asked
-// (store.DB.CommittedElsewhere), and the name of the latest edition.
+// (store.DB.CommittedElsewhere).
 type CommitWatcher interface {
 	CommittedElsewhere(ctx context.Context) (bool, error)
-	LatestEditionName(ctx context.Context) (string, error)
 }
 
 // Current makes what the service keeps (rendered boards and answers, the
@@ -33,7 +32,7 @@ func (s *Service) Current(ctx context.Context) error {
 	if err != nil || !changed {
 		return err
 	}
-	if err := s.currentEditions(ctx, cw); err != nil {
+	if err := s.currentEditions(ctx); err != nil {
 		return err
 	}
 	s.cache.InvalidateAll()
@@ -45,8 +44,12 @@ func (s *Service) Current(ctx context.Context) error {
 // memory where the store's latest edition is another: one frozen by
 // another process. It waits for a freeze of this process under way, which
 // sets them itself once its edition is committed.
-func (s *Service) currentEditions(ctx context.Context, cw CommitWatcher) error {
-	name, err := cw.LatestEditionName(ctx)
+func (s *Service) currentEditions(ctx context.Context) error {
+	es, ok := s.store.(EditionStore)
+	if !ok {
+		return nil
+	}
+	name, err := es.LatestEditionName(ctx)
 	if err != nil {
 		return err
 	}
@@ -55,7 +58,7 @@ func (s *Service) currentEditions(ctx context.Context, cw CommitWatcher) error {
 	}
 	s.list.freezes.Lock()
 	defer s.list.freezes.Unlock()
-	if name, err = cw.LatestEditionName(ctx); err != nil {
+	if name, err = es.LatestEditionName(ctx); err != nil {
 		return err
 	}
 	if s.keptEditionDiffers(name) {

@@ -13,9 +13,12 @@ import (
 // EditionStore is the storage of frozen editions. The Store may implement
 // it; without it the list has no editions.
 type EditionStore interface {
-	FreezeEdition(ctx context.Context, name, by string, boards []d5list.Leaderboard, beforeCommit func()) (*d5list.Edition, error)
+	FreezeEdition(ctx context.Context, name, by string, boards []d5list.Leaderboard, beforeCommit func(*d5list.Edition)) (*d5list.Edition, error)
 	Editions(ctx context.Context) ([]d5list.EditionSummary, error)
 	Edition(ctx context.Context, name string) (*d5list.Edition, error)
+	// LatestEditionName is the latest edition's name, "" when none is;
+	// under a snapshot (Snapshotter), the snapshot's.
+	LatestEditionName(ctx context.Context) (string, error)
 	// EditionDevelopment is each benchmark's development chart through
 	// the editions, oldest first, without decoding their boards.
 	EditionDevelopment(ctx context.Context) (map[string][]leaderboard.DevelopmentPoint, error)
@@ -29,6 +32,10 @@ type listState struct {
 	mu     sync.Mutex
 	loaded bool
 	latest *d5list.Edition // nil when none is frozen
+	// freezing is the edition of this process's freeze from right before
+	// its commit until latest is it (nil otherwise): meanwhile memory
+	// cannot tell whether the commit came, and a reader asks the store.
+	freezing *d5list.Edition
 	// development is each benchmark's points, oldest first, read once
 	// from the stored editions (nil until then) and replaced by a longer
 	// one at each freeze, never changed once kept: a snapshot holds it.
@@ -59,10 +66,15 @@ func (s *Service) LatestEdition(ctx context.Context) (*d5list.Edition, error) {
 		return pinned.latest, nil
 	}
 	s.list.mu.Lock()
-	defer s.list.mu.Unlock()
 	if s.list.loaded {
-		return s.list.latest, nil
+		latest, freezing := s.list.latest, s.list.freezing
+		s.list.mu.Unlock()
+		if committed, err := s.freezeCommitted(ctx, freezing); err != nil || committed {
+			return freezing, err
+		}
+		return latest, nil
 	}
+	defer s.list.mu.Unlock()
 	es, ok := s.store.(EditionStore)
 	if !ok {
 		s.list.loaded = true
@@ -81,6 +93,21 @@ func (s *Service) LatestEdition(ctx context.Context) (*d5list.Edition, error) {
 	}
 	s.list.loaded = true
 	return s.list.latest, nil
+}
+
+// freezeCommitted reports whether the store holds freezing, the edition
+// of a freeze of this process that the list does not hold yet (nil when
+// none is under way).
+func (s *Service) freezeCommitted(ctx context.Context, freezing *d5list.Edition) (bool, error) {
+	if freezing == nil {
+		return false, nil
+	}
+	es, err := s.editions()
+	if err != nil {
+		return false, err
+	}
+	name, err := es.LatestEditionName(ctx)
+	return name == freezing.Name, err
 }
 
 // FreezeEdition snapshots every benchmark's public board (verified
@@ -118,18 +145,25 @@ func (s *Service) FreezeEdition(ctx context.Context, user *d5list.User, name str
 	// Every live board's rank changes and edition link are against the
 	// latest edition, and every page charts the editions: nothing is kept
 	// or answered from the cache from right before the commit until the
-	// list holds the new edition. Until then (the edition encoded and
-	// written) readers go on sharing the answers of before, as they may:
-	// they began before the commit.
+	// list holds the new edition, and a reader in between asks the store
+	// which edition is the latest (list.freezing). Until then (the
+	// edition encoded and written) readers go on sharing the answers of
+	// before, as they may: they began before the commit.
 	changing := false
 	defer func() {
 		if changing {
+			s.list.mu.Lock()
+			s.list.freezing = nil
+			s.list.mu.Unlock()
 			s.cache.EndChangeAll()
 		}
 	}()
-	ed, err := es.FreezeEdition(ctx, name, user.Name, boards, func() {
+	ed, err := es.FreezeEdition(ctx, name, user.Name, boards, func(ed *d5list.Edition) {
 		if !changing {
 			s.cache.BeginChangeAll()
+			s.list.mu.Lock()
+			s.list.freezing = ed
+			s.list.mu.Unlock()
 			changing = true
 		}
 	})
@@ -137,7 +171,7 @@ func (s *Service) FreezeEdition(ctx context.Context, user *d5list.User, name str
 		return nil, err
 	}
 	s.list.mu.Lock()
-	s.list.latest, s.list.loaded = ed, true
+	s.list.latest, s.list.loaded, s.list.freezing = ed, true, nil
 	if s.list.development != nil {
 		s.list.development = withDevelopment(s.list.development, ed)
 	}
@@ -212,12 +246,20 @@ func (s *Service) Development(ctx context.Context, benchmarkID string) ([]leader
 // the first time.
 func (s *Service) development(ctx context.Context) (map[string][]leaderboard.DevelopmentPoint, error) {
 	s.list.mu.Lock()
-	dev := s.list.development
+	dev, freezing := s.list.development, s.list.freezing
 	s.list.mu.Unlock()
-	if dev != nil {
-		return dev, nil
+	if dev == nil {
+		// A freeze under way holds list.freezes: this waits for it.
+		return s.readDevelopment(ctx)
 	}
-	return s.readDevelopment(ctx)
+	committed, err := s.freezeCommitted(ctx, freezing)
+	if err != nil {
+		return nil, err
+	}
+	if committed {
+		return withDevelopment(dev, freezing), nil
+	}
+	return dev, nil
 }
 
 // readDevelopment reads each benchmark's development through the

@@ -95,10 +95,12 @@ func (db *DB) CommittedElsewhere(ctx context.Context) (bool, error) {
 }
 
 // LatestEditionName is the name of the most recently frozen edition, or
-// "" when none is.
+// "" when none is; under a Snapshot, the snapshot's.
 func (db *DB) LatestEditionName(ctx context.Context) (string, error) {
 	var name string
-	err := db.read.QueryRowContext(ctx, `SELECT name FROM editions ORDER BY frozen_at DESC, name DESC LIMIT 1`).Scan(&name)
+	err := db.readTx(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `SELECT name FROM editions ORDER BY frozen_at DESC, name DESC LIMIT 1`).Scan(&name)
+	})
 	if err == sql.ErrNoRows {
 		return "", nil
 	}

@@ -21,10 +21,12 @@ func ValidEditionName(name string) bool { return editionName.MatchString(name) }
 // FreezeEdition stores boards as the edition name, in one transaction. The
 // migration's triggers keep the rows from ever changing afterwards.
 // beforeCommit, when set, runs in the transaction after its last write,
-// right before the commit (and only if it gets there): the portal marks
-// every board as changing there, so that readers keep sharing answers
-// while the edition is encoded and written.
-func (db *DB) FreezeEdition(ctx context.Context, name, by string, boards []d5list.Leaderboard, beforeCommit func()) (*d5list.Edition, error) {
+// right before the commit (and only if it gets there), with the edition
+// it returns: the portal marks every board as changing there, so that
+// readers keep sharing answers while the edition is encoded and written,
+// and holds the edition for the readers that begin after the commit and
+// before FreezeEdition returns.
+func (db *DB) FreezeEdition(ctx context.Context, name, by string, boards []d5list.Leaderboard, beforeCommit func(*d5list.Edition)) (*d5list.Edition, error) {
 	if !ValidEditionName(name) {
 		return nil, d5list.Errorf(d5list.EINVALID, "edition name %q: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", name)
 	}
@@ -42,6 +44,7 @@ func (db *DB) FreezeEdition(ctx context.Context, name, by string, boards []d5lis
 		frozen[i] = frozenBoard{data, entries}
 	}
 	now := db.now()
+	ed := &d5list.Edition{Name: name, FrozenAt: fromUnixNano(now.UnixNano()), FrozenBy: by, Boards: boards}
 	err := db.writeTx(ctx, func(tx *sql.Tx) error {
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM editions WHERE name = ?`, name).Scan(&n); err != nil {
@@ -74,14 +77,14 @@ func (db *DB) FreezeEdition(ctx context.Context, name, by string, boards []d5lis
 			}
 		}
 		if beforeCommit != nil {
-			beforeCommit()
+			beforeCommit(ed)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, wrap(err, "freezing edition %q", name)
 	}
-	return &d5list.Edition{Name: name, FrozenAt: fromUnixNano(now.UnixNano()), FrozenBy: by, Boards: boards}, nil
+	return ed, nil
 }
 
 // encodeFrozenBoard is json.Marshal(board) made of its entries' own

@@ -21,8 +21,13 @@ func TestFreezeRunsItsHookRightBeforeTheCommit(t *testing.T) {
 	db := openTestDB(t, t.TempDir())
 	board := d5list.Leaderboard{Benchmark: d5list.Benchmark{ID: "b1"}, Entries: []d5list.Entry{{Rank: 1, SubmissionID: 3, Value: 1.5}}}
 	calls := 0
-	_, err := db.FreezeEdition(ctx, "2026-11", "olga", []d5list.Leaderboard{board}, func() {
+	var given *d5list.Edition
+	frozen, err := db.FreezeEdition(ctx, "2026-11", "olga", []d5list.Leaderboard{board}, func(ed *d5list.Edition) {
 		calls++
+		given = ed
+		if ed.Name != "2026-11" || ed.FrozenBy != "olga" || len(ed.Boards) != 1 {
+			t.Errorf("the hook was given the edition %+v, want the one being frozen", ed)
+		}
 		if eds, err := db.Editions(ctx); err != nil || len(eds) != 0 {
 			t.Errorf("before the commit a reader sees the editions %+v (%v), want none", eds, err)
 		}
@@ -30,10 +35,13 @@ func TestFreezeRunsItsHookRightBeforeTheCommit(t *testing.T) {
 	if err != nil || calls != 1 {
 		t.Fatalf("the freeze ran its hook %d times (%v), want once", calls, err)
 	}
+	if frozen != given {
+		t.Errorf("the freeze returned %+v, and gave its hook %+v: want the same edition", frozen, given)
+	}
 	if eds, err := db.Editions(ctx); err != nil || len(eds) != 1 || eds[0].Name != "2026-11" {
 		t.Fatalf("after the freeze: %+v (%v), want the edition", eds, err)
 	}
-	if _, err := db.FreezeEdition(ctx, "2026-11", "olga", []d5list.Leaderboard{board}, func() { calls++ }); d5list.ErrorCode(err) != d5list.ECONFLICT || calls != 1 {
+	if _, err := db.FreezeEdition(ctx, "2026-11", "olga", []d5list.Leaderboard{board}, func(*d5list.Edition) { calls++ }); d5list.ErrorCode(err) != d5list.ECONFLICT || calls != 1 {
 		t.Fatalf("a second freeze of the name: %v, the hook run %d times in all; want a conflict and no run", err, calls)
 	}
 }

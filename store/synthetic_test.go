@@ -45,6 +45,11 @@ func TestStoreSyntheticRefusesABatchNumberedForOtherIDs(t *testing.T) {
 	if n != 10 {
 		t.Fatalf("%d submissions and board rows stored, want the first batch's 5 and 5", n)
 	}
+	// Stored as any upload's, so that the organisation's page finds them.
+	var other int
+	if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM submissions WHERE submitter_key != ?`, organisationKey(SyntheticSubmitter)).Scan(&other); err != nil || other != 0 {
+		t.Fatalf("%d synthetic submissions stored under another organisation key than their submitter's (%v)", other, err)
+	}
 }
 
 // The check that a folder holds synthetic submissions only reads the

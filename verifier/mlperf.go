@@ -4,17 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	d5list "github.com/deep500/d5list"
 	"github.com/deep500/d5list/bundle"
@@ -392,110 +388,6 @@ func (r *MLPerfRound) secondsPerTimeUnit() float64 {
 		return 1
 	}
 	return 0.001
-}
-
-// mlperfResultFiles are the folder's result_*.txt, sorted by name as the
-// package checker sorts them.
-func mlperfResultFiles(dir string) ([]string, error) {
-	paths, err := filepath.Glob(filepath.Join(dir, "result_*.txt"))
-	if err != nil {
-		return nil, err
-	}
-	var files []string
-	for _, p := range paths {
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
-			files = append(files, p)
-		}
-	}
-	sort.Strings(files)
-	return files, nil
-}
-
-// readMLPerfLogs reads a folder's result files, as many at once as there
-// are processors (parsing is most of a check's time), and stops starting
-// files once they hold more events together than lim allows.
-func readMLPerfLogs(dir string, files []string, format string, lim ReadLimits) ([]*mlperfLog, error) {
-	logs := make([]*mlperfLog, len(files))
-	errs := make([]error, len(files))
-	var events atomic.Int64
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for i, f := range files {
-		slots <- struct{}{}
-		if events.Load() > int64(lim.Events) {
-			<-slots
-			break
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-slots }()
-			logs[i], errs[i] = readMLPerfLog(f, format, lim.File)
-			if errs[i] == nil {
-				events.Add(int64(len(logs[i].lines)))
-			}
-		}()
-	}
-	wg.Wait()
-	total, decoded := 0, 0
-	for i, log := range logs {
-		if errs[i] != nil {
-			return nil, errs[i]
-		}
-		if log == nil {
-			total = lim.Events + 1
-		} else {
-			total, decoded = total+len(log.lines), decoded+log.decoded
-		}
-		if tooMuch := lim.tooMuch(total, decoded); tooMuch != "" {
-			return nil, d5list.Errorf(d5list.ETOOLARGE, "%s: the result files up to %s hold %s together; the rest is not read (an upload takes what MLPerf's published folders hold but the largest, which d5list check reads from your disk)", dir, filepath.Base(files[i]), tooMuch)
-		}
-	}
-	return logs, nil
-}
-
-// folderBenchmark is the submission_benchmark most files log first: a
-// lone folder's benchmark, which a submission tree gives by its name.
-func folderBenchmark(logs []*mlperfLog) string {
-	votes := map[string]int{}
-	for _, log := range logs {
-		for _, ln := range log.lines {
-			if ln.Key == "submission_benchmark" {
-				if s, ok := ln.Value.(string); ok {
-					votes[s]++
-				}
-				break
-			}
-		}
-	}
-	best := ""
-	for _, b := range slices.Sorted(maps.Keys(votes)) {
-		if votes[b] > votes[best] {
-			best = b
-		}
-	}
-	return best
-}
-
-// folderDivision is system.json's division, as the package checker reads
-// it, else what the logs' submission_division says.
-func folderDivision(dir string, logs []*mlperfLog) string {
-	if data, err := os.ReadFile(filepath.Join(dir, "system.json")); err == nil {
-		var sys struct {
-			Division any `json:"division"`
-		}
-		if json.Unmarshal(data, &sys) == nil && sys.Division != nil {
-			return pyStr(sys.Division)
-		}
-	}
-	for _, log := range logs {
-		for _, ln := range log.lines {
-			if ln.Key == "submission_division" {
-				return pyStr(ln.Value)
-			}
-		}
-	}
-	return ""
 }
 
 func knownRounds() string { return strings.Join(MLPerfRoundNames(), ", ") }

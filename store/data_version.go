@@ -94,12 +94,15 @@ func (db *DB) CommittedElsewhere(ctx context.Context) (bool, error) {
 	return elsewhere, nil
 }
 
+// latestEditionQuery reads the last entry of the index editions_by_time.
+const latestEditionQuery = `SELECT name FROM editions ORDER BY frozen_at DESC, name DESC LIMIT 1`
+
 // LatestEditionName is the name of the most recently frozen edition, or
 // "" when none is; under a Snapshot, the snapshot's.
 func (db *DB) LatestEditionName(ctx context.Context) (string, error) {
 	var name string
 	err := db.readTx(ctx, func(tx *sql.Tx) error {
-		return tx.QueryRowContext(ctx, `SELECT name FROM editions ORDER BY frozen_at DESC, name DESC LIMIT 1`).Scan(&name)
+		return tx.QueryRowContext(ctx, latestEditionQuery).Scan(&name)
 	})
 	if err == sql.ErrNoRows {
 		return "", nil

@@ -204,3 +204,38 @@ func TestFrozenBoardIsItsJSON(t *testing.T) {
 		}
 	}
 }
+
+// The latest edition's name is one index lookup, and a snapshot's own:
+// an edition frozen after the snapshot's first read is not in it.
+func TestLatestEditionNameIsTheSnapshots(t *testing.T) {
+	ctx := context.Background()
+	db := openTestDB(t, t.TempDir())
+	if plan := queryPlan(t, db, latestEditionQuery); !strings.Contains(plan, "editions_by_time") || strings.Contains(plan, "TEMP B-TREE") {
+		t.Fatalf("reading the latest edition: plan %q, want the index editions_by_time and no sort", plan)
+	}
+	board := d5list.Leaderboard{Benchmark: d5list.Benchmark{ID: "b1"}, Entries: []d5list.Entry{{Rank: 1, SubmissionID: 3, Value: 1.5}}}
+	if name, err := db.LatestEditionName(ctx); err != nil || name != "" {
+		t.Fatalf("before any freeze: %q (%v), want none", name, err)
+	}
+	if _, err := db.FreezeEdition(ctx, "2026-06", "olga", []d5list.Leaderboard{board}, nil); err != nil {
+		t.Fatal(err)
+	}
+	err := db.Snapshot(ctx, func(ctx context.Context) error {
+		if name, err := db.LatestEditionName(ctx); err != nil || name != "2026-06" {
+			t.Fatalf("in the snapshot: %q (%v), want 2026-06", name, err)
+		}
+		if _, err := db.FreezeEdition(context.Background(), "2026-11", "olga", []d5list.Leaderboard{board}, nil); err != nil {
+			return err
+		}
+		if name, err := db.LatestEditionName(ctx); err != nil || name != "2026-06" {
+			t.Errorf("in the snapshot, after a freeze committed: %q (%v), want the snapshot's 2026-06", name, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name, err := db.LatestEditionName(ctx); err != nil || name != "2026-11" {
+		t.Fatalf("after the snapshot: %q (%v), want 2026-11", name, err)
+	}
+}
